@@ -1,0 +1,249 @@
+//! Typed zero-copy buffers, alignment handling and memory mapping.
+//!
+//! This is the only module with `unsafe` code (the memory map). Everything else in
+//! the crate works on [`ScalarBuffer`]s: owned, sliced from a received message, or
+//! pointing into a mapped file, all the same type.
+
+use std::fs::File;
+use std::path::Path;
+
+use arrow_buffer::{ArrowNativeType, Buffer, MutableBuffer, ScalarBuffer};
+use half::f16;
+
+use crate::error::{Error, Result};
+use crate::types::{IndexType, ValueType};
+
+/// Take `len` elements of `T` starting at `byte_offset` of `body`, without copying
+/// when the bytes are aligned for `T`. Misaligned bytes are copied into a fresh
+/// aligned buffer, or refused with [`Error::Misaligned`] when `require_alignment`.
+pub(crate) fn typed_slice<T: ArrowNativeType>(
+    body: &Buffer,
+    byte_offset: usize,
+    len: usize,
+    what: &str,
+    require_alignment: bool,
+) -> Result<ScalarBuffer<T>> {
+    let width = std::mem::size_of::<T>();
+    let byte_len = len
+        .checked_mul(width)
+        .ok_or_else(|| Error::overflow(format!("size of {what}"), format!("{len} x {width}"), "usize"))?;
+    let end = byte_offset
+        .checked_add(byte_len)
+        .ok_or_else(|| Error::ipc(None, format!("{what}: offset overflow")))?;
+    if end > body.len() {
+        return Err(Error::ipc(
+            None,
+            format!(
+                "{what}: bytes {byte_offset}..{end} lie outside the message body of {} bytes",
+                body.len()
+            ),
+        ));
+    }
+    let bytes = body.slice_with_length(byte_offset, byte_len);
+    if bytes.as_ptr().align_offset(std::mem::align_of::<T>()) == 0 {
+        return Ok(ScalarBuffer::from(bytes));
+    }
+    if require_alignment {
+        return Err(Error::Misaligned {
+            buffer: what.to_string(),
+            alignment: std::mem::align_of::<T>(),
+        });
+    }
+    let mut copy = MutableBuffer::with_capacity(byte_len);
+    copy.extend_from_slice(bytes.as_slice());
+    Ok(ScalarBuffer::from(Buffer::from(copy)))
+}
+
+/// Whether a buffer's data pointer lies inside `region` (used by tests and by the
+/// memory-mapped reader to report zero-copy reads).
+pub fn points_into(buffer: &Buffer, region: &Buffer) -> bool {
+    let start = region.as_ptr() as usize;
+    let end = start + region.len();
+    let p = buffer.as_ptr() as usize;
+    p >= start && p + buffer.len() <= end
+}
+
+/// Map a whole file read-only and return it as an Arrow [`Buffer`] that keeps the
+/// mapping alive for as long as any slice of it is referenced.
+pub fn map_file(path: &Path) -> Result<Buffer> {
+    let file = File::open(path)?;
+    let len = file.metadata()?.len();
+    if len == 0 {
+        return Ok(Buffer::from_vec(Vec::<u8>::new()));
+    }
+    // SAFETY: `Mmap::map` is unsafe because another process may modify or truncate
+    // the file while it is mapped, which would change (or unmap) memory we hand out
+    // as immutable. arrow-sparse's own writers never modify a file in place: they
+    // write a temporary file and rename it over the destination, so a mapping of
+    // the old file stays intact. Callers mapping files that other programs modify in
+    // place take on that risk; this is documented on `MmapReader::open`.
+    let map = unsafe { memmap2::Mmap::map(&file)? };
+    let bytes = bytes::Bytes::from_owner(map);
+    Ok(Buffer::from(bytes))
+}
+
+macro_rules! buffer_enum {
+    ($(#[$m:meta])* $name:ident, $slice:ident, $tag:ident, { $($v:ident => $t:ty),* $(,)? }) => {
+        $(#[$m])*
+        #[derive(Clone, Debug, PartialEq)]
+        #[allow(missing_docs)]
+        pub enum $name { $($v(ScalarBuffer<$t>)),* }
+
+        /// A borrowed, typed view of the elements of a buffer.
+        #[derive(Clone, Copy, Debug)]
+        #[allow(missing_docs)]
+        pub enum $slice<'a> { $($v(&'a [$t])),* }
+
+        impl $name {
+            /// The element type.
+            pub fn data_type(&self) -> $tag {
+                match self { $($name::$v(_) => $tag::$v),* }
+            }
+            /// Number of elements.
+            pub fn len(&self) -> usize {
+                match self { $($name::$v(b) => b.len()),* }
+            }
+            /// Whether the buffer has no elements.
+            pub fn is_empty(&self) -> bool { self.len() == 0 }
+            /// The underlying untyped bytes (zero-copy).
+            pub fn inner(&self) -> &Buffer {
+                match self { $($name::$v(b) => b.inner()),* }
+            }
+            /// A borrowed typed view.
+            pub fn as_slice(&self) -> $slice<'_> {
+                match self { $($name::$v(b) => $slice::$v(b.as_ref())),* }
+            }
+            /// Reinterpret `len` elements of `body` at `byte_offset` as `ty`, zero-copy
+            /// when aligned (see [`typed_slice`]).
+            pub(crate) fn from_body(
+                ty: $tag, body: &Buffer, byte_offset: usize, len: usize, what: &str,
+                require_alignment: bool,
+            ) -> Result<Self> {
+                Ok(match ty {
+                    $($tag::$v => $name::$v(typed_slice::<$t>(body, byte_offset, len, what, require_alignment)?)),*
+                })
+            }
+        }
+
+        impl<'a> $slice<'a> {
+            /// Number of elements.
+            pub fn len(&self) -> usize {
+                match self { $($slice::$v(s) => s.len()),* }
+            }
+            /// Whether there are no elements.
+            pub fn is_empty(&self) -> bool { self.len() == 0 }
+        }
+    };
+}
+
+buffer_enum!(
+    /// A value buffer of any [`ValueType`].
+    ValueBuffer, ValueSlice, ValueType, {
+    Int8 => i8, Int16 => i16, Int32 => i32, Int64 => i64,
+    UInt8 => u8, UInt16 => u16, UInt32 => u32, UInt64 => u64,
+    Float16 => f16, Float32 => f32, Float64 => f64,
+});
+
+buffer_enum!(
+    /// An index buffer (coordinates, indices or indptr) of any [`IndexType`].
+    IndexBuffer, IndexSlice, IndexType, {
+    Int8 => i8, Int16 => i16, Int32 => i32, Int64 => i64,
+    UInt8 => u8, UInt16 => u16, UInt32 => u32, UInt64 => u64,
+});
+
+/// Calls `$body` with `$s` bound to the typed slice inside an [`IndexSlice`].
+macro_rules! with_index_slice {
+    ($slice:expr, $s:ident => $body:expr) => {
+        match $slice {
+            $crate::buffer::IndexSlice::Int8($s) => $body,
+            $crate::buffer::IndexSlice::Int16($s) => $body,
+            $crate::buffer::IndexSlice::Int32($s) => $body,
+            $crate::buffer::IndexSlice::Int64($s) => $body,
+            $crate::buffer::IndexSlice::UInt8($s) => $body,
+            $crate::buffer::IndexSlice::UInt16($s) => $body,
+            $crate::buffer::IndexSlice::UInt32($s) => $body,
+            $crate::buffer::IndexSlice::UInt64($s) => $body,
+        }
+    };
+}
+pub(crate) use with_index_slice;
+
+impl IndexBuffer {
+    /// Element `i` as `usize` (`None` if negative or `i` out of range).
+    pub fn get_usize(&self, i: usize) -> Option<usize> {
+        use crate::types::Index;
+        with_index_slice!(self.as_slice(), s => s.get(i).and_then(|x| x.index()))
+    }
+
+    /// Copy the elements into a `Vec<usize>`, failing on negative values.
+    pub(crate) fn to_usize_vec(&self, what: &str) -> Result<Vec<usize>> {
+        use crate::types::Index;
+        with_index_slice!(self.as_slice(), s => s
+            .iter()
+            .enumerate()
+            .map(|(p, x)| {
+                x.index().ok_or_else(|| Error::IndexOutOfBounds {
+                    buffer: what.to_string(),
+                    position: p,
+                    value: x.wide(),
+                    bound: i64::MAX as u64,
+                })
+            })
+            .collect())
+    }
+
+    /// Convert every element to `ty`, failing if one does not fit.
+    pub fn cast(&self, ty: IndexType, what: &str) -> Result<IndexBuffer> {
+        if ty == self.data_type() {
+            return Ok(self.clone());
+        }
+        crate::with_index_type!(ty, J => {
+            let out: Vec<J> = with_index_slice!(self.as_slice(), s => cast_slice::<_, J>(s, what)?);
+            Ok(<J as crate::types::Index>::wrap(ScalarBuffer::from(out)))
+        })
+    }
+}
+
+/// Convert a slice of one index type into a `Vec` of another, checked.
+pub(crate) fn cast_slice<I: crate::types::Index, J: crate::types::Index>(
+    s: &[I],
+    what: &str,
+) -> Result<Vec<J>> {
+    s.iter()
+        .map(|&x| {
+            x.index().and_then(J::try_from_usize).ok_or_else(|| {
+                Error::overflow(what.to_string(), x.wide().to_string(), J::TYPE.name())
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn misaligned_slices_are_copied_or_refused() {
+        let body = Buffer::from_vec((0u8..64).collect::<Vec<_>>());
+        let aligned: ScalarBuffer<u32> = typed_slice(&body, 8, 4, "x", true).unwrap();
+        assert!(points_into(aligned.inner(), &body));
+        let copied: ScalarBuffer<u32> = typed_slice(&body, 1, 4, "x", false).unwrap();
+        assert!(!points_into(copied.inner(), &body));
+        assert_eq!(copied[0], u32::from_le_bytes([1, 2, 3, 4]));
+        assert!(matches!(
+            typed_slice::<u32>(&body, 1, 4, "x", true),
+            Err(Error::Misaligned { .. })
+        ));
+        assert!(typed_slice::<u64>(&body, 8, 8, "x", false).is_err());
+        assert!(typed_slice::<u64>(&body, usize::MAX - 3, 1, "x", false).is_err());
+    }
+
+    #[test]
+    fn cast_checks_range() {
+        let b = IndexBuffer::Int64(ScalarBuffer::from(vec![1i64, 300]));
+        assert!(b.cast(IndexType::Int8, "x").is_err());
+        assert_eq!(b.cast(IndexType::Int16, "x").unwrap().len(), 2);
+        let neg = IndexBuffer::Int32(ScalarBuffer::from(vec![-1i32]));
+        assert!(neg.cast(IndexType::UInt32, "x").is_err());
+    }
+}

@@ -1,0 +1,250 @@
+//! The crate's error type.
+//!
+//! Every fallible operation returns [`Result<T>`](Result). Variants are structured
+//! (what went wrong, where, what was expected, what was found) so callers can match
+//! on them instead of parsing strings.
+
+use std::fmt;
+
+/// Shorthand for `std::result::Result<T, arrow_sparse::Error>`.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong in arrow-sparse.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Error {
+    /// A shape is not acceptable (wrong number of dimensions, negative or overflowing
+    /// extents, a shape that does not match another operand).
+    Shape {
+        /// What was being checked.
+        what: String,
+        /// What the check expected.
+        expected: String,
+        /// What it found.
+        found: String,
+    },
+    /// A buffer has the wrong number of elements.
+    Length {
+        /// Which buffer (`"indptr"`, `"indices[1]"`, `"values"` ...).
+        buffer: String,
+        /// Expected element count.
+        expected: usize,
+        /// Actual element count.
+        found: usize,
+    },
+    /// A coordinate or index lies outside its dimension.
+    IndexOutOfBounds {
+        /// Which buffer holds it.
+        buffer: String,
+        /// Position of the offending element in that buffer.
+        position: usize,
+        /// The value found (as i128, so every index type fits, negatives included).
+        value: i128,
+        /// The exclusive upper bound it had to respect.
+        bound: u64,
+    },
+    /// A structural invariant of a format does not hold (indptr not starting at 0,
+    /// decreasing, not ending at nnz, axis order not a permutation, canonical flag
+    /// wrong, ...).
+    Invariant {
+        /// Which buffer or field.
+        what: String,
+        /// Where (element position or level), when it applies.
+        position: Option<usize>,
+        /// A sentence saying what was wrong.
+        detail: String,
+    },
+    /// A value does not fit the requested integer type (index narrowing, overflow of
+    /// a sum or a product).
+    Overflow {
+        /// What was being computed or converted.
+        what: String,
+        /// The value or expression that did not fit.
+        value: String,
+        /// The target type.
+        target: String,
+    },
+    /// A type is not supported where it was used.
+    Type {
+        /// What was being typed (`"value type"`, `"index type"`, ...).
+        what: String,
+        /// What is accepted.
+        expected: String,
+        /// What was found.
+        found: String,
+    },
+    /// An IPC message or stream is malformed.
+    Ipc {
+        /// Byte offset in the stream or file where the problem was found, if known.
+        offset: Option<u64>,
+        /// What was wrong.
+        detail: String,
+    },
+    /// A buffer is not aligned for its element type and the caller required
+    /// alignment (see [`ReadOptions::require_alignment`](crate::ipc::ReadOptions)).
+    Misaligned {
+        /// Which buffer.
+        buffer: String,
+        /// Required alignment in bytes.
+        alignment: usize,
+    },
+    /// The operation is not supported for this combination of inputs.
+    Unsupported(String),
+    /// Extension metadata or CLI arguments could not be parsed.
+    Parse {
+        /// What was being parsed.
+        what: String,
+        /// Why it failed.
+        detail: String,
+    },
+    /// An I/O error.
+    Io(std::io::Error),
+    /// An error from the Arrow crates.
+    Arrow(arrow_schema::ArrowError),
+}
+
+impl Error {
+    pub(crate) fn ipc(offset: Option<u64>, detail: impl Into<String>) -> Self {
+        Error::Ipc {
+            offset,
+            detail: detail.into(),
+        }
+    }
+
+    pub(crate) fn invariant(
+        what: impl Into<String>,
+        position: Option<usize>,
+        detail: impl Into<String>,
+    ) -> Self {
+        Error::Invariant {
+            what: what.into(),
+            position,
+            detail: detail.into(),
+        }
+    }
+
+    pub(crate) fn shape(
+        what: impl Into<String>,
+        expected: impl Into<String>,
+        found: impl Into<String>,
+    ) -> Self {
+        Error::Shape {
+            what: what.into(),
+            expected: expected.into(),
+            found: found.into(),
+        }
+    }
+
+    pub(crate) fn length(buffer: impl Into<String>, expected: usize, found: usize) -> Self {
+        Error::Length {
+            buffer: buffer.into(),
+            expected,
+            found,
+        }
+    }
+
+    pub(crate) fn overflow(
+        what: impl Into<String>,
+        value: impl Into<String>,
+        target: impl Into<String>,
+    ) -> Self {
+        Error::Overflow {
+            what: what.into(),
+            value: value.into(),
+            target: target.into(),
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Shape {
+                what,
+                expected,
+                found,
+            } => write!(f, "bad shape for {what}: expected {expected}, found {found}"),
+            Error::Length {
+                buffer,
+                expected,
+                found,
+            } => write!(
+                f,
+                "buffer {buffer} has {found} elements, expected {expected}"
+            ),
+            Error::IndexOutOfBounds {
+                buffer,
+                position,
+                value,
+                bound,
+            } => write!(
+                f,
+                "index out of bounds in {buffer} at position {position}: {value} is not in 0..{bound}"
+            ),
+            Error::Invariant {
+                what,
+                position: Some(p),
+                detail,
+            } => write!(f, "invalid {what} at position {p}: {detail}"),
+            Error::Invariant {
+                what,
+                position: None,
+                detail,
+            } => write!(f, "invalid {what}: {detail}"),
+            Error::Overflow {
+                what,
+                value,
+                target,
+            } => write!(f, "overflow in {what}: {value} does not fit in {target}"),
+            Error::Type {
+                what,
+                expected,
+                found,
+            } => write!(f, "unsupported {what}: expected {expected}, found {found}"),
+            Error::Ipc {
+                offset: Some(o),
+                detail,
+            } => write!(f, "malformed IPC data at byte {o}: {detail}"),
+            Error::Ipc {
+                offset: None,
+                detail,
+            } => write!(f, "malformed IPC data: {detail}"),
+            Error::Misaligned { buffer, alignment } => write!(
+                f,
+                "buffer {buffer} is not aligned to {alignment} bytes and alignment is required"
+            ),
+            Error::Unsupported(s) => write!(f, "unsupported: {s}"),
+            Error::Parse { what, detail } => write!(f, "cannot parse {what}: {detail}"),
+            Error::Io(e) => write!(f, "I/O error: {e}"),
+            Error::Arrow(e) => write!(f, "Arrow error: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Io(e) => Some(e),
+            Error::Arrow(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+impl From<std::io::Error> for Error {
+    fn from(e: std::io::Error) -> Self {
+        Error::Io(e)
+    }
+}
+
+impl From<arrow_schema::ArrowError> for Error {
+    fn from(e: arrow_schema::ArrowError) -> Self {
+        Error::Arrow(e)
+    }
+}
+
+impl From<flatbuffers::InvalidFlatbuffer> for Error {
+    fn from(e: flatbuffers::InvalidFlatbuffer) -> Self {
+        Error::ipc(None, format!("flatbuffer verification failed: {e}"))
+    }
+}

@@ -1,0 +1,43 @@
+//! # arrow-sparse
+//!
+//! Sparse N-dimensional tensors exchanged through Apache Arrow: COO, CSR / CSC,
+//! CSF and dense strided tensors, read and written as Arrow `SparseTensor` /
+//! `Tensor` IPC messages byte-compatible with Arrow C++ (libarrow 26).
+//!
+//! * [`tensor`]: the formats. Typed tensors ([`CooTensor`], [`CsxMatrix`],
+//!   [`CsfTensor`], [`DenseTensor`]) are generic over the value type ([`Value`])
+//!   and index type ([`Index`]); [`AnyTensor`] holds a tensor of unknown type.
+//!   Each format has one validating constructor; [`Convert`] converts between them.
+//! * [`ipc`]: encode / decode one message, [`ipc::StreamWriter`] /
+//!   [`ipc::StreamReader`] for a sequence of messages, and [`ipc::MmapReader`] for
+//!   zero-copy reads from memory-mapped files.
+//! * [`dump`]: the JSON-lines and human-readable summaries the CLI prints.
+//!
+//! ```
+//! use arrow_sparse::{ipc, AnyTensor, CooTensor, Convert};
+//! let coo = CooTensor::<f64, i64>::from_entries(vec![3, 4], &[(vec![0, 1], 2.5), (vec![2, 3], -1.0)])?;
+//! let csr: AnyTensor = coo.to_csx::<i32, i32>(arrow_sparse::CompressedAxis::Row)?.into();
+//! let mut bytes = Vec::new();
+//! let mut w = ipc::StreamWriter::new(&mut bytes);
+//! w.write(&csr)?;
+//! w.finish()?;
+//! let back: Vec<_> = ipc::StreamReader::new(&bytes[..]).collect::<Result<_, _>>()?;
+//! assert_eq!(back[0].tensor, csr);
+//! # Ok::<(), arrow_sparse::Error>(())
+//! ```
+#![warn(missing_docs)]
+
+pub mod buffer;
+pub mod dump;
+pub mod error;
+pub mod ipc;
+pub mod tensor;
+pub mod types;
+
+pub use buffer::{IndexBuffer, IndexSlice, ValueBuffer, ValueSlice};
+pub use error::{Error, Result};
+pub use tensor::{
+    AnyCoo, AnyCsf, AnyCsx, AnyDense, AnyTensor, CompressedAxis, Convert, CooTensor, CoordLayout, CsfTensor,
+    CsxMatrix, DenseTensor, Format, Validation,
+};
+pub use types::{Index, IndexType, Value, ValueType};

@@ -1,0 +1,236 @@
+//! [`AnyTensor`]: a tensor of any format, value type and index type, as read from a
+//! file of unknown content.
+
+use super::{AnyCoo, AnyCsf, AnyCsx, AnyDense, CompressedAxis, Convert, CooTensor, CsfTensor, CsxMatrix, DenseTensor, Format};
+use crate::buffer::IndexBuffer;
+use crate::error::{Error, Result};
+use crate::types::{Index, IndexType, Value, ValueType};
+use crate::{with_index_type, with_value_type};
+
+/// A tensor of any format and element types. Cheap to clone (buffers are shared).
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum AnyTensor {
+    /// A dense strided tensor.
+    Dense(AnyDense),
+    /// A COO tensor.
+    Coo(AnyCoo),
+    /// A CSR or CSC matrix.
+    Csx(AnyCsx),
+    /// A CSF tensor.
+    Csf(AnyCsf),
+}
+
+fn type_mismatch(expected: ValueType, found: ValueType) -> Error {
+    Error::Type {
+        what: "value type".into(),
+        expected: expected.name().into(),
+        found: found.name().into(),
+    }
+}
+
+fn internal(what: &str) -> Error {
+    Error::Unsupported(format!("internal type dispatch failed for {what}"))
+}
+
+impl AnyTensor {
+    /// The storage format.
+    pub fn format(&self) -> Format {
+        match self {
+            AnyTensor::Dense(_) => Format::Dense,
+            AnyTensor::Coo(_) => Format::Coo,
+            AnyTensor::Csx(c) if c.axis() == CompressedAxis::Row => Format::Csr,
+            AnyTensor::Csx(_) => Format::Csc,
+            AnyTensor::Csf(_) => Format::Csf,
+        }
+    }
+
+    /// The value type.
+    pub fn value_type(&self) -> ValueType {
+        match self {
+            AnyTensor::Dense(t) => t.value_type(),
+            AnyTensor::Coo(t) => t.value_type(),
+            AnyTensor::Csx(t) => t.value_type(),
+            AnyTensor::Csf(t) => t.value_type(),
+        }
+    }
+
+    /// The type of the coordinates / indices buffers (`None` for dense tensors).
+    pub fn index_type(&self) -> Option<IndexType> {
+        match self {
+            AnyTensor::Dense(_) => None,
+            AnyTensor::Coo(t) => Some(t.index_type()),
+            AnyTensor::Csx(t) => Some(t.index_type()),
+            AnyTensor::Csf(t) => Some(t.index_type()),
+        }
+    }
+
+    /// The type of the indptr buffers (CSX and CSF only).
+    pub fn indptr_type(&self) -> Option<IndexType> {
+        match self {
+            AnyTensor::Csx(t) => Some(t.indptr_type()),
+            AnyTensor::Csf(t) => Some(t.indptr_type()),
+            _ => None,
+        }
+    }
+
+    /// Extents.
+    pub fn shape(&self) -> &[usize] {
+        match self {
+            AnyTensor::Dense(t) => t.shape(),
+            AnyTensor::Coo(t) => t.shape(),
+            AnyTensor::Csx(t) => t.shape(),
+            AnyTensor::Csf(t) => t.shape(),
+        }
+    }
+
+    /// One name per dimension (`""` where unnamed).
+    pub fn dim_names(&self) -> &[String] {
+        match self {
+            AnyTensor::Dense(t) => t.dim_names(),
+            AnyTensor::Coo(t) => t.dim_names(),
+            AnyTensor::Csx(t) => t.dim_names(),
+            AnyTensor::Csf(t) => t.dim_names(),
+        }
+    }
+
+    /// The CSF axis order, for CSF tensors.
+    pub fn axis_order(&self) -> Option<&[usize]> {
+        match self {
+            AnyTensor::Csf(t) => Some(t.axis_order()),
+            _ => None,
+        }
+    }
+
+    /// Number of stored entries; for a dense tensor, the number of non-zero
+    /// elements (O(size)).
+    pub fn nnz(&self) -> usize {
+        match self {
+            AnyTensor::Dense(t) => with_value_type!(t.value_type(), V => {
+                let mut n = 0usize;
+                if let Some(d) = t.downcast::<V>() {
+                    d.for_each(|_, v| n += usize::from(!v.is_zero()));
+                }
+                n
+            }),
+            AnyTensor::Coo(t) => t.nnz(),
+            AnyTensor::Csx(t) => t.nnz(),
+            AnyTensor::Csf(t) => t.nnz(),
+        }
+    }
+
+    /// Bytes held by the index buffers (coordinates, indices, indptr).
+    pub fn index_bytes(&self) -> usize {
+        let sum = |b: &[IndexBuffer]| b.iter().map(|x| x.inner().len()).sum::<usize>();
+        match self {
+            AnyTensor::Dense(_) => 0,
+            AnyTensor::Coo(t) => t.coords().inner().len(),
+            AnyTensor::Csx(t) => t.indptr().inner().len() + t.indices().inner().len(),
+            AnyTensor::Csf(t) => sum(t.indptr()) + sum(t.indices()),
+        }
+    }
+
+    /// Bytes held by the value buffer.
+    pub fn value_bytes(&self) -> usize {
+        match self {
+            AnyTensor::Dense(t) => t.values().inner().len(),
+            AnyTensor::Coo(t) => t.values().inner().len(),
+            AnyTensor::Csx(t) => t.values().inner().len(),
+            AnyTensor::Csf(t) => t.values().inner().len(),
+        }
+    }
+
+    /// Replace the dimension names (one per dimension, or none to clear them).
+    pub fn with_dim_names(self, names: Vec<String>) -> Result<AnyTensor> {
+        let names = if names.is_empty() { vec![String::new(); self.shape().len()] } else { names };
+        super::validate::check_dim_names(&names, self.shape().len())?;
+        Ok(match self {
+            AnyTensor::Dense(t) => AnyTensor::Dense(AnyDense::try_new(t.shape().to_vec(), t.strides().to_vec(), t.values().clone(), names, super::Validation::Trusted)?),
+            AnyTensor::Coo(t) => AnyTensor::Coo(AnyCoo::try_new(t.shape().to_vec(), t.coords().clone(), t.layout(), t.values().clone(), t.is_canonical(), names, super::Validation::Trusted)?),
+            AnyTensor::Csx(t) => AnyTensor::Csx(AnyCsx::try_new(t.axis(), t.shape().to_vec(), t.indptr().clone(), t.indices().clone(), t.values().clone(), names, super::Validation::Trusted)?),
+            AnyTensor::Csf(t) => AnyTensor::Csf(AnyCsf::try_new(t.shape().to_vec(), t.axis_order().to_vec(), t.indptr().to_vec(), t.indices().to_vec(), t.values().clone(), names, super::Validation::Trusted)?),
+        })
+    }
+
+    /// All stored entries as a typed COO tensor (row-major, storage order,
+    /// duplicates kept; see [`Convert::to_coo`]). Fails if the value type is not `V`
+    /// or a coordinate does not fit `I`.
+    pub fn to_coo<V: Value, I: Index>(&self) -> Result<CooTensor<V, I>> {
+        if self.value_type() != V::TYPE {
+            return Err(type_mismatch(V::TYPE, self.value_type()));
+        }
+        match self {
+            AnyTensor::Dense(t) => t.downcast::<V>().ok_or_else(|| internal("dense"))?.to_coo::<I>(),
+            AnyTensor::Coo(t) => with_index_type!(t.index_type(), J => {
+                t.downcast::<V, J>().ok_or_else(|| internal("coo"))?.to_coo::<I>()
+            }),
+            AnyTensor::Csx(t) => {
+                let t = t.unify_index_types()?;
+                with_index_type!(t.index_type(), J => {
+                    t.downcast::<V, J, J>().ok_or_else(|| internal("csx"))?.to_coo::<I>()
+                })
+            }
+            AnyTensor::Csf(t) => {
+                let t = t.unify_index_types()?;
+                with_index_type!(t.index_type(), J => {
+                    t.downcast::<V, J, J>().ok_or_else(|| internal("csf"))?.to_coo::<I>()
+                })
+            }
+        }
+    }
+
+    /// Rewrite the tensor in another format with the given index type (for CSX and
+    /// CSF both indices and indptr). `axis_order` applies to CSF (default: the
+    /// source's order for a CSF source, else `0..ndim`). Entries are kept as they
+    /// are (duplicates included), except that a dense result sums duplicates and
+    /// drops nothing: zeros stored explicitly in a sparse tensor stay zeros.
+    ///
+    /// ```
+    /// use arrow_sparse::{AnyTensor, DenseTensor, Format, IndexType};
+    /// let dense: AnyTensor = DenseTensor::<i16>::try_new(vec![2, 2], vec![0, 3, 0, 4].into())?.into();
+    /// let csc = dense.convert(Format::Csc, IndexType::Int32, None)?;
+    /// assert_eq!((csc.format(), csc.nnz()), (Format::Csc, 2));
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
+    pub fn convert(&self, to: Format, index_type: IndexType, axis_order: Option<&[usize]>) -> Result<AnyTensor> {
+        let order: Vec<usize> = match (axis_order, self) {
+            (Some(o), _) => o.to_vec(),
+            (None, AnyTensor::Csf(t)) => t.axis_order().to_vec(),
+            (None, _) => (0..self.shape().len()).collect(),
+        };
+        with_value_type!(self.value_type(), V => {
+            let wide = self.to_coo::<V, i64>()?;
+            with_index_type!(index_type, I => {
+                let coo = wide.cast_indices::<I>()?;
+                Ok(match to {
+                    Format::Dense => coo.to_dense()?.into(),
+                    Format::Coo => coo.into(),
+                    Format::Csr => coo.to_csx::<I, I>(CompressedAxis::Row)?.into(),
+                    Format::Csc => coo.to_csx::<I, I>(CompressedAxis::Column)?.into(),
+                    Format::Csf => coo.to_csf::<I, I>(&order)?.into(),
+                })
+            })
+        })
+    }
+}
+
+impl<V: Value> From<DenseTensor<V>> for AnyTensor {
+    fn from(t: DenseTensor<V>) -> Self {
+        AnyTensor::Dense(t.into())
+    }
+}
+impl<V: Value, I: Index> From<CooTensor<V, I>> for AnyTensor {
+    fn from(t: CooTensor<V, I>) -> Self {
+        AnyTensor::Coo(t.into())
+    }
+}
+impl<V: Value, I: Index, P: Index> From<CsxMatrix<V, I, P>> for AnyTensor {
+    fn from(t: CsxMatrix<V, I, P>) -> Self {
+        AnyTensor::Csx(t.into())
+    }
+}
+impl<V: Value, I: Index, P: Index> From<CsfTensor<V, I, P>> for AnyTensor {
+    fn from(t: CsfTensor<V, I, P>) -> Self {
+        AnyTensor::Csf(t.into())
+    }
+}

@@ -1,0 +1,584 @@
+//! COO: a coordinate list (nnz x ndim coordinates, row- or column-major) and values.
+
+use std::cmp::Ordering;
+
+use arrow_buffer::ScalarBuffer;
+
+use super::validate::{check_dim_names, check_permutation, check_shape, Validation};
+use super::{recast, CompressedAxis, Convert, CsfTensor, CsxMatrix, DenseTensor};
+use crate::buffer::{with_index_slice, IndexBuffer, ValueBuffer};
+use crate::error::{Error, Result};
+use crate::types::{Index, IndexType, Value, ValueType};
+
+/// How the nnz x ndim coordinate matrix is laid out in its buffer.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum CoordLayout {
+    /// Entry by entry: the coordinates of entry `k` are contiguous (what libarrow
+    /// writes).
+    #[default]
+    RowMajor,
+    /// Dimension by dimension: all coordinates along dimension `d` are contiguous.
+    ColumnMajor,
+}
+
+/// A COO tensor of any value and index type.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AnyCoo {
+    shape: Vec<usize>,
+    dim_names: Vec<String>,
+    coords: IndexBuffer,
+    layout: CoordLayout,
+    values: ValueBuffer,
+    canonical: bool,
+}
+
+impl AnyCoo {
+    /// The validating constructor: every COO tensor is built here.
+    ///
+    /// Checks: ndim >= 1, extents fit int64, `coords` holds nnz x ndim elements with
+    /// nnz = `values.len()`, `dim_names` empty or one per dimension; with
+    /// [`Validation::Full`] also that every coordinate is in bounds and, when
+    /// `canonical` is set, that the entries are sorted lexicographically without
+    /// duplicates.
+    pub fn try_new(
+        shape: Vec<usize>,
+        coords: IndexBuffer,
+        layout: CoordLayout,
+        values: ValueBuffer,
+        canonical: bool,
+        dim_names: Vec<String>,
+        validation: Validation,
+    ) -> Result<Self> {
+        if shape.is_empty() {
+            return Err(Error::shape("COO tensor", "ndim >= 1", "ndim 0"));
+        }
+        check_shape(&shape, "COO tensor")?;
+        let nnz = values.len();
+        let expected = nnz
+            .checked_mul(shape.len())
+            .ok_or_else(|| Error::overflow("COO coordinate count", format!("{nnz} x {}", shape.len()), "usize"))?;
+        super::validate::check_len("coords", coords.len(), expected)?;
+        let dim_names = if dim_names.is_empty() {
+            vec![String::new(); shape.len()]
+        } else {
+            dim_names
+        };
+        check_dim_names(&dim_names, shape.len())?;
+        if validation == Validation::Full {
+            with_index_slice!(coords.as_slice(), s => {
+                check_coords(s, layout, nnz, &shape)?;
+                if canonical {
+                    check_canonical(s, layout, nnz, shape.len())?;
+                }
+            });
+        }
+        Ok(AnyCoo {
+            shape,
+            dim_names,
+            coords,
+            layout,
+            values,
+            canonical,
+        })
+    }
+
+    /// Extents.
+    pub fn shape(&self) -> &[usize] {
+        &self.shape
+    }
+    /// One name per dimension (`""` where unnamed).
+    pub fn dim_names(&self) -> &[String] {
+        &self.dim_names
+    }
+    /// The coordinate buffer (nnz x ndim elements).
+    pub fn coords(&self) -> &IndexBuffer {
+        &self.coords
+    }
+    /// Layout of the coordinate matrix.
+    pub fn layout(&self) -> CoordLayout {
+        self.layout
+    }
+    /// The value buffer.
+    pub fn values(&self) -> &ValueBuffer {
+        &self.values
+    }
+    /// Whether the entries are sorted lexicographically with no duplicates.
+    pub fn is_canonical(&self) -> bool {
+        self.canonical
+    }
+    /// Number of stored entries.
+    pub fn nnz(&self) -> usize {
+        self.values.len()
+    }
+    /// The value type.
+    pub fn value_type(&self) -> ValueType {
+        self.values.data_type()
+    }
+    /// The coordinate type.
+    pub fn index_type(&self) -> IndexType {
+        self.coords.data_type()
+    }
+
+    /// The typed view, if the types are `V` and `I` (zero-copy).
+    pub fn downcast<V: Value, I: Index>(&self) -> Option<CooTensor<V, I>> {
+        Some(CooTensor {
+            coords: I::unwrap(&self.coords)?.clone(),
+            values: V::unwrap(&self.values)?.clone(),
+            any: self.clone(),
+        })
+    }
+}
+
+#[inline]
+fn coord_at<I: Index>(s: &[I], layout: CoordLayout, nnz: usize, ndim: usize, k: usize, d: usize) -> I {
+    match layout {
+        CoordLayout::RowMajor => s[k * ndim + d],
+        CoordLayout::ColumnMajor => s[d * nnz + k],
+    }
+}
+
+fn check_coords<I: Index>(s: &[I], layout: CoordLayout, nnz: usize, shape: &[usize]) -> Result<()> {
+    let ndim = shape.len();
+    let fail = |pos: usize, d: usize| {
+        Err(Error::IndexOutOfBounds {
+            buffer: format!("coords (dimension {d})"),
+            position: pos,
+            value: s[pos].wide(),
+            bound: shape[d] as u64,
+        })
+    };
+    match layout {
+        CoordLayout::ColumnMajor => {
+            for (d, &bound) in shape.iter().enumerate() {
+                let col = &s[d * nnz..(d + 1) * nnz];
+                let max = col.iter().fold(0usize, |m, x| m.max(x.as_usize()));
+                if !col.is_empty() && max >= bound {
+                    let p = col.iter().position(|x| x.as_usize() >= bound).unwrap_or(0);
+                    return fail(d * nnz + p, d);
+                }
+            }
+        }
+        CoordLayout::RowMajor => {
+            let mut max = vec![0usize; ndim];
+            for row in s.chunks_exact(ndim) {
+                for (m, x) in max.iter_mut().zip(row) {
+                    *m = (*m).max(x.as_usize());
+                }
+            }
+            if nnz > 0 && max.iter().zip(shape).any(|(m, b)| m >= b) {
+                let p = s
+                    .iter()
+                    .enumerate()
+                    .position(|(i, x)| x.as_usize() >= shape[i % ndim])
+                    .unwrap_or(0);
+                return fail(p, p % ndim);
+            }
+        }
+    }
+    Ok(())
+}
+
+fn compare_entries<I: Index>(s: &[I], layout: CoordLayout, nnz: usize, ndim: usize, a: usize, b: usize) -> Ordering {
+    for d in 0..ndim {
+        let o = coord_at(s, layout, nnz, ndim, a, d).cmp(&coord_at(s, layout, nnz, ndim, b, d));
+        if o != Ordering::Equal {
+            return o;
+        }
+    }
+    Ordering::Equal
+}
+
+fn check_canonical<I: Index>(s: &[I], layout: CoordLayout, nnz: usize, ndim: usize) -> Result<()> {
+    for k in 1..nnz {
+        if compare_entries(s, layout, nnz, ndim, k - 1, k) != Ordering::Less {
+            return Err(Error::invariant(
+                "COO canonical flag",
+                Some(k),
+                "the tensor is marked canonical but entries are not sorted lexicographically without duplicates",
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A COO tensor with values `V` and coordinates `I`.
+///
+/// ```
+/// use arrow_sparse::{CooTensor, CoordLayout};
+/// let t = CooTensor::<f32, i32>::try_new(
+///     vec![2, 3],
+///     vec![0, 1, 1, 2].into(),      // entries (0,1) and (1,2), row-major
+///     CoordLayout::RowMajor,
+///     vec![1.5, -2.0].into(),
+///     true,
+/// )?;
+/// assert_eq!(t.coord(1, 1), 2);
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct CooTensor<V: Value, I: Index> {
+    any: AnyCoo,
+    coords: ScalarBuffer<I>,
+    values: ScalarBuffer<V>,
+}
+
+impl<V: Value, I: Index> CooTensor<V, I> {
+    /// Build and fully validate a COO tensor (see [`AnyCoo::try_new`]).
+    pub fn try_new(
+        shape: Vec<usize>,
+        coords: ScalarBuffer<I>,
+        layout: CoordLayout,
+        values: ScalarBuffer<V>,
+        canonical: bool,
+    ) -> Result<Self> {
+        Self::try_new_with(shape, coords, layout, values, canonical, Validation::Full)
+    }
+
+    /// Build with an explicit [`Validation`] level.
+    pub fn try_new_with(
+        shape: Vec<usize>,
+        coords: ScalarBuffer<I>,
+        layout: CoordLayout,
+        values: ScalarBuffer<V>,
+        canonical: bool,
+        validation: Validation,
+    ) -> Result<Self> {
+        let any = AnyCoo::try_new(
+            shape,
+            I::wrap(coords.clone()),
+            layout,
+            V::wrap(values.clone()),
+            canonical,
+            Vec::new(),
+            validation,
+        )?;
+        Ok(CooTensor { any, coords, values })
+    }
+
+    /// Build from `(coordinates, value)` pairs, in the given order (not canonical
+    /// unless you call [`canonicalize`](Self::canonicalize)).
+    pub fn from_entries(shape: Vec<usize>, entries: &[(Vec<usize>, V)]) -> Result<Self> {
+        let ndim = shape.len();
+        let mut coords = Vec::with_capacity(entries.len() * ndim);
+        for (c, _) in entries {
+            if c.len() != ndim {
+                return Err(Error::shape("entry coordinates", format!("{ndim} coordinates"), format!("{}", c.len())));
+            }
+            for &x in c {
+                coords.push(I::try_from_usize(x).ok_or_else(|| Error::overflow("coordinate", x.to_string(), I::TYPE.name()))?);
+            }
+        }
+        let values: Vec<V> = entries.iter().map(|e| e.1).collect();
+        Self::try_new(shape, coords.into(), CoordLayout::RowMajor, values.into(), false)
+    }
+
+    /// Attach dimension names (one per dimension).
+    pub fn with_dim_names(mut self, names: Vec<String>) -> Result<Self> {
+        check_dim_names(&names, self.any.shape.len())?;
+        self.any.dim_names = names;
+        Ok(self)
+    }
+
+    /// Extents.
+    pub fn shape(&self) -> &[usize] {
+        &self.any.shape
+    }
+    /// Number of dimensions.
+    pub fn ndim(&self) -> usize {
+        self.any.shape.len()
+    }
+    /// Number of stored entries.
+    pub fn nnz(&self) -> usize {
+        self.values.len()
+    }
+    /// One name per dimension (`""` where unnamed).
+    pub fn dim_names(&self) -> &[String] {
+        &self.any.dim_names
+    }
+    /// The coordinate buffer.
+    pub fn coords(&self) -> &ScalarBuffer<I> {
+        &self.coords
+    }
+    /// The layout of the coordinate buffer.
+    pub fn layout(&self) -> CoordLayout {
+        self.any.layout
+    }
+    /// The values.
+    pub fn values(&self) -> &ScalarBuffer<V> {
+        &self.values
+    }
+    /// Whether the entries are sorted lexicographically without duplicates.
+    pub fn is_canonical(&self) -> bool {
+        self.any.canonical
+    }
+    /// The type-erased tensor.
+    pub fn as_any(&self) -> &AnyCoo {
+        &self.any
+    }
+
+    /// Coordinate of entry `k` along dimension `d` (panics if out of range, like
+    /// slice indexing).
+    #[inline]
+    pub fn coord(&self, k: usize, d: usize) -> usize {
+        coord_at(&self.coords, self.any.layout, self.nnz(), self.ndim(), k, d).as_usize()
+    }
+
+    /// The entry positions sorted (stably) by their coordinates taken in `order`
+    /// (a permutation of the dimensions). Duplicates keep their storage order.
+    pub fn sort_permutation(&self, order: &[usize]) -> Result<Vec<usize>> {
+        check_permutation("sort order", order, self.ndim())?;
+        let mut perm: Vec<usize> = (0..self.nnz()).collect();
+        let (s, layout, nnz, ndim) = (&self.coords[..], self.any.layout, self.nnz(), self.ndim());
+        perm.sort_by(|&a, &b| {
+            for &d in order {
+                let o = coord_at(s, layout, nnz, ndim, a, d).cmp(&coord_at(s, layout, nnz, ndim, b, d));
+                if o != Ordering::Equal {
+                    return o;
+                }
+            }
+            Ordering::Equal
+        });
+        Ok(perm)
+    }
+
+    /// Sort lexicographically and sum duplicates. Integer sums are checked: an
+    /// overflow is an [`Error::Overflow`]. The result is row-major and canonical.
+    pub fn canonicalize(&self) -> Result<Self> {
+        if self.is_canonical() && self.layout() == CoordLayout::RowMajor {
+            return Ok(self.clone());
+        }
+        let ndim = self.ndim();
+        let order: Vec<usize> = (0..ndim).collect();
+        let perm = self.sort_permutation(&order)?;
+        let mut coords: Vec<I> = Vec::with_capacity(self.coords.len());
+        let mut values: Vec<V> = Vec::with_capacity(self.nnz());
+        let (s, layout, nnz) = (&self.coords[..], self.any.layout, self.nnz());
+        let mut prev: Option<usize> = None;
+        for &k in &perm {
+            let dup = prev.is_some_and(|p| compare_entries(s, layout, nnz, ndim, p, k) == Ordering::Equal);
+            if dup {
+                let last = values.len() - 1;
+                values[last] = values[last].checked_sum(self.values[k]).ok_or_else(|| {
+                    Error::overflow("sum of duplicate entries", format!("{:?} + {:?}", values[last], self.values[k]), V::TYPE.name())
+                })?;
+            } else {
+                coords.extend((0..ndim).map(|d| coord_at(s, layout, nnz, ndim, k, d)));
+                values.push(self.values[k]);
+            }
+            prev = Some(k);
+        }
+        let out = Self::try_new_with(
+            self.shape().to_vec(),
+            coords.into(),
+            CoordLayout::RowMajor,
+            values.into(),
+            true,
+            Validation::Trusted,
+        )?;
+        out.with_dim_names(self.dim_names().to_vec())
+    }
+
+    /// Same tensor with coordinates converted to `J` (checked).
+    pub fn cast_indices<J: Index>(&self) -> Result<CooTensor<V, J>> {
+        let coords = recast::<I, J>(&self.coords, "COO coordinates")?;
+        CooTensor::try_new_with(
+            self.shape().to_vec(),
+            coords,
+            self.layout(),
+            self.values.clone(),
+            self.is_canonical(),
+            Validation::Trusted,
+        )?
+        .with_dim_names(self.dim_names().to_vec())
+    }
+
+    pub(crate) fn coo_to_dense(&self) -> Result<DenseTensor<V>> {
+        let size = check_shape(self.shape(), "dense tensor")?
+            .ok_or_else(|| Error::overflow("dense element count", format!("{:?}", self.shape()), "usize"))?;
+        let mut out: Vec<V> = Vec::new();
+        out.try_reserve_exact(size)
+            .map_err(|_| Error::overflow("dense allocation", size.to_string(), "memory"))?;
+        out.resize(size, V::ZERO);
+        let strides = super::dense::row_major_strides(self.shape());
+        for k in 0..self.nnz() {
+            let off: usize = (0..self.ndim()).map(|d| self.coord(k, d) * strides[d]).sum();
+            out[off] = out[off].checked_sum(self.values[k]).ok_or_else(|| {
+                Error::overflow("sum of duplicate entries", format!("{:?}", self.values[k]), V::TYPE.name())
+            })?;
+        }
+        DenseTensor::try_new(self.shape().to_vec(), out.into())?.with_dim_names(self.dim_names().to_vec())
+    }
+
+    pub(crate) fn coo_to_csx<P: Index>(&self, axis: CompressedAxis) -> Result<CsxMatrix<V, I, P>> {
+        if self.ndim() != 2 {
+            return Err(Error::shape("CSR/CSC conversion", "a 2-D tensor", format!("{}-D", self.ndim())));
+        }
+        let (major, minor) = match axis {
+            CompressedAxis::Row => (0, 1),
+            CompressedAxis::Column => (1, 0),
+        };
+        let perm = self.sort_permutation(&[major, minor])?;
+        let extent = self.shape()[major];
+        let mut counts = vec![0usize; extent + 1];
+        for k in 0..self.nnz() {
+            counts[self.coord(k, major) + 1] += 1;
+        }
+        let mut indptr: Vec<P> = Vec::with_capacity(extent + 1);
+        let mut acc = 0usize;
+        for c in counts {
+            acc += c;
+            indptr.push(P::try_from_usize(acc).ok_or_else(|| Error::overflow("indptr", acc.to_string(), P::TYPE.name()))?);
+        }
+        let indices: Vec<I> = perm.iter().map(|&k| coord_at(&self.coords, self.layout(), self.nnz(), 2, k, minor)).collect();
+        let values: Vec<V> = perm.iter().map(|&k| self.values[k]).collect();
+        CsxMatrix::try_new_with(axis, self.shape().to_vec(), indptr.into(), indices.into(), values.into(), Validation::Trusted)?
+            .with_dim_names(self.dim_names().to_vec())
+    }
+
+    pub(crate) fn coo_to_csf<P: Index>(&self, axis_order: &[usize]) -> Result<CsfTensor<V, I, P>> {
+        let n = self.ndim();
+        if n < 2 {
+            return Err(Error::shape("CSF conversion", "ndim >= 2", format!("ndim {n}")));
+        }
+        let perm = self.sort_permutation(axis_order)?;
+        let mut indptr: Vec<Vec<P>> = vec![Vec::new(); n - 1];
+        let mut indices: Vec<Vec<I>> = vec![Vec::new(); n];
+        let (s, layout, nnz) = (&self.coords[..], self.layout(), self.nnz());
+        let to_p = |x: usize| P::try_from_usize(x).ok_or_else(|| Error::overflow("CSF indptr", x.to_string(), P::TYPE.name()));
+        let mut prev: Option<usize> = None;
+        for &k in &perm {
+            let first_diff = match prev {
+                None => 0,
+                Some(p) => axis_order
+                    .iter()
+                    .position(|&d| coord_at(s, layout, nnz, n, p, d) != coord_at(s, layout, nnz, n, k, d))
+                    .unwrap_or(n - 1),
+            };
+            for lev in first_diff..n {
+                if lev < n - 1 {
+                    indptr[lev].push(to_p(indices[lev + 1].len())?);
+                }
+                indices[lev].push(coord_at(s, layout, nnz, n, k, axis_order[lev]));
+            }
+            prev = Some(k);
+        }
+        for lev in 0..n - 1 {
+            indptr[lev].push(to_p(indices[lev + 1].len())?);
+        }
+        let values: Vec<V> = perm.iter().map(|&k| self.values[k]).collect();
+        CsfTensor::try_new_with(
+            self.shape().to_vec(),
+            axis_order.to_vec(),
+            indptr.into_iter().map(ScalarBuffer::from).collect(),
+            indices.into_iter().map(ScalarBuffer::from).collect(),
+            values.into(),
+            Validation::Trusted,
+        )?
+        .with_dim_names(self.dim_names().to_vec())
+    }
+
+    /// Whether the entries are sorted lexicographically without duplicates
+    /// (computed, O(nnz·ndim)).
+    pub(crate) fn compute_canonical(&self) -> bool {
+        check_canonical(&self.coords, self.layout(), self.nnz(), self.ndim()).is_ok()
+    }
+}
+
+impl<V: Value, I: Index> Convert<V> for CooTensor<V, I> {
+    fn to_coo<J: Index>(&self) -> Result<CooTensor<V, J>> {
+        let coords = match self.layout() {
+            CoordLayout::RowMajor => recast::<I, J>(&self.coords, "COO coordinates")?,
+            CoordLayout::ColumnMajor => {
+                let (nnz, ndim) = (self.nnz(), self.ndim());
+                let mut out = Vec::with_capacity(nnz * ndim);
+                for k in 0..nnz {
+                    for d in 0..ndim {
+                        let x = self.coord(k, d);
+                        out.push(J::try_from_usize(x).ok_or_else(|| Error::overflow("coordinate", x.to_string(), J::TYPE.name()))?);
+                    }
+                }
+                out.into()
+            }
+        };
+        CooTensor::try_new_with(
+            self.shape().to_vec(),
+            coords,
+            CoordLayout::RowMajor,
+            self.values.clone(),
+            self.is_canonical(),
+            Validation::Trusted,
+        )?
+        .with_dim_names(self.dim_names().to_vec())
+    }
+}
+
+impl<V: Value, I: Index> From<CooTensor<V, I>> for AnyCoo {
+    fn from(t: CooTensor<V, I>) -> Self {
+        t.any
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> CooTensor<i32, i16> {
+        CooTensor::from_entries(
+            vec![2, 3, 4],
+            &[(vec![1, 2, 3], 4), (vec![0, 0, 1], 1), (vec![1, 2, 3], 5), (vec![0, 2, 0], 2)],
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn canonicalize_sorts_and_sums() {
+        let c = sample().canonicalize().unwrap();
+        assert!(c.is_canonical());
+        assert_eq!(c.nnz(), 3);
+        assert_eq!(c.values().as_ref(), &[1, 2, 9]);
+        assert_eq!(c.coords().as_ref(), &[0, 0, 1, 0, 2, 0, 1, 2, 3]);
+    }
+
+    #[test]
+    fn canonical_flag_is_checked() {
+        let r = CooTensor::<f32, i32>::try_new(vec![3], vec![2, 1].into(), CoordLayout::RowMajor, vec![1.0, 2.0].into(), true);
+        assert!(matches!(r, Err(Error::Invariant { .. })));
+        let dup = CooTensor::<f32, i32>::try_new(vec![3], vec![1, 1].into(), CoordLayout::RowMajor, vec![1.0, 2.0].into(), true);
+        assert!(dup.is_err());
+    }
+
+    #[test]
+    fn out_of_bounds_and_lengths() {
+        let r = CooTensor::<f32, i32>::try_new(vec![2, 2], vec![0, 1, 2, 0].into(), CoordLayout::RowMajor, vec![1.0, 2.0].into(), false);
+        assert!(matches!(r, Err(Error::IndexOutOfBounds { position: 2, value: 2, bound: 2, .. })));
+        let r = CooTensor::<f32, i32>::try_new(vec![2, 2], vec![0, 1, -1, 0].into(), CoordLayout::ColumnMajor, vec![1.0, 2.0].into(), false);
+        assert!(matches!(r, Err(Error::IndexOutOfBounds { value: -1, .. })));
+        let r = CooTensor::<f32, i32>::try_new(vec![2, 2], vec![0, 1, 1].into(), CoordLayout::RowMajor, vec![1.0, 2.0].into(), false);
+        assert!(matches!(r, Err(Error::Length { .. })));
+    }
+
+    #[test]
+    fn column_major_reads_the_same() {
+        // entries (0,2) and (1,0) stored column-major: dim0 = [0,1], dim1 = [2,0]
+        let t = CooTensor::<u8, u32>::try_new(vec![2, 3], vec![0, 1, 2, 0].into(), CoordLayout::ColumnMajor, vec![7, 8].into(), true).unwrap();
+        assert_eq!((t.coord(0, 1), t.coord(1, 0)), (2, 1));
+        let rm = t.to_coo::<i64>().unwrap();
+        assert_eq!(rm.coords().as_ref(), &[0, 2, 1, 0]);
+    }
+
+    #[test]
+    fn csf_and_csx_round_trip() {
+        let t = sample();
+        for order in [[0, 1, 2], [2, 0, 1], [1, 2, 0]] {
+            let csf = t.to_csf::<i16, i32>(&order).unwrap();
+            let back = csf.to_coo::<i16>().unwrap().canonicalize().unwrap();
+            assert_eq!(back, t.canonicalize().unwrap());
+        }
+        let m = CooTensor::<f64, i64>::from_entries(vec![3, 2], &[(vec![2, 1], 1.0), (vec![0, 1], 2.0), (vec![2, 0], 3.0)]).unwrap();
+        for axis in [CompressedAxis::Row, CompressedAxis::Column] {
+            let csx = m.to_csx::<i64, i8>(axis).unwrap();
+            assert_eq!(csx.to_coo::<i64>().unwrap().canonicalize().unwrap(), m.canonicalize().unwrap());
+        }
+        assert!(t.to_csx::<i16, i16>(CompressedAxis::Row).is_err());
+    }
+}

@@ -1,0 +1,320 @@
+//! CSF: compressed sparse fibers, a trie of coordinates in any axis order.
+
+use arrow_buffer::ScalarBuffer;
+
+use super::validate::{check_bounds, check_dim_names, check_indptr, check_len, check_permutation, check_shape, Validation};
+use super::{recast, Convert, CooTensor, CoordLayout};
+use crate::buffer::{IndexBuffer, ValueBuffer};
+use crate::error::{Error, Result};
+use crate::types::{Index, IndexType, Value, ValueType};
+
+/// A CSF tensor of any value, index and indptr type.
+///
+/// Level `l` stores coordinates along dimension `axis_order[l]`; `indptr[l]` (for
+/// the `ndim - 1` upper levels) gives, per node of level `l`, the range of its
+/// children in level `l + 1`; the leaves line up with `values`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AnyCsf {
+    shape: Vec<usize>,
+    dim_names: Vec<String>,
+    axis_order: Vec<usize>,
+    indptr: Vec<IndexBuffer>,
+    indices: Vec<IndexBuffer>,
+    values: ValueBuffer,
+}
+
+impl AnyCsf {
+    /// The validating constructor: every CSF tensor is built here.
+    ///
+    /// Checks (always, O(ndim)): ndim >= 2, extents fit int64, `axis_order` is a
+    /// permutation, `ndim - 1` indptr and `ndim` indices buffers each of one integer
+    /// type, `indices[ndim-1]` as long as `values`, `indptr[l]` one longer than
+    /// `indices[l]`, starting at 0 and ending at the length of `indices[l+1]`. With
+    /// [`Validation::Full`] also that every indptr is non-decreasing and every
+    /// coordinate lies inside its dimension.
+    pub fn try_new(
+        shape: Vec<usize>,
+        axis_order: Vec<usize>,
+        indptr: Vec<IndexBuffer>,
+        indices: Vec<IndexBuffer>,
+        values: ValueBuffer,
+        dim_names: Vec<String>,
+        validation: Validation,
+    ) -> Result<Self> {
+        let n = shape.len();
+        if n < 2 {
+            return Err(Error::shape("CSF tensor", "ndim >= 2", format!("ndim {n}")));
+        }
+        check_shape(&shape, "CSF tensor")?;
+        check_permutation("axis_order", &axis_order, n)?;
+        check_len("indptr buffers", indptr.len(), n - 1)?;
+        check_len("indices buffers", indices.len(), n)?;
+        let same_type = |bufs: &[IndexBuffer]| bufs.windows(2).all(|w| w[0].data_type() == w[1].data_type());
+        if !same_type(&indptr) || !same_type(&indices) {
+            return Err(Error::invariant("CSF index types", None, "all indptr buffers (and all indices buffers) must share one type"));
+        }
+        check_len(&format!("indices[{}]", n - 1), indices[n - 1].len(), values.len())?;
+        for l in 0..n - 1 {
+            let what = format!("indptr[{l}]");
+            check_len(&what, indptr[l].len(), indices[l].len() + 1)?;
+            let end = indices[l + 1].len();
+            let (first, last) = (indptr[l].get_usize(0), indptr[l].get_usize(indptr[l].len() - 1));
+            if first != Some(0) || last != Some(end) {
+                return Err(Error::invariant(&what, None, format!("must start at 0 and end at {end}, found {first:?} .. {last:?}")));
+            }
+            if validation == Validation::Full {
+                check_indptr(&what, indptr[l].as_slice(), end)?;
+            }
+        }
+        if validation == Validation::Full {
+            for (l, idx) in indices.iter().enumerate() {
+                check_bounds(&format!("indices[{l}]"), idx.as_slice(), shape[axis_order[l]])?;
+            }
+        }
+        let dim_names = if dim_names.is_empty() { vec![String::new(); n] } else { dim_names };
+        check_dim_names(&dim_names, n)?;
+        Ok(AnyCsf { shape, dim_names, axis_order, indptr, indices, values })
+    }
+
+    /// Extents.
+    pub fn shape(&self) -> &[usize] {
+        &self.shape
+    }
+    /// One name per dimension (`""` where unnamed).
+    pub fn dim_names(&self) -> &[String] {
+        &self.dim_names
+    }
+    /// Dimension stored at each level.
+    pub fn axis_order(&self) -> &[usize] {
+        &self.axis_order
+    }
+    /// Child offsets per upper level.
+    pub fn indptr(&self) -> &[IndexBuffer] {
+        &self.indptr
+    }
+    /// Coordinates per level.
+    pub fn indices(&self) -> &[IndexBuffer] {
+        &self.indices
+    }
+    /// Values, one per leaf.
+    pub fn values(&self) -> &ValueBuffer {
+        &self.values
+    }
+    /// Number of stored entries.
+    pub fn nnz(&self) -> usize {
+        self.values.len()
+    }
+    /// The value type.
+    pub fn value_type(&self) -> ValueType {
+        self.values.data_type()
+    }
+    /// The type of the indices buffers.
+    pub fn index_type(&self) -> IndexType {
+        self.indices[0].data_type()
+    }
+    /// The type of the indptr buffers.
+    pub fn indptr_type(&self) -> IndexType {
+        self.indptr[0].data_type()
+    }
+
+    /// The typed view, if the types are `V`, `I` and `P` (zero-copy).
+    pub fn downcast<V: Value, I: Index, P: Index>(&self) -> Option<CsfTensor<V, I, P>> {
+        Some(CsfTensor {
+            indptr: self.indptr.iter().map(|b| P::unwrap(b).cloned()).collect::<Option<_>>()?,
+            indices: self.indices.iter().map(|b| I::unwrap(b).cloned()).collect::<Option<_>>()?,
+            values: V::unwrap(&self.values)?.clone(),
+            any: self.clone(),
+        })
+    }
+
+    /// The same tensor with indptr converted to the indices type (checked), so that
+    /// it can be downcast with one index type.
+    pub(crate) fn unify_index_types(&self) -> Result<AnyCsf> {
+        let mut out = self.clone();
+        if self.indptr_type() != self.index_type() {
+            let cast = |bufs: &[IndexBuffer], ty| bufs.iter().map(|b| b.cast(ty, "CSF index")).collect::<Result<Vec<_>>>();
+            match cast(&self.indptr, self.index_type()) {
+                Ok(p) => out.indptr = p,
+                Err(_) => {
+                    out.indptr = cast(&self.indptr, IndexType::Int64)?;
+                    out.indices = cast(&self.indices, IndexType::Int64)?;
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// A CSF tensor with values `V`, indices `I` and indptr `P`.
+///
+/// ```
+/// use arrow_sparse::{CooTensor, Convert};
+/// let coo = CooTensor::<f32, i16>::from_entries(vec![3, 4, 5], &[(vec![0, 1, 0], 1.0), (vec![1, 0, 2], 2.0)])?;
+/// let csf = coo.to_csf::<i16, i16>(&[2, 0, 1])?;
+/// assert_eq!(csf.indices()[0].as_ref(), &[0, 2]); // level 0 holds dimension 2
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct CsfTensor<V: Value, I: Index, P: Index = I> {
+    any: AnyCsf,
+    indptr: Vec<ScalarBuffer<P>>,
+    indices: Vec<ScalarBuffer<I>>,
+    values: ScalarBuffer<V>,
+}
+
+impl<V: Value, I: Index, P: Index> CsfTensor<V, I, P> {
+    /// Build and fully validate (see [`AnyCsf::try_new`]).
+    pub fn try_new(
+        shape: Vec<usize>,
+        axis_order: Vec<usize>,
+        indptr: Vec<ScalarBuffer<P>>,
+        indices: Vec<ScalarBuffer<I>>,
+        values: ScalarBuffer<V>,
+    ) -> Result<Self> {
+        Self::try_new_with(shape, axis_order, indptr, indices, values, Validation::Full)
+    }
+
+    /// Build with an explicit [`Validation`] level.
+    pub fn try_new_with(
+        shape: Vec<usize>,
+        axis_order: Vec<usize>,
+        indptr: Vec<ScalarBuffer<P>>,
+        indices: Vec<ScalarBuffer<I>>,
+        values: ScalarBuffer<V>,
+        validation: Validation,
+    ) -> Result<Self> {
+        let any = AnyCsf::try_new(
+            shape,
+            axis_order,
+            indptr.iter().cloned().map(P::wrap).collect(),
+            indices.iter().cloned().map(I::wrap).collect(),
+            V::wrap(values.clone()),
+            Vec::new(),
+            validation,
+        )?;
+        Ok(CsfTensor { any, indptr, indices, values })
+    }
+
+    /// Attach dimension names (one per dimension).
+    pub fn with_dim_names(mut self, names: Vec<String>) -> Result<Self> {
+        check_dim_names(&names, self.any.shape.len())?;
+        self.any.dim_names = names;
+        Ok(self)
+    }
+
+    /// Extents.
+    pub fn shape(&self) -> &[usize] {
+        &self.any.shape
+    }
+    /// Number of dimensions.
+    pub fn ndim(&self) -> usize {
+        self.any.shape.len()
+    }
+    /// One name per dimension (`""` where unnamed).
+    pub fn dim_names(&self) -> &[String] {
+        &self.any.dim_names
+    }
+    /// Dimension stored at each level.
+    pub fn axis_order(&self) -> &[usize] {
+        &self.any.axis_order
+    }
+    /// Child offsets per upper level.
+    pub fn indptr(&self) -> &[ScalarBuffer<P>] {
+        &self.indptr
+    }
+    /// Coordinates per level.
+    pub fn indices(&self) -> &[ScalarBuffer<I>] {
+        &self.indices
+    }
+    /// Values.
+    pub fn values(&self) -> &ScalarBuffer<V> {
+        &self.values
+    }
+    /// Number of stored entries.
+    pub fn nnz(&self) -> usize {
+        self.values.len()
+    }
+    /// The type-erased tensor.
+    pub fn as_any(&self) -> &AnyCsf {
+        &self.any
+    }
+
+    fn walk<J: Index>(&self, level: usize, node: usize, cur: &mut [J], out: &mut Vec<J>) -> Result<()> {
+        let n = self.ndim();
+        let x = self.indices[level][node];
+        let d = self.any.axis_order[level];
+        cur[d] = J::try_from_usize(x.as_usize()).ok_or_else(|| Error::overflow("coordinate", format!("{x:?}"), J::TYPE.name()))?;
+        if level == n - 1 {
+            out.extend_from_slice(cur);
+            return Ok(());
+        }
+        let p = &self.indptr[level];
+        let (lo, hi) = (p[node].as_usize(), p[node + 1].as_usize());
+        if lo > hi || hi > self.indices[level + 1].len() {
+            return Err(Error::invariant(format!("indptr[{level}]"), Some(node), "bad child range (trusted input was invalid)"));
+        }
+        for child in lo..hi {
+            self.walk(level + 1, child, cur, out)?;
+        }
+        Ok(())
+    }
+}
+
+impl<V: Value, I: Index, P: Index> Convert<V> for CsfTensor<V, I, P> {
+    fn to_coo<J: Index>(&self) -> Result<CooTensor<V, J>> {
+        let n = self.ndim();
+        let mut coords: Vec<J> = Vec::with_capacity(n * self.nnz());
+        let mut cur = vec![J::usize_as(0); n];
+        for node in 0..self.indices[0].len() {
+            self.walk(0, node, &mut cur, &mut coords)?;
+        }
+        if coords.len() != n * self.nnz() {
+            return Err(Error::invariant("CSF tree", None, "leaves do not line up with values (trusted input was invalid)"));
+        }
+        let coo = CooTensor::try_new_with(self.shape().to_vec(), coords.into(), CoordLayout::RowMajor, self.values.clone(), false, Validation::Trusted)?;
+        let canonical = coo.compute_canonical();
+        CooTensor::try_new_with(self.shape().to_vec(), coo.coords().clone(), CoordLayout::RowMajor, self.values.clone(), canonical, Validation::Trusted)?
+            .with_dim_names(self.dim_names().to_vec())
+    }
+
+    fn to_csf<J: Index, Q: Index>(&self, axis_order: &[usize]) -> Result<CsfTensor<V, J, Q>> {
+        if axis_order == self.axis_order() {
+            let indptr = self.indptr.iter().map(|b| recast::<P, Q>(b, "indptr")).collect::<Result<Vec<_>>>()?;
+            let indices = self.indices.iter().map(|b| recast::<I, J>(b, "indices")).collect::<Result<Vec<_>>>()?;
+            return CsfTensor::try_new_with(self.shape().to_vec(), axis_order.to_vec(), indptr, indices, self.values.clone(), Validation::Trusted)?
+                .with_dim_names(self.dim_names().to_vec());
+        }
+        self.to_coo::<J>()?.coo_to_csf(axis_order)
+    }
+}
+
+impl<V: Value, I: Index, P: Index> From<CsfTensor<V, I, P>> for AnyCsf {
+    fn from(t: CsfTensor<V, I, P>) -> Self {
+        t.any
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn validation() {
+        let ok = CsfTensor::<f32, i32>::try_new(
+            vec![2, 3],
+            vec![1, 0],
+            vec![vec![0, 1, 2].into()],
+            vec![vec![0, 2].into(), vec![1, 0].into()],
+            vec![1.0, 2.0].into(),
+        );
+        assert!(ok.is_ok(), "{ok:?}");
+        let bad_order = CsfTensor::<f32, i32>::try_new(vec![2, 3], vec![1, 1], vec![vec![0, 1, 2].into()], vec![vec![0, 2].into(), vec![1, 0].into()], vec![1.0, 2.0].into());
+        assert!(bad_order.is_err());
+        let oob = CsfTensor::<f32, i32>::try_new(vec![2, 3], vec![0, 1], vec![vec![0, 1, 2].into()], vec![vec![0, 2].into(), vec![1, 0].into()], vec![1.0, 2.0].into());
+        assert!(matches!(oob, Err(Error::IndexOutOfBounds { .. })));
+        let bad_ptr = CsfTensor::<f32, i32>::try_new(vec![2, 3], vec![1, 0], vec![vec![0, 3, 2].into()], vec![vec![0, 2].into(), vec![1, 0].into()], vec![1.0, 2.0].into());
+        assert!(bad_ptr.is_err());
+        let short = CsfTensor::<f32, i32>::try_new(vec![2, 3], vec![1, 0], vec![vec![0, 2].into()], vec![vec![0, 2].into(), vec![1, 0].into()], vec![1.0, 2.0].into());
+        assert!(matches!(short, Err(Error::Length { .. })));
+    }
+}

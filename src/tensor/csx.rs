@@ -1,0 +1,311 @@
+//! CSX: compressed sparse row (CSR) and column (CSC) matrices.
+
+use arrow_buffer::ScalarBuffer;
+
+use super::validate::{check_bounds, check_dim_names, check_indptr, check_len, check_shape, Validation};
+use super::{recast, Convert, CooTensor, CoordLayout};
+use crate::buffer::{IndexBuffer, ValueBuffer};
+use crate::error::{Error, Result};
+use crate::types::{Index, IndexType, Value, ValueType};
+
+/// Which axis of a CSX matrix is compressed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum CompressedAxis {
+    /// Rows are compressed: CSR.
+    #[default]
+    Row,
+    /// Columns are compressed: CSC.
+    Column,
+}
+
+impl CompressedAxis {
+    /// `(major, minor)` dimension numbers.
+    pub fn dims(self) -> (usize, usize) {
+        match self {
+            CompressedAxis::Row => (0, 1),
+            CompressedAxis::Column => (1, 0),
+        }
+    }
+}
+
+/// A CSR or CSC matrix of any value, index and indptr type.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AnyCsx {
+    shape: Vec<usize>,
+    dim_names: Vec<String>,
+    axis: CompressedAxis,
+    indptr: IndexBuffer,
+    indices: IndexBuffer,
+    values: ValueBuffer,
+}
+
+impl AnyCsx {
+    /// The validating constructor: every CSR / CSC matrix is built here.
+    ///
+    /// Checks: 2-D shape with extents fitting int64, `indptr` has
+    /// shape\[major\] + 1 elements, `indices` as many as `values`, indptr starts at 0
+    /// and ends at nnz (O(1), always); with [`Validation::Full`] also that indptr
+    /// never decreases and every index lies in `0..shape[minor]`.
+    pub fn try_new(
+        axis: CompressedAxis,
+        shape: Vec<usize>,
+        indptr: IndexBuffer,
+        indices: IndexBuffer,
+        values: ValueBuffer,
+        dim_names: Vec<String>,
+        validation: Validation,
+    ) -> Result<Self> {
+        if shape.len() != 2 {
+            return Err(Error::shape("CSR/CSC matrix", "2 dimensions", format!("{} dimensions", shape.len())));
+        }
+        check_shape(&shape, "CSR/CSC matrix")?;
+        let (major, minor) = axis.dims();
+        check_len("indptr", indptr.len(), shape[major] + 1)?;
+        check_len("indices", indices.len(), values.len())?;
+        let nnz = values.len();
+        let first = indptr.get_usize(0);
+        let last = indptr.get_usize(indptr.len() - 1);
+        if first != Some(0) || last != Some(nnz) {
+            return Err(Error::invariant(
+                "indptr",
+                None,
+                format!("must start at 0 and end at nnz = {nnz}, found {first:?} .. {last:?}"),
+            ));
+        }
+        if validation == Validation::Full {
+            check_indptr("indptr", indptr.as_slice(), nnz)?;
+            check_bounds("indices", indices.as_slice(), shape[minor])?;
+        }
+        let dim_names = if dim_names.is_empty() { vec![String::new(); 2] } else { dim_names };
+        check_dim_names(&dim_names, 2)?;
+        Ok(AnyCsx { shape, dim_names, axis, indptr, indices, values })
+    }
+
+    /// Extents (2 of them).
+    pub fn shape(&self) -> &[usize] {
+        &self.shape
+    }
+    /// One name per dimension (`""` where unnamed).
+    pub fn dim_names(&self) -> &[String] {
+        &self.dim_names
+    }
+    /// The compressed axis.
+    pub fn axis(&self) -> CompressedAxis {
+        self.axis
+    }
+    /// Offsets into `indices` per major slice.
+    pub fn indptr(&self) -> &IndexBuffer {
+        &self.indptr
+    }
+    /// Minor coordinates of the entries.
+    pub fn indices(&self) -> &IndexBuffer {
+        &self.indices
+    }
+    /// The values.
+    pub fn values(&self) -> &ValueBuffer {
+        &self.values
+    }
+    /// Number of stored entries.
+    pub fn nnz(&self) -> usize {
+        self.values.len()
+    }
+    /// The value type.
+    pub fn value_type(&self) -> ValueType {
+        self.values.data_type()
+    }
+    /// The type of `indices`.
+    pub fn index_type(&self) -> IndexType {
+        self.indices.data_type()
+    }
+    /// The type of `indptr`.
+    pub fn indptr_type(&self) -> IndexType {
+        self.indptr.data_type()
+    }
+
+    /// The typed view, if the types are `V`, `I` and `P` (zero-copy).
+    pub fn downcast<V: Value, I: Index, P: Index>(&self) -> Option<CsxMatrix<V, I, P>> {
+        Some(CsxMatrix {
+            indptr: P::unwrap(&self.indptr)?.clone(),
+            indices: I::unwrap(&self.indices)?.clone(),
+            values: V::unwrap(&self.values)?.clone(),
+            any: self.clone(),
+        })
+    }
+
+    /// The same matrix with `indptr` converted to the `indices` type (checked), so
+    /// that it can be downcast with one index type.
+    pub(crate) fn unify_index_types(&self) -> Result<AnyCsx> {
+        let mut out = self.clone();
+        if self.indptr_type() != self.index_type() {
+            match self.indptr.cast(self.index_type(), "indptr") {
+                Ok(p) => out.indptr = p,
+                Err(_) => {
+                    out.indptr = self.indptr.cast(IndexType::Int64, "indptr")?;
+                    out.indices = self.indices.cast(IndexType::Int64, "indices")?;
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// A CSR or CSC matrix with values `V`, indices `I` and indptr `P`.
+///
+/// ```
+/// use arrow_sparse::{CsxMatrix, CompressedAxis, Convert};
+/// // [[1, 0, 2],
+/// //  [0, 0, 3]]
+/// let m = CsxMatrix::<f64, i32, i64>::try_new(
+///     CompressedAxis::Row, vec![2, 3], vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?;
+/// assert_eq!(m.to_dense()?.get(&[1, 2]), Some(3.0));
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct CsxMatrix<V: Value, I: Index, P: Index = I> {
+    any: AnyCsx,
+    indptr: ScalarBuffer<P>,
+    indices: ScalarBuffer<I>,
+    values: ScalarBuffer<V>,
+}
+
+impl<V: Value, I: Index, P: Index> CsxMatrix<V, I, P> {
+    /// Build and fully validate (see [`AnyCsx::try_new`]).
+    pub fn try_new(
+        axis: CompressedAxis,
+        shape: Vec<usize>,
+        indptr: ScalarBuffer<P>,
+        indices: ScalarBuffer<I>,
+        values: ScalarBuffer<V>,
+    ) -> Result<Self> {
+        Self::try_new_with(axis, shape, indptr, indices, values, Validation::Full)
+    }
+
+    /// Build with an explicit [`Validation`] level.
+    pub fn try_new_with(
+        axis: CompressedAxis,
+        shape: Vec<usize>,
+        indptr: ScalarBuffer<P>,
+        indices: ScalarBuffer<I>,
+        values: ScalarBuffer<V>,
+        validation: Validation,
+    ) -> Result<Self> {
+        let any = AnyCsx::try_new(
+            axis,
+            shape,
+            P::wrap(indptr.clone()),
+            I::wrap(indices.clone()),
+            V::wrap(values.clone()),
+            Vec::new(),
+            validation,
+        )?;
+        Ok(CsxMatrix { any, indptr, indices, values })
+    }
+
+    /// Attach dimension names (two).
+    pub fn with_dim_names(mut self, names: Vec<String>) -> Result<Self> {
+        check_dim_names(&names, 2)?;
+        self.any.dim_names = names;
+        Ok(self)
+    }
+
+    /// Extents.
+    pub fn shape(&self) -> &[usize] {
+        &self.any.shape
+    }
+    /// One name per dimension (`""` where unnamed).
+    pub fn dim_names(&self) -> &[String] {
+        &self.any.dim_names
+    }
+    /// The compressed axis.
+    pub fn axis(&self) -> CompressedAxis {
+        self.any.axis
+    }
+    /// Offsets per major slice.
+    pub fn indptr(&self) -> &ScalarBuffer<P> {
+        &self.indptr
+    }
+    /// Minor coordinates.
+    pub fn indices(&self) -> &ScalarBuffer<I> {
+        &self.indices
+    }
+    /// Values.
+    pub fn values(&self) -> &ScalarBuffer<V> {
+        &self.values
+    }
+    /// Number of stored entries.
+    pub fn nnz(&self) -> usize {
+        self.values.len()
+    }
+    /// The type-erased matrix.
+    pub fn as_any(&self) -> &AnyCsx {
+        &self.any
+    }
+}
+
+impl<V: Value, I: Index, P: Index> Convert<V> for CsxMatrix<V, I, P> {
+    fn to_coo<J: Index>(&self) -> Result<CooTensor<V, J>> {
+        let (major, _) = self.axis().dims();
+        let minor_coords: ScalarBuffer<J> = recast::<I, J>(&self.indices, "indices")?;
+        let mut coords: Vec<J> = Vec::with_capacity(2 * self.nnz());
+        for (m, w) in self.indptr.windows(2).enumerate() {
+            let mj = J::try_from_usize(m).ok_or_else(|| Error::overflow("coordinate", m.to_string(), J::TYPE.name()))?;
+            let (lo, hi) = (w[0].as_usize(), w[1].as_usize());
+            for &x in minor_coords.get(lo..hi).unwrap_or(&[]) {
+                if major == 0 {
+                    coords.extend([mj, x]);
+                } else {
+                    coords.extend([x, mj]);
+                }
+            }
+        }
+        if coords.len() != 2 * self.nnz() {
+            return Err(Error::invariant("indptr", None, "indptr does not cover the indices (trusted input was invalid)"));
+        }
+        let coo = CooTensor::try_new_with(
+            self.shape().to_vec(),
+            coords.into(),
+            CoordLayout::RowMajor,
+            self.values.clone(),
+            false,
+            Validation::Trusted,
+        )?;
+        let canonical = coo.compute_canonical();
+        CooTensor::try_new_with(
+            self.shape().to_vec(),
+            coo.coords().clone(),
+            CoordLayout::RowMajor,
+            self.values.clone(),
+            canonical,
+            Validation::Trusted,
+        )?
+        .with_dim_names(self.dim_names().to_vec())
+    }
+}
+
+impl<V: Value, I: Index, P: Index> From<CsxMatrix<V, I, P>> for AnyCsx {
+    fn from(t: CsxMatrix<V, I, P>) -> Self {
+        t.any
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn validation_catches_bad_indptr_and_indices() {
+        let ok = CsxMatrix::<f32, i32>::try_new(CompressedAxis::Row, vec![2, 3], vec![0, 1, 2].into(), vec![0, 2].into(), vec![1.0, 2.0].into());
+        assert!(ok.is_ok());
+        let dec = CsxMatrix::<f32, i32>::try_new(CompressedAxis::Row, vec![3, 3], vec![0, 2, 1, 2].into(), vec![0, 2].into(), vec![1.0, 2.0].into());
+        assert!(matches!(dec, Err(Error::Invariant { .. })));
+        let oob = CsxMatrix::<f32, i32>::try_new(CompressedAxis::Column, vec![2, 3], vec![0, 1, 1, 2].into(), vec![0, 2].into(), vec![1.0, 2.0].into());
+        assert!(matches!(oob, Err(Error::IndexOutOfBounds { .. })));
+        let end = CsxMatrix::<f32, i32>::try_new(CompressedAxis::Row, vec![2, 3], vec![0, 1, 3].into(), vec![0, 2].into(), vec![1.0, 2.0].into());
+        assert!(end.is_err());
+        let len = CsxMatrix::<f32, i32>::try_new(CompressedAxis::Row, vec![3, 3], vec![0, 1, 2].into(), vec![0, 2].into(), vec![1.0, 2.0].into());
+        assert!(matches!(len, Err(Error::Length { .. })));
+        // trusted skips the O(nnz) pass but not the O(1) checks
+        let t = CsxMatrix::<f32, i32>::try_new_with(CompressedAxis::Row, vec![3, 3], vec![0, 2, 1, 2].into(), vec![0, 2].into(), vec![1.0, 2.0].into(), Validation::Trusted);
+        assert!(t.is_ok());
+    }
+}

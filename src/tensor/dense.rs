@@ -1,0 +1,351 @@
+//! Dense strided tensors.
+
+use arrow_buffer::ScalarBuffer;
+
+use super::validate::{check_dim_names, check_shape, Validation};
+use super::{Convert, CooTensor, CoordLayout};
+use crate::buffer::ValueBuffer;
+use crate::error::{Error, Result};
+use crate::types::{Index, Value, ValueType};
+
+/// Row-major (C order) element strides for `shape`.
+pub fn row_major_strides(shape: &[usize]) -> Vec<usize> {
+    let mut strides = vec![1usize; shape.len()];
+    for i in (0..shape.len().saturating_sub(1)).rev() {
+        strides[i] = strides[i + 1].saturating_mul(shape[i + 1]);
+    }
+    strides
+}
+
+/// Column-major (Fortran order) element strides for `shape`.
+pub fn column_major_strides(shape: &[usize]) -> Vec<usize> {
+    let mut strides = vec![1usize; shape.len()];
+    for i in 1..shape.len() {
+        strides[i] = strides[i - 1].saturating_mul(shape[i - 1]);
+    }
+    strides
+}
+
+/// A dense tensor of any value type: shape, element strides and a value buffer.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AnyDense {
+    shape: Vec<usize>,
+    dim_names: Vec<String>,
+    strides: Vec<usize>,
+    values: ValueBuffer,
+}
+
+impl AnyDense {
+    /// The validating constructor: every dense tensor is built here.
+    ///
+    /// `strides` are in elements (not bytes). Checks: ndim >= 1, the element count
+    /// fits `usize`, every reachable offset lies inside `values`, and `dim_names` is
+    /// empty or has one name per dimension. The check is O(ndim) whatever
+    /// `validation` says.
+    pub fn try_new(
+        shape: Vec<usize>,
+        strides: Vec<usize>,
+        values: ValueBuffer,
+        dim_names: Vec<String>,
+        _validation: Validation,
+    ) -> Result<Self> {
+        if shape.is_empty() {
+            return Err(Error::shape("dense tensor", "ndim >= 1", "ndim 0"));
+        }
+        let size = check_shape(&shape, "dense tensor")?.ok_or_else(|| {
+            Error::overflow("dense tensor element count", format!("{shape:?}"), "usize")
+        })?;
+        if strides.len() != shape.len() {
+            return Err(Error::shape(
+                "dense strides",
+                format!("{} strides", shape.len()),
+                format!("{} strides", strides.len()),
+            ));
+        }
+        if size > 0 {
+            let mut max = 0usize;
+            for (&d, &s) in shape.iter().zip(&strides) {
+                max = (d - 1)
+                    .checked_mul(s)
+                    .and_then(|x| x.checked_add(max))
+                    .ok_or_else(|| Error::overflow("dense strides", format!("{strides:?}"), "usize"))?;
+            }
+            if max >= values.len() {
+                return Err(Error::Invariant {
+                    what: "dense values".into(),
+                    position: None,
+                    detail: format!(
+                        "shape {shape:?} with strides {strides:?} reaches element {max}, but the buffer has {} elements",
+                        values.len()
+                    ),
+                });
+            }
+        }
+        let dim_names = if dim_names.is_empty() {
+            vec![String::new(); shape.len()]
+        } else {
+            dim_names
+        };
+        check_dim_names(&dim_names, shape.len())?;
+        Ok(AnyDense {
+            shape,
+            dim_names,
+            strides,
+            values,
+        })
+    }
+
+    /// Extents.
+    pub fn shape(&self) -> &[usize] {
+        &self.shape
+    }
+    /// One name per dimension (`""` where unnamed).
+    pub fn dim_names(&self) -> &[String] {
+        &self.dim_names
+    }
+    /// Element strides.
+    pub fn strides(&self) -> &[usize] {
+        &self.strides
+    }
+    /// The value buffer.
+    pub fn values(&self) -> &ValueBuffer {
+        &self.values
+    }
+    /// The value type.
+    pub fn value_type(&self) -> ValueType {
+        self.values.data_type()
+    }
+    /// Number of elements (product of the shape).
+    pub fn size(&self) -> usize {
+        self.shape.iter().product()
+    }
+    /// Whether the elements are packed in row-major order.
+    pub fn is_row_major(&self) -> bool {
+        self.size() <= 1 || strides_match(&self.shape, &self.strides, &row_major_strides(&self.shape))
+    }
+    /// Whether the elements are packed in column-major order.
+    pub fn is_column_major(&self) -> bool {
+        self.size() <= 1
+            || strides_match(&self.shape, &self.strides, &column_major_strides(&self.shape))
+    }
+
+    /// The typed view, if the value type is `V` (zero-copy).
+    pub fn downcast<V: Value>(&self) -> Option<DenseTensor<V>> {
+        Some(DenseTensor {
+            values: V::unwrap(&self.values)?.clone(),
+            any: self.clone(),
+        })
+    }
+}
+
+/// Strides only matter along dimensions longer than one.
+fn strides_match(shape: &[usize], a: &[usize], b: &[usize]) -> bool {
+    shape
+        .iter()
+        .zip(a.iter().zip(b))
+        .all(|(&d, (x, y))| d <= 1 || x == y)
+}
+
+/// A dense strided tensor with values of type `V`.
+///
+/// ```
+/// use arrow_sparse::DenseTensor;
+/// let t = DenseTensor::<f32>::try_new(vec![2, 2], vec![1.0, 0.0, 0.0, 4.0].into())?;
+/// assert_eq!(t.get(&[1, 1]), Some(4.0));
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct DenseTensor<V: Value> {
+    any: AnyDense,
+    values: ScalarBuffer<V>,
+}
+
+impl<V: Value> DenseTensor<V> {
+    /// A row-major tensor.
+    pub fn try_new(shape: Vec<usize>, values: ScalarBuffer<V>) -> Result<Self> {
+        let strides = row_major_strides(&shape);
+        Self::try_new_strided(shape, strides, values)
+    }
+
+    /// A tensor with explicit element strides.
+    pub fn try_new_strided(
+        shape: Vec<usize>,
+        strides: Vec<usize>,
+        values: ScalarBuffer<V>,
+    ) -> Result<Self> {
+        let any = AnyDense::try_new(
+            shape,
+            strides,
+            V::wrap(values.clone()),
+            Vec::new(),
+            Validation::Full,
+        )?;
+        Ok(DenseTensor { any, values })
+    }
+
+    /// Attach dimension names (one per dimension).
+    pub fn with_dim_names(mut self, names: Vec<String>) -> Result<Self> {
+        check_dim_names(&names, self.any.shape.len())?;
+        self.any.dim_names = names;
+        Ok(self)
+    }
+
+    /// Extents.
+    pub fn shape(&self) -> &[usize] {
+        &self.any.shape
+    }
+    /// Number of dimensions.
+    pub fn ndim(&self) -> usize {
+        self.any.shape.len()
+    }
+    /// One name per dimension (`""` where unnamed).
+    pub fn dim_names(&self) -> &[String] {
+        &self.any.dim_names
+    }
+    /// Element strides.
+    pub fn strides(&self) -> &[usize] {
+        &self.any.strides
+    }
+    /// The value buffer (in storage order).
+    pub fn values(&self) -> &ScalarBuffer<V> {
+        &self.values
+    }
+    /// The type-erased tensor.
+    pub fn as_any(&self) -> &AnyDense {
+        &self.any
+    }
+
+    /// The element at `index`, or `None` if the index is out of bounds.
+    pub fn get(&self, index: &[usize]) -> Option<V> {
+        if index.len() != self.ndim() {
+            return None;
+        }
+        let mut off = 0usize;
+        for ((&i, &d), &s) in index.iter().zip(self.shape()).zip(self.strides()) {
+            if i >= d {
+                return None;
+            }
+            off += i * s;
+        }
+        self.values.get(off).copied()
+    }
+
+    /// Visit every element in row-major logical order with its coordinates.
+    pub fn for_each(&self, mut f: impl FnMut(&[usize], V)) {
+        let shape = self.shape();
+        if shape.contains(&0) {
+            return;
+        }
+        let strides = self.strides();
+        let nd = shape.len();
+        let mut idx = vec![0usize; nd];
+        let mut off = 0usize;
+        let last = nd - 1;
+        loop {
+            for i in 0..shape[last] {
+                idx[last] = i;
+                f(&idx, self.values[off + i * strides[last]]);
+            }
+            idx[last] = 0;
+            // odometer carry over the leading dimensions
+            let mut d = last;
+            loop {
+                if d == 0 {
+                    return;
+                }
+                d -= 1;
+                idx[d] += 1;
+                off += strides[d];
+                if idx[d] < shape[d] {
+                    break;
+                }
+                off -= strides[d] * shape[d];
+                idx[d] = 0;
+            }
+        }
+    }
+}
+
+impl<V: Value> Convert<V> for DenseTensor<V> {
+    fn to_coo<I: Index>(&self) -> Result<CooTensor<V, I>> {
+        let nd = self.ndim();
+        let mut coords: Vec<I> = Vec::new();
+        let mut values: Vec<V> = Vec::new();
+        let mut bad: Option<usize> = None;
+        self.for_each(|idx, v| {
+            if !v.is_zero() {
+                for &i in idx {
+                    match I::try_from_usize(i) {
+                        Some(x) => coords.push(x),
+                        None => bad = Some(i),
+                    }
+                }
+                values.push(v);
+            }
+        });
+        if let Some(i) = bad {
+            return Err(Error::overflow("coordinate", i.to_string(), I::TYPE.name()));
+        }
+        debug_assert_eq!(coords.len(), values.len() * nd);
+        CooTensor::try_new(
+            self.shape().to_vec(),
+            coords.into(),
+            CoordLayout::RowMajor,
+            values.into(),
+            true,
+        )?
+        .with_dim_names(self.dim_names().to_vec())
+    }
+
+    fn to_dense(&self) -> Result<DenseTensor<V>> {
+        if self.any.is_row_major() && self.values.len() == self.any.size() {
+            return Ok(self.clone());
+        }
+        let mut out = Vec::new();
+        out.try_reserve_exact(self.any.size())
+            .map_err(|_| Error::overflow("dense allocation", self.any.size().to_string(), "memory"))?;
+        self.for_each(|_, v| out.push(v));
+        DenseTensor::try_new(self.shape().to_vec(), out.into())?
+            .with_dim_names(self.dim_names().to_vec())
+    }
+}
+
+impl<V: Value> From<DenseTensor<V>> for AnyDense {
+    fn from(t: DenseTensor<V>) -> Self {
+        t.any
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strided_access_and_iteration() {
+        // column-major 2x3: element (i, j) at i + 2j
+        let t = DenseTensor::<i32>::try_new_strided(
+            vec![2, 3],
+            vec![1, 2],
+            vec![0, 1, 2, 3, 4, 5].into(),
+        )
+        .unwrap();
+        assert!(t.as_any().is_column_major());
+        assert_eq!(t.get(&[1, 2]), Some(5));
+        let mut seen = vec![];
+        t.for_each(|i, v| seen.push((i.to_vec(), v)));
+        assert_eq!(seen[1], (vec![0, 1], 2));
+        let rm = t.to_dense().unwrap();
+        assert_eq!(rm.values().as_ref(), &[0, 2, 4, 1, 3, 5]);
+        let coo = t.to_coo::<i8>().unwrap();
+        assert_eq!(coo.nnz(), 5);
+        assert!(coo.is_canonical());
+    }
+
+    #[test]
+    fn bad_strides_are_errors() {
+        assert!(DenseTensor::<u8>::try_new(vec![2, 3], vec![0; 5].into()).is_err());
+        assert!(DenseTensor::<u8>::try_new_strided(vec![2, 3], vec![3, 1, 1], vec![0; 6].into()).is_err());
+        assert!(DenseTensor::<u8>::try_new(vec![usize::MAX / 2, 4], vec![0; 6].into()).is_err());
+        assert!(DenseTensor::<u8>::try_new(vec![0, 4], vec![].into()).is_ok());
+    }
+}

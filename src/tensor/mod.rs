@@ -1,0 +1,129 @@
+//! The tensor formats: one module each, a type-erased [`AnyTensor`] for data of
+//! unknown type, and the [`Convert`] trait that turns any format into any other.
+//!
+//! Every format has one struct holding type-erased buffers (`AnyCoo`, `AnyCsx`, ...)
+//! with one validating constructor, and a typed view (`CooTensor<V, I>`, ...) that
+//! is built through that same constructor and shares its buffers.
+
+pub mod any;
+pub mod coo;
+pub mod csf;
+pub mod csx;
+pub mod dense;
+pub mod validate;
+
+pub use any::AnyTensor;
+pub use coo::{AnyCoo, CooTensor, CoordLayout};
+pub use csf::{AnyCsf, CsfTensor};
+pub use csx::{AnyCsx, CompressedAxis, CsxMatrix};
+pub use dense::{AnyDense, DenseTensor};
+pub use validate::Validation;
+
+use std::fmt;
+
+use crate::error::{Error, Result};
+use crate::types::{Index, Value};
+
+/// The storage format of a tensor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Format {
+    /// Dense strided tensor.
+    Dense,
+    /// Coordinate list.
+    Coo,
+    /// Compressed sparse row matrix.
+    Csr,
+    /// Compressed sparse column matrix.
+    Csc,
+    /// Compressed sparse fibers.
+    Csf,
+}
+
+impl Format {
+    /// The lower-case name used in the CLI and the JSON dump.
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Dense => "dense",
+            Format::Coo => "coo",
+            Format::Csr => "csr",
+            Format::Csc => "csc",
+            Format::Csf => "csf",
+        }
+    }
+}
+
+impl fmt::Display for Format {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for Format {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        Ok(match s {
+            "dense" => Format::Dense,
+            "coo" => Format::Coo,
+            "csr" => Format::Csr,
+            "csc" => Format::Csc,
+            "csf" => Format::Csf,
+            _ => {
+                return Err(Error::Parse {
+                    what: "format".into(),
+                    detail: format!("unknown format {s:?} (expected coo, csr, csc, csf or dense)"),
+                })
+            }
+        })
+    }
+}
+
+/// Conversions from one format to every other. Implemented by every typed tensor.
+///
+/// `to_coo` keeps every stored entry (duplicates included) in storage order; the
+/// other conversions go through it and sort as the target format requires, keeping
+/// duplicates (except [`to_dense`](Convert::to_dense), which sums them).
+///
+/// ```
+/// use arrow_sparse::{Convert, CooTensor, CompressedAxis};
+/// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![1, 2], 5.0), (vec![0, 1], 1.5)])?;
+/// let csr = coo.to_csx::<i32, i32>(CompressedAxis::Row)?;
+/// assert_eq!(csr.indptr().as_ref(), &[0, 1, 2]);
+/// let dense = csr.to_dense()?;
+/// assert_eq!(dense.values().as_ref(), &[0.0, 1.5, 0.0, 0.0, 0.0, 5.0]);
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
+pub trait Convert<V: Value> {
+    /// All stored entries as COO with index type `I` (row-major coordinates, storage
+    /// order, duplicates kept; the canonical flag is set when the entries happen to
+    /// be sorted and unique). Fails if a coordinate does not fit `I`.
+    fn to_coo<I: Index>(&self) -> Result<CooTensor<V, I>>;
+
+    /// The dense row-major tensor (duplicates summed). Fails if the element count
+    /// overflows or cannot be allocated.
+    fn to_dense(&self) -> Result<DenseTensor<V>> {
+        self.to_coo::<i64>()?.coo_to_dense()
+    }
+
+    /// A CSR or CSC matrix (2-D tensors only).
+    fn to_csx<I: Index, P: Index>(&self, axis: CompressedAxis) -> Result<CsxMatrix<V, I, P>> {
+        self.to_coo::<I>()?.coo_to_csx(axis)
+    }
+
+    /// A CSF tensor with the given axis order (ndim >= 2).
+    fn to_csf<I: Index, P: Index>(&self, axis_order: &[usize]) -> Result<CsfTensor<V, I, P>> {
+        self.to_coo::<I>()?.coo_to_csf(axis_order)
+    }
+}
+
+/// Reinterpret a buffer of `I` as a buffer of `J` when they are the same type
+/// (zero-copy), or convert element by element (checked) when they are not.
+pub(crate) fn recast<I: Index, J: Index>(
+    b: &arrow_buffer::ScalarBuffer<I>,
+    what: &str,
+) -> Result<arrow_buffer::ScalarBuffer<J>> {
+    if let Some(same) = J::unwrap(&I::wrap(b.clone())) {
+        return Ok(same.clone());
+    }
+    Ok(crate::buffer::cast_slice::<I, J>(b, what)?.into())
+}

@@ -1,0 +1,179 @@
+//! The checks every tensor passes once, at its one constructor.
+//!
+//! Each format's `try_new` (typed or type-erased) calls exactly one function here.
+//! [`Validation::Full`] runs the O(nnz) pass (every index in bounds, indptr
+//! monotone, canonical flag true); [`Validation::Trusted`] keeps the O(1) structural
+//! checks (shapes, buffer lengths) and skips the O(nnz) pass.
+
+use crate::buffer::{with_index_slice, IndexSlice};
+use crate::error::{Error, Result};
+use crate::types::Index;
+
+/// How much checking a constructor or decoder does.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Validation {
+    /// Check everything, O(nnz): the default and the right choice for untrusted data.
+    #[default]
+    Full,
+    /// Check only shapes and buffer lengths, O(ndim). For data this crate (or another
+    /// trusted producer) wrote and that has already been validated. An invalid
+    /// tensor accepted this way cannot cause undefined behaviour, but operations on
+    /// it may return errors or wrong results.
+    Trusted,
+}
+
+/// Largest extent accepted for one dimension (Arrow stores extents as int64).
+pub const MAX_EXTENT: usize = i64::MAX as usize;
+
+/// Check a shape: every extent fits int64. Returns the element count when it fits
+/// `usize`, `None` when the product overflows (allowed for sparse tensors).
+pub fn check_shape(shape: &[usize], what: &str) -> Result<Option<usize>> {
+    if let Some((i, &d)) = shape.iter().enumerate().find(|(_, &d)| d > MAX_EXTENT) {
+        return Err(Error::shape(
+            format!("{what} dimension {i}"),
+            format!("an extent <= {MAX_EXTENT}"),
+            d.to_string(),
+        ));
+    }
+    Ok(shape.iter().try_fold(1usize, |acc, &d| acc.checked_mul(d)))
+}
+
+/// Check that a list of dimension names is empty or has one name per dimension.
+pub fn check_dim_names(names: &[String], ndim: usize) -> Result<()> {
+    if names.len() != ndim {
+        return Err(Error::shape(
+            "dim_names",
+            format!("{ndim} names (one per dimension)"),
+            format!("{} names", names.len()),
+        ));
+    }
+    Ok(())
+}
+
+pub(crate) fn check_len(what: &str, found: usize, expected: usize) -> Result<()> {
+    if found != expected {
+        return Err(Error::length(what, expected, found));
+    }
+    Ok(())
+}
+
+/// Every element of `idx` lies in `0..bound`.
+pub(crate) fn check_bounds(what: &str, idx: IndexSlice<'_>, bound: usize) -> Result<()> {
+    with_index_slice!(idx, s => check_bounds_typed(what, s, bound))
+}
+
+fn check_bounds_typed<I: Index>(what: &str, s: &[I], bound: usize) -> Result<()> {
+    // `as_usize` sign-extends, so negative values become huge and fail the same
+    // single comparison; the max-fold over fixed chunks vectorises.
+    let ok = s
+        .chunks(4096)
+        .all(|c| c.iter().fold(0usize, |m, x| m.max(x.as_usize())) < bound)
+        || s.is_empty();
+    if ok {
+        return Ok(());
+    }
+    let (position, value) = s
+        .iter()
+        .enumerate()
+        .find(|(_, x)| x.as_usize() >= bound)
+        .map(|(p, x)| (p, x.wide()))
+        .unwrap_or((0, 0));
+    Err(Error::IndexOutOfBounds {
+        buffer: what.to_string(),
+        position,
+        value,
+        bound: bound as u64,
+    })
+}
+
+/// `indptr` starts at 0, never decreases and ends at `end`. Its length must have
+/// been checked by the caller. Returns nothing; errors name the first bad position.
+pub(crate) fn check_indptr(what: &str, indptr: IndexSlice<'_>, end: usize) -> Result<()> {
+    with_index_slice!(indptr, s => check_indptr_typed(what, s, end))
+}
+
+fn check_indptr_typed<P: Index>(what: &str, s: &[P], end: usize) -> Result<()> {
+    let first = s.first().map(|x| x.wide()).unwrap_or(0);
+    if first != 0 {
+        return Err(Error::invariant(what, Some(0), format!("indptr must start at 0, found {first}")));
+    }
+    let last = s.last().map(|x| x.wide()).unwrap_or(0);
+    if last != end as i128 {
+        return Err(Error::invariant(
+            what,
+            Some(s.len().saturating_sub(1)),
+            format!("indptr must end at {end}, found {last}"),
+        ));
+    }
+    // Chunked so the comparison loop vectorises; chunks overlap by one element.
+    let mut start = 0;
+    while start + 1 < s.len() {
+        let stop = (start + 4096).min(s.len() - 1);
+        let bad = s[start..=stop]
+            .windows(2)
+            .fold(false, |b, w| b | (w[1] < w[0]));
+        if bad {
+            let p = (start..stop).find(|&i| s[i + 1] < s[i]).unwrap_or(start);
+            return Err(Error::invariant(
+                what,
+                Some(p + 1),
+                format!("indptr decreases from {} to {}", s[p].wide(), s[p + 1].wide()),
+            ));
+        }
+        start = stop;
+    }
+    Ok(())
+}
+
+/// Check that `order` is a permutation of `0..ndim`.
+pub fn check_permutation(what: &str, order: &[usize], ndim: usize) -> Result<()> {
+    let mut seen = vec![false; ndim];
+    if order.len() != ndim {
+        return Err(Error::invariant(
+            what,
+            None,
+            format!("expected a permutation of 0..{ndim}, found {order:?}"),
+        ));
+    }
+    for (p, &a) in order.iter().enumerate() {
+        if a >= ndim || std::mem::replace(&mut seen[a], true) {
+            return Err(Error::invariant(
+                what,
+                Some(p),
+                format!("expected a permutation of 0..{ndim}, found {order:?}"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bounds_and_indptr() {
+        assert!(check_bounds("i", IndexSlice::Int32(&[0, 1, 2]), 3).is_ok());
+        let e = check_bounds("i", IndexSlice::Int32(&[0, -1, 2]), 3).unwrap_err();
+        assert!(matches!(e, Error::IndexOutOfBounds { position: 1, value: -1, .. }));
+        assert!(check_bounds("i", IndexSlice::UInt8(&[]), 0).is_ok());
+        assert!(check_bounds("i", IndexSlice::UInt8(&[0]), 0).is_err());
+        assert!(check_indptr("p", IndexSlice::Int64(&[0, 2, 2, 5]), 5).is_ok());
+        assert!(check_indptr("p", IndexSlice::Int64(&[1, 2, 5]), 5).is_err());
+        assert!(check_indptr("p", IndexSlice::Int64(&[0, 2, 5]), 4).is_err());
+        let e = check_indptr("p", IndexSlice::Int64(&[0, 3, 2, 5]), 5).unwrap_err();
+        assert!(matches!(e, Error::Invariant { position: Some(2), .. }));
+        let long: Vec<i32> = (0..10_000).chain([5]).chain(10_000..10_010).collect();
+        assert!(check_indptr("p", IndexSlice::Int32(&long), 10_009).is_err());
+        assert!(check_permutation("a", &[2, 0, 1], 3).is_ok());
+        assert!(check_permutation("a", &[2, 2, 1], 3).is_err());
+        assert!(check_permutation("a", &[0, 1], 3).is_err());
+    }
+
+    #[test]
+    fn shapes() {
+        assert_eq!(check_shape(&[2, 3], "s").unwrap(), Some(6));
+        assert_eq!(check_shape(&[1 << 40, 1 << 40], "s").unwrap(), None);
+        assert!(check_shape(&[usize::MAX], "s").is_err());
+    }
+}
