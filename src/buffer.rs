@@ -175,23 +175,6 @@ impl IndexBuffer {
         with_index_slice!(self.as_slice(), s => s.get(i).and_then(|x| x.index()))
     }
 
-    /// Copy the elements into a `Vec<usize>`, failing on negative values.
-    pub(crate) fn to_usize_vec(&self, what: &str) -> Result<Vec<usize>> {
-        use crate::types::Index;
-        with_index_slice!(self.as_slice(), s => s
-            .iter()
-            .enumerate()
-            .map(|(p, x)| {
-                x.index().ok_or_else(|| Error::IndexOutOfBounds {
-                    buffer: what.to_string(),
-                    position: p,
-                    value: x.wide(),
-                    bound: i64::MAX as u64,
-                })
-            })
-            .collect())
-    }
-
     /// Convert every element to `ty`, failing if one does not fit.
     pub fn cast(&self, ty: IndexType, what: &str) -> Result<IndexBuffer> {
         if ty == self.data_type() {

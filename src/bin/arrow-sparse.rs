@@ -1,1 +1,114 @@
-fn main(){}
+//! The `arrow-sparse` command-line tool: inspect, dump and convert files of Arrow
+//! SparseTensor / Tensor IPC messages.
+
+use std::io::{BufWriter, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use arrow_sparse::ipc::{self, MmapReader, ReadOptions, TensorMessage, WriteOptions};
+use arrow_sparse::{dump, Error, Format, IndexType};
+use clap::{Parser, Subcommand};
+
+/// Inspect, dump and convert sparse tensors stored as Arrow IPC messages.
+///
+/// Exit codes: 0 success, 1 error (bad input, I/O), 2 bad command line.
+#[derive(Parser)]
+#[command(name = "arrow-sparse", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Print a readable summary of every tensor in FILE.
+    ///
+    /// Example: arrow-sparse inspect tensors.arrow
+    Inspect {
+        /// A stream of SparseTensor / Tensor messages.
+        file: PathBuf,
+    },
+    /// Print one JSON line per tensor in FILE (format, types, shape, entries).
+    ///
+    /// Example: arrow-sparse dump tensors.arrow | head -1
+    Dump {
+        /// A stream of SparseTensor / Tensor messages.
+        file: PathBuf,
+    },
+    /// Rewrite every tensor of IN in another format and write OUT (atomically).
+    ///
+    /// Example: arrow-sparse convert in.arrow out.arrow --to csf --index-type int32 --axis-order 2,0,1
+    Convert {
+        /// Input stream file.
+        input: PathBuf,
+        /// Output stream file (written to a temporary file, then renamed).
+        output: PathBuf,
+        /// Target format: coo, csr, csc, csf or dense.
+        #[arg(long)]
+        to: Format,
+        /// Index type of the output (int8, int16, int32, int64, uint8, uint16, uint32).
+        /// Default: the input's index type, or int64 for dense and uint64 inputs.
+        #[arg(long)]
+        index_type: Option<IndexType>,
+        /// CSF axis order, e.g. 2,0,1 (default: the input's for CSF, else 0,1,..).
+        #[arg(long, value_delimiter = ',')]
+        axis_order: Option<Vec<usize>>,
+    },
+}
+
+fn open(file: &PathBuf) -> Result<MmapReader, Error> {
+    MmapReader::open_with(file, ReadOptions::default())
+}
+
+fn run(cli: Cli) -> Result<(), Error> {
+    let stdout = std::io::stdout();
+    let mut out = BufWriter::new(stdout.lock());
+    match cli.command {
+        Command::Inspect { file } => {
+            let reader = open(&file)?;
+            writeln!(out, "{}: {} message(s), {} bytes", file.display(), reader.len(), reader.mapping().len())?;
+            for (i, info) in reader.messages().iter().enumerate() {
+                let msg = reader.get(i)?;
+                let bytes = info.body_offset + info.body_len - info.offset;
+                writeln!(out, "{}", dump::summary(i, &msg, Some(bytes)))?;
+            }
+        }
+        Command::Dump { file } => {
+            let reader = open(&file)?;
+            for msg in reader.iter() {
+                writeln!(out, "{}", dump::json_line(&msg?.tensor)?)?;
+            }
+        }
+        Command::Convert { input, output, to, index_type, axis_order } => {
+            if let Some(t) = index_type {
+                t.check_writable()?;
+            }
+            let reader = open(&input)?;
+            let mut converted = Vec::with_capacity(reader.len());
+            for msg in reader.iter() {
+                let msg = msg?;
+                let it = index_type.unwrap_or(match msg.tensor.index_type() {
+                    Some(IndexType::UInt64) | None => IndexType::Int64,
+                    Some(t) => t,
+                });
+                let tensor = msg.tensor.convert(to, it, axis_order.as_deref())?;
+                converted.push(TensorMessage { tensor, custom_metadata: msg.custom_metadata });
+            }
+            ipc::write_file(&output, &converted, &WriteOptions::default())?;
+        }
+    }
+    out.flush()?;
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(Error::Io(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("arrow-sparse: error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

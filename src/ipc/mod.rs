@@ -1,1 +1,157 @@
-pub fn x(){}
+//! Arrow IPC: encapsulated `SparseTensor` and `Tensor` messages, streams of them,
+//! and zero-copy reading from memory-mapped files.
+//!
+//! The layering follows arrow-ipc: a pure [`encode`] / [`decode`] core, and thin
+//! [`StreamWriter`], [`StreamReader`] and [`MmapReader`] wrappers over it. The
+//! byte layout is specified in `format/SPEC.md`.
+
+mod decode;
+mod encode;
+mod mmap;
+mod stream;
+
+use std::io::Write;
+use std::path::Path;
+
+use arrow_buffer::Buffer;
+
+pub use encode::{encode, EncodedMessage};
+pub use mmap::{MessageInfo, MmapReader};
+pub use stream::{StreamReader, StreamWriter};
+
+use crate::error::{Error, Result};
+use crate::tensor::{AnyTensor, Validation};
+
+/// The continuation marker that starts every message (and the end-of-stream marker).
+pub const CONTINUATION: [u8; 4] = [0xFF; 4];
+
+/// The end-of-stream marker: continuation followed by a zero length.
+pub const END_OF_STREAM: [u8; 8] = [0xFF, 0xFF, 0xFF, 0xFF, 0, 0, 0, 0];
+
+/// A decoded message: the tensor and the Message's `custom_metadata` key/values,
+/// in order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TensorMessage {
+    /// The tensor.
+    pub tensor: AnyTensor,
+    /// The Message's `custom_metadata`, in order (empty when absent).
+    pub custom_metadata: Vec<(String, String)>,
+}
+
+impl From<AnyTensor> for TensorMessage {
+    fn from(tensor: AnyTensor) -> Self {
+        TensorMessage { tensor, custom_metadata: Vec::new() }
+    }
+}
+
+/// Options for every reader.
+#[derive(Clone, Debug)]
+pub struct ReadOptions {
+    /// Full O(nnz) validation (default) or trusted structural checks only.
+    pub validation: Validation,
+    /// Refuse misaligned buffers with [`Error::Misaligned`] instead of copying them.
+    pub require_alignment: bool,
+    /// Largest flatbuffer metadata accepted, in bytes (default 64 MiB).
+    pub max_metadata_len: usize,
+    /// Flatbuffer verifier limit on the number of tables (default 1,000,000).
+    pub max_flatbuffer_tables: usize,
+}
+
+impl Default for ReadOptions {
+    fn default() -> Self {
+        ReadOptions {
+            validation: Validation::Full,
+            require_alignment: false,
+            max_metadata_len: 64 << 20,
+            max_flatbuffer_tables: 1_000_000,
+        }
+    }
+}
+
+impl ReadOptions {
+    /// Set the validation level.
+    pub fn with_validation(mut self, v: Validation) -> Self {
+        self.validation = v;
+        self
+    }
+    /// Require aligned buffers (error instead of copy).
+    pub fn with_require_alignment(mut self, require: bool) -> Self {
+        self.require_alignment = require;
+        self
+    }
+}
+
+/// What a CSF message puts in the `Buffer.length` of its index buffers.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum CsfLengths {
+    /// Element counts: what libarrow 26 writes and reads (the default).
+    #[default]
+    Elements,
+    /// Padded byte lengths, like every other buffer (what a fixed libarrow may
+    /// write). libarrow 26 misreads this; arrow-sparse reads both.
+    PaddedBytes,
+}
+
+/// Options for every writer.
+#[derive(Clone, Debug, Default)]
+pub struct WriteOptions {
+    /// How CSF index buffer lengths are written.
+    pub csf_lengths: CsfLengths,
+}
+
+/// Decode one encapsulated message at the start of `bytes`; returns the message
+/// and the number of bytes it took. The tensor's buffers are slices of `bytes`
+/// (zero-copy) unless they are misaligned.
+///
+/// Returns `Ok(None)` at an end-of-stream marker or when `bytes` is empty.
+pub fn decode(bytes: &Buffer, options: &ReadOptions) -> Result<Option<(TensorMessage, usize)>> {
+    decode_at(bytes, 0, options)
+}
+
+pub(crate) fn decode_at(bytes: &Buffer, at: u64, options: &ReadOptions) -> Result<Option<(TensorMessage, usize)>> {
+    if bytes.is_empty() {
+        return Ok(None);
+    }
+    let (metadata_start, metadata_len) = match decode::parse_prefix(bytes.as_slice(), at, options.max_metadata_len)? {
+        decode::Frame::End { .. } => return Ok(None),
+        decode::Frame::Message { metadata_start, metadata_len } => (metadata_start, metadata_len),
+    };
+    let meta_end = metadata_start + metadata_len;
+    let metadata = bytes
+        .as_slice()
+        .get(metadata_start..meta_end)
+        .ok_or_else(|| Error::ipc(Some(at), format!("truncated metadata: {metadata_len} bytes announced, {} present", bytes.len() - metadata_start)))?;
+    let (message, body_len) = decode::parse_message(metadata, at, options)?;
+    let end = meta_end
+        .checked_add(body_len)
+        .filter(|&e| e <= bytes.len())
+        .ok_or_else(|| Error::ipc(Some(at), format!("truncated body: {body_len} bytes announced, {} present", bytes.len() - meta_end)))?;
+    let body = bytes.slice_with_length(meta_end, body_len);
+    let msg = decode::decode_parsed(message, &body, at, options)?;
+    Ok(Some((msg, end)))
+}
+
+/// Encode and write a sequence of tensors (with their metadata) to `path` as a
+/// stream ended by the end-of-stream marker. The file is written to a temporary
+/// file in the same directory and renamed into place, so a failure never leaves a
+/// partial file at `path`.
+pub fn write_file<'a>(path: &Path, messages: impl IntoIterator<Item = &'a TensorMessage>, options: &WriteOptions) -> Result<()> {
+    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+    {
+        let mut w = StreamWriter::new(std::io::BufWriter::new(tmp.as_file_mut())).with_options(options.clone());
+        for m in messages {
+            w.write_with_metadata(&m.tensor, &m.custom_metadata)?;
+        }
+        w.finish()?.flush()?;
+    }
+    tmp.as_file().sync_all()?;
+    tmp.persist(path).map_err(|e| Error::Io(e.error))?;
+    Ok(())
+}
+
+/// Read every tensor of a stream file through a memory map (zero-copy).
+pub fn read_file(path: &Path, options: &ReadOptions) -> Result<Vec<TensorMessage>> {
+    let reader = MmapReader::open_with(path, options.clone())?;
+    (0..reader.len()).map(|i| reader.get(i)).collect()
+}

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Set up the libarrow interop environment for arrow-sparse:
+#   1. a Python venv (default <repo>/.venv, override with ARROW_SPARSE_VENV) holding
+#      the pinned packages of scripts/requirements-interop.txt (pyarrow ships libarrow);
+#   2. the C++ peer interop/peer.cc compiled against that libarrow into
+#      <repo>/target/peer/arrow-sparse-peer.
+# Idempotent: pip runs only when the requirements file changed (stamp holds its hash),
+# g++ runs only when peer.cc is newer than the binary (or the binary was built against
+# another venv). Progress goes to stderr; the last line of stdout is the
+# absolute path of the peer binary.
+set -euo pipefail
+
+REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+VENV="${ARROW_SPARSE_VENV:-$REPO/.venv}"
+REQ="$REPO/scripts/requirements-interop.txt"
+SRC="$REPO/interop/peer.cc"
+OUT_DIR="$REPO/target/peer"
+PEER="$OUT_DIR/arrow-sparse-peer"
+STAMP="$VENV/.arrow-sparse-requirements.sha256"
+
+log() { echo "setup-interop: $*" >&2; }
+
+exec </dev/null
+
+if [[ ! -x "$VENV/bin/python" ]]; then
+  log "creating venv at $VENV"
+  python3 -m venv "$VENV"
+fi
+
+want_hash="$(sha256sum "$REQ" | cut -d' ' -f1)"
+have_hash="$(cat "$STAMP" 2>/dev/null || true)"
+if [[ "$want_hash" != "$have_hash" ]]; then
+  log "installing $(basename "$REQ") into $VENV"
+  "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check \
+    --no-input -r "$REQ" >&2
+  echo "$want_hash" > "$STAMP"
+fi
+
+PA="$("$VENV/bin/python" -c 'import pyarrow,os;print(os.path.dirname(pyarrow.__file__))')"
+if [[ ! -f "$PA/libarrow.so.2600" || ! -d "$PA/include/arrow" ]]; then
+  log "error: $PA does not contain libarrow.so.2600 and include/arrow"
+  exit 1
+fi
+
+# The binary's rpath points into the venv it was built against; rebuild when that
+# changes (e.g. switching ARROW_SPARSE_VENV) as well as when peer.cc is newer.
+PA_STAMP="$PEER.pyarrow-dir"
+if [[ ! -x "$PEER" || "$SRC" -nt "$PEER" || "$(cat "$PA_STAMP" 2>/dev/null || true)" != "$PA" ]]; then
+  log "compiling $SRC"
+  mkdir -p "$OUT_DIR"
+  g++ -std=c++20 -O2 "$SRC" -I"$PA/include" -L"$PA" -l:libarrow.so.2600 \
+    -Wl,-rpath,"$PA" -Wno-deprecated-declarations -o "$PEER.tmp"
+  mv -f "$PEER.tmp" "$PEER"
+  echo "$PA" > "$PA_STAMP"
+fi
+
+echo "$PEER"

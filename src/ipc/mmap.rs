@@ -1,0 +1,122 @@
+//! [`MmapReader`]: index a stream file by scanning message headers only, then hand
+//! out tensors whose buffers point into the mapping.
+
+use std::path::Path;
+
+use arrow_buffer::Buffer;
+
+use super::decode::{parse_message, parse_prefix, Frame};
+use super::{ReadOptions, TensorMessage};
+use crate::buffer::map_file;
+use crate::error::{Error, Result};
+
+/// Where one message lies in the file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MessageInfo {
+    /// Offset of the message prefix.
+    pub offset: usize,
+    /// Offset of the body.
+    pub body_offset: usize,
+    /// Body length in bytes.
+    pub body_len: usize,
+    /// Whether the message is a dense `Tensor` (else a `SparseTensor`).
+    pub dense: bool,
+}
+
+/// A memory-mapped stream file, indexed by its message headers.
+///
+/// Opening maps the file and verifies every message's framing and flatbuffer
+/// metadata (O(number of messages), independent of the tensors' sizes). Bodies are
+/// decoded and validated on [`get`](Self::get), zero-copy: the returned tensor's
+/// buffers point into the mapping (misaligned ones are copied, or refused with
+/// [`ReadOptions::require_alignment`]).
+///
+/// The mapping assumes nobody modifies the file in place while it is mapped;
+/// arrow-sparse's writers never do (they write a temporary file and rename it).
+#[derive(Debug, Clone)]
+pub struct MmapReader {
+    map: Buffer,
+    messages: Vec<MessageInfo>,
+    options: ReadOptions,
+}
+
+impl MmapReader {
+    /// Map and index `path` with default options.
+    pub fn open(path: &Path) -> Result<Self> {
+        Self::open_with(path, ReadOptions::default())
+    }
+
+    /// Map and index `path`.
+    pub fn open_with(path: &Path, options: ReadOptions) -> Result<Self> {
+        let map = map_file(path)?;
+        Self::from_buffer(map, options)
+    }
+
+    /// Index messages held in memory (for example a received buffer).
+    pub fn from_buffer(map: Buffer, options: ReadOptions) -> Result<Self> {
+        let bytes = map.as_slice();
+        let mut messages = Vec::new();
+        let mut at = 0usize;
+        while at < bytes.len() {
+            let rest = &bytes[at..];
+            match parse_prefix(rest, at as u64, options.max_metadata_len)? {
+                Frame::End { .. } => break,
+                Frame::Message { metadata_start, metadata_len } => {
+                    let meta_end = metadata_start + metadata_len;
+                    let metadata = rest.get(metadata_start..meta_end).ok_or_else(|| {
+                        Error::ipc(Some(at as u64), format!("truncated metadata: {metadata_len} bytes announced, {} present", rest.len() - metadata_start))
+                    })?;
+                    let (message, body_len) = parse_message(metadata, at as u64, &options)?;
+                    let body_offset = at + meta_end;
+                    let end = body_offset.checked_add(body_len).filter(|&e| e <= bytes.len()).ok_or_else(|| {
+                        Error::ipc(Some(at as u64), format!("truncated body: {body_len} bytes announced, {} present", bytes.len() - body_offset))
+                    })?;
+                    messages.push(MessageInfo {
+                        offset: at,
+                        body_offset,
+                        body_len,
+                        dense: message.header_type() == arrow_ipc::MessageHeader::Tensor,
+                    });
+                    at = end;
+                }
+            }
+        }
+        Ok(MmapReader { map, messages, options })
+    }
+
+    /// Number of messages.
+    pub fn len(&self) -> usize {
+        self.messages.len()
+    }
+
+    /// Whether the file holds no message.
+    pub fn is_empty(&self) -> bool {
+        self.messages.is_empty()
+    }
+
+    /// Where each message lies.
+    pub fn messages(&self) -> &[MessageInfo] {
+        &self.messages
+    }
+
+    /// The whole mapping.
+    pub fn mapping(&self) -> &Buffer {
+        &self.map
+    }
+
+    /// Decode and validate message `i`.
+    pub fn get(&self, i: usize) -> Result<TensorMessage> {
+        let info = self.messages.get(i).ok_or_else(|| Error::Unsupported(format!("message {i} does not exist ({} messages)", self.len())))?;
+        let end = info.body_offset + info.body_len;
+        let slice = self.map.slice_with_length(info.offset, end - info.offset);
+        match super::decode_at(&slice, info.offset as u64, &self.options)? {
+            Some((m, _)) => Ok(m),
+            None => Err(Error::ipc(Some(info.offset as u64), "message vanished")),
+        }
+    }
+
+    /// Iterate over all messages, decoding each.
+    pub fn iter(&self) -> impl Iterator<Item = Result<TensorMessage>> + '_ {
+        (0..self.len()).map(|i| self.get(i))
+    }
+}

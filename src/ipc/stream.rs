@@ -1,0 +1,182 @@
+//! [`StreamWriter`] and [`StreamReader`]: sequences of messages ended by the
+//! end-of-stream marker.
+
+use std::io::{ErrorKind, Read, Write};
+
+use arrow_buffer::{Buffer, MutableBuffer};
+
+use super::decode::{parse_message, parse_prefix, Frame};
+use super::{encode, ReadOptions, TensorMessage, WriteOptions, END_OF_STREAM};
+use crate::error::{Error, Result};
+use crate::tensor::AnyTensor;
+
+/// Writes tensors as consecutive encapsulated messages; [`finish`](Self::finish)
+/// appends the end-of-stream marker.
+///
+/// ```
+/// use arrow_sparse::{ipc::StreamWriter, CooTensor};
+/// let t = CooTensor::<i32, i64>::from_entries(vec![4], &[(vec![2], 7)])?;
+/// let mut w = StreamWriter::new(Vec::new());
+/// w.write(&t.into())?;
+/// let bytes = w.finish()?;
+/// assert_eq!(&bytes[bytes.len() - 8..], &arrow_sparse::ipc::END_OF_STREAM);
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct StreamWriter<W: Write> {
+    out: W,
+    options: WriteOptions,
+    written: u64,
+}
+
+impl<W: Write> StreamWriter<W> {
+    /// A writer with default options.
+    pub fn new(out: W) -> Self {
+        StreamWriter { out, options: WriteOptions::default(), written: 0 }
+    }
+
+    /// Replace the write options.
+    pub fn with_options(mut self, options: WriteOptions) -> Self {
+        self.options = options;
+        self
+    }
+
+    /// Write one tensor.
+    pub fn write(&mut self, tensor: &AnyTensor) -> Result<()> {
+        self.write_with_metadata(tensor, &[])
+    }
+
+    /// Write one tensor with `custom_metadata` key/values on its Message.
+    pub fn write_with_metadata(&mut self, tensor: &AnyTensor, custom_metadata: &[(String, String)]) -> Result<()> {
+        let m = encode(tensor, custom_metadata, &self.options)?;
+        m.write_to(&mut self.out)?;
+        self.written += m.len() as u64;
+        Ok(())
+    }
+
+    /// Bytes written so far.
+    pub fn bytes_written(&self) -> u64 {
+        self.written
+    }
+
+    /// Write the end-of-stream marker and return the inner writer.
+    pub fn finish(mut self) -> Result<W> {
+        self.out.write_all(&END_OF_STREAM)?;
+        self.out.flush()?;
+        Ok(self.out)
+    }
+}
+
+/// Reads messages from any [`Read`] until the end-of-stream marker or the end of
+/// input at a message boundary. Yields `Result<TensorMessage>`; after an error it
+/// yields nothing more.
+///
+/// Memory grows only as bytes actually arrive: a header announcing a huge body is
+/// read in chunks of at most 64 MiB, so a lying length costs an error, not an
+/// allocation.
+#[derive(Debug)]
+pub struct StreamReader<R: Read> {
+    input: R,
+    options: ReadOptions,
+    offset: u64,
+    done: bool,
+}
+
+const CHUNK: usize = 64 << 20;
+
+impl<R: Read> StreamReader<R> {
+    /// A reader with default options.
+    pub fn new(input: R) -> Self {
+        Self::with_options(input, ReadOptions::default())
+    }
+
+    /// A reader with the given options.
+    pub fn with_options(input: R, options: ReadOptions) -> Self {
+        StreamReader { input, options, offset: 0, done: false }
+    }
+
+    /// Fill `buf` completely; `Ok(false)` if the input ended before the first byte.
+    fn fill(&mut self, buf: &mut [u8]) -> Result<bool> {
+        let mut got = 0;
+        while got < buf.len() {
+            match self.input.read(&mut buf[got..]) {
+                Ok(0) => break,
+                Ok(n) => got += n,
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        if got == 0 && !buf.is_empty() {
+            return Ok(false);
+        }
+        if got < buf.len() {
+            return Err(Error::ipc(Some(self.offset + got as u64), format!("truncated stream: {} more bytes expected", buf.len() - got)));
+        }
+        Ok(true)
+    }
+
+    /// Read exactly `len` bytes into a 64-byte aligned buffer, growing it chunk by
+    /// chunk so memory follows the bytes that really arrive.
+    fn read_aligned(&mut self, len: usize) -> Result<Buffer> {
+        let mut buf = MutableBuffer::new(len.min(CHUNK));
+        while buf.len() < len {
+            let start = buf.len();
+            let step = (len - start).min(CHUNK);
+            buf.resize(start + step, 0);
+            let at = self.offset + start as u64;
+            let ok = self.fill(&mut buf.as_slice_mut()[start..start + step])?;
+            if !ok {
+                return Err(Error::ipc(Some(at), format!("truncated stream: {} more bytes expected", len - start)));
+            }
+        }
+        Ok(buf.into())
+    }
+
+    fn next_message(&mut self) -> Result<Option<TensorMessage>> {
+        let at = self.offset;
+        let mut first = [0u8; 4];
+        if !self.fill(&mut first)? {
+            return Ok(None); // a stream that just ends
+        }
+        let mut prefix = first.to_vec();
+        if first == super::CONTINUATION {
+            let mut len = [0u8; 4];
+            if !self.fill(&mut len)? {
+                return Err(Error::ipc(Some(at + 4), "truncated stream: metadata length missing"));
+            }
+            prefix.extend_from_slice(&len);
+        }
+        self.offset += prefix.len() as u64;
+        let metadata_len = match parse_prefix(&prefix, at, self.options.max_metadata_len)? {
+            Frame::End { .. } => return Ok(None),
+            Frame::Message { metadata_len, .. } => metadata_len,
+        };
+        let metadata = self.read_aligned(metadata_len)?;
+        self.offset += metadata_len as u64;
+        let (message, body_len) = parse_message(metadata.as_slice(), at, &self.options)?;
+        let body = self.read_aligned(body_len)?;
+        self.offset += body_len as u64;
+        super::decode::decode_parsed(message, &body, at, &self.options).map(Some)
+    }
+}
+
+impl<R: Read> Iterator for StreamReader<R> {
+    type Item = Result<TensorMessage>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        match self.next_message() {
+            Ok(Some(m)) => Some(Ok(m)),
+            Ok(None) => {
+                self.done = true;
+                None
+            }
+            Err(e) => {
+                self.done = true;
+                Some(Err(e))
+            }
+        }
+    }
+}

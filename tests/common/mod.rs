@@ -1,0 +1,87 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value as J;
+
+/// Compare two JSON values, numbers by value (so `1` equals `1.0` and `1e+20`
+/// equals `1e20`); everything else exactly.
+pub fn json_eq(a: &J, b: &J) -> bool {
+    match (a, b) {
+        (J::Number(x), J::Number(y)) => {
+            if let (Some(p), Some(q)) = (x.as_i64(), y.as_i64()) {
+                return p == q;
+            }
+            if let (Some(p), Some(q)) = (x.as_u64(), y.as_u64()) {
+                return p == q;
+            }
+            let (p, q) = (x.as_f64().unwrap(), y.as_f64().unwrap());
+            p == q || (p.is_nan() && q.is_nan())
+        }
+        (J::Array(x), J::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(p, q)| json_eq(p, q)),
+        (J::Object(x), J::Object(y)) => {
+            x.len() == y.len()
+                && x.keys().zip(y.keys()).all(|(p, q)| p == q)
+                && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| json_eq(v, w)))
+        }
+        _ => a == b,
+    }
+}
+
+/// Assert that two JSON-lines texts describe the same tensors.
+pub fn assert_same_dump(ours: &str, theirs: &str, context: &str) {
+    let a: Vec<&str> = ours.lines().collect();
+    let b: Vec<&str> = theirs.lines().collect();
+    assert_eq!(a.len(), b.len(), "{context}: line counts differ\nours:   {ours}\ntheirs: {theirs}");
+    for (x, y) in a.iter().zip(&b) {
+        let (p, q): (J, J) = (serde_json::from_str(x).unwrap(), serde_json::from_str(y).unwrap());
+        assert!(json_eq(&p, &q), "{context}: dumps differ\nours:   {}\ntheirs: {}", trunc(x), trunc(y));
+    }
+}
+
+fn trunc(s: &str) -> &str {
+    &s[..s.len().min(2000)]
+}
+
+pub fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The C++ interop peer, built by `scripts/setup-interop.sh`. `None` when it is
+/// not built, unless running in CI (`CI=true`), where its absence is a failure.
+pub fn peer() -> Option<PathBuf> {
+    let p = std::env::var_os("ARROW_SPARSE_PEER")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo().join("target/peer/arrow-sparse-peer"));
+    if p.exists() {
+        return Some(p);
+    }
+    if std::env::var("CI").is_ok_and(|v| v == "true" || v == "1") {
+        panic!("the interop peer {} is missing in CI: run scripts/setup-interop.sh", p.display());
+    }
+    eprintln!("SKIPPED: interop peer not built (run scripts/setup-interop.sh)");
+    None
+}
+
+/// Run the peer; panic with its stderr on failure. Returns stdout.
+pub fn run_peer(peer: &Path, args: &[&str]) -> String {
+    let out = Command::new(peer).args(args).output().expect("run peer");
+    assert!(
+        out.status.success(),
+        "peer {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// Run the peer and return (success, stdout, stderr) without asserting.
+pub fn try_peer(peer: &Path, args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(peer).args(args).output().expect("run peer");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
