@@ -1,0 +1,347 @@
+//! Interop with libarrow 26 through the C++ peer (`scripts/setup-interop.sh`).
+//!
+//! For a matrix of formats, value types, index types, dimensionalities, nnz (0,
+//! small, ~10^6) and dim names:
+//! * files arrow-sparse writes are read by libarrow with identical entries
+//!   (`peer dump` vs our dump);
+//! * libarrow re-encodes them byte for byte as we encoded them (`peer rewrite`);
+//! * tensors libarrow builds itself (its dense -> sparse conversions) are read by
+//!   arrow-sparse with identical entries, and our encoding of the same tensor is
+//!   byte-identical to libarrow's.
+//!
+//! Skipped (with a message) when the peer is not built, except under `CI=true`.
+
+mod common;
+
+use std::path::Path;
+
+use arrow_sparse::dump::json_line;
+use arrow_sparse::ipc::{self, MmapReader, TensorMessage, WriteOptions};
+use arrow_sparse::{AnyTensor, CompressedAxis, Convert, CooTensor, CoordLayout, DenseTensor, Format, Index, IndexType, Value};
+use half::f16;
+
+/// xorshift64*: deterministic, no dependency.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+trait Gen: Value {
+    fn gen(r: &mut Rng) -> Self;
+}
+macro_rules! gen_int {
+    ($($t:ty),*) => {$(impl Gen for $t {
+        fn gen(r: &mut Rng) -> Self { let x = r.next() as $t; if x == 0 { 1 } else { x } }
+    })*};
+}
+gen_int!(i8, i16, i32, i64, u8, u16, u32, u64);
+impl Gen for f32 {
+    fn gen(r: &mut Rng) -> Self {
+        (r.next() as i32) as f32 / 977.0 + 0.5
+    }
+}
+impl Gen for f64 {
+    fn gen(r: &mut Rng) -> Self {
+        f64::from_bits((r.next() >> 12) | 0x3FF0_0000_0000_0000) * if r.next() & 1 == 0 { -1.0 } else { 1.0 } * 1e-3
+    }
+}
+impl Gen for f16 {
+    fn gen(r: &mut Rng) -> Self {
+        f16::from_f32((r.below(2000) as f32 - 999.5) / 8.0)
+    }
+}
+
+/// `nnz` random entries in `shape`: unique and sorted when `canonical`, else in
+/// random order with a few duplicates.
+fn random_coo<V: Gen, I: Index>(r: &mut Rng, shape: &[usize], nnz: usize, canonical: bool, layout: CoordLayout) -> CooTensor<V, I> {
+    let ndim = shape.len();
+    let mut entries: Vec<(Vec<usize>, V)> = (0..nnz).map(|_| (shape.iter().map(|&d| r.below(d)).collect(), V::gen(r))).collect();
+    if canonical {
+        entries.sort_by(|a, b| a.0.cmp(&b.0));
+        entries.dedup_by(|a, b| a.0 == b.0);
+    }
+    if !canonical && nnz > 2 {
+        let dup = entries[0].0.clone();
+        entries[nnz / 2].0 = dup;
+    }
+    let mut t = CooTensor::<V, I>::from_entries(shape.to_vec(), &entries).unwrap();
+    if canonical {
+        t = t.canonicalize().unwrap();
+    }
+    if layout == CoordLayout::ColumnMajor && t.nnz() > 1 {
+        let mut col = Vec::with_capacity(t.nnz() * ndim);
+        for d in 0..ndim {
+            for k in 0..t.nnz() {
+                col.push(t.coords()[k * ndim + d]);
+            }
+        }
+        t = CooTensor::try_new(shape.to_vec(), col.into(), CoordLayout::ColumnMajor, t.values().clone(), t.is_canonical()).unwrap();
+    }
+    t
+}
+
+fn names(ndim: usize, named: bool) -> Vec<String> {
+    if named {
+        (0..ndim).map(|d| format!("dim{d}")).collect()
+    } else {
+        vec![]
+    }
+}
+
+/// Largest extent that keeps every index type's checks happy.
+fn extent_cap(it: IndexType) -> usize {
+    (it.max_value() as usize).min(40)
+}
+
+fn push_cases<V: Gen, I: Index>(r: &mut Rng, out: &mut Vec<AnyTensor>) {
+    let it = I::TYPE;
+    let cap = extent_cap(it);
+    // libarrow checks index widths against array lengths: keep nnz below the max.
+    let nnz = 20.min(it.max_value() as usize - 1);
+    let named = r.next() & 1 == 0;
+    // COO, ndim 1..5, both layouts, canonical or not
+    for ndim in 1..=5 {
+        let shape: Vec<usize> = (0..ndim).map(|_| 1 + r.below(cap)).collect();
+        let layout = if ndim % 2 == 0 { CoordLayout::ColumnMajor } else { CoordLayout::RowMajor };
+        let canonical = ndim != 3;
+        let t = random_coo::<V, I>(r, &shape, nnz, canonical, layout);
+        out.push(AnyTensor::from(t).with_dim_names(names(ndim, named)).unwrap());
+    }
+    // CSR and CSC
+    let shape = vec![1 + r.below(cap), 1 + r.below(cap)];
+    let coo = random_coo::<V, I>(r, &shape, nnz, true, CoordLayout::RowMajor);
+    for axis in [CompressedAxis::Row, CompressedAxis::Column] {
+        let m = coo.to_csx::<I, I>(axis).unwrap();
+        out.push(AnyTensor::from(m).with_dim_names(names(2, named)).unwrap());
+    }
+    // CSF, ndim 2..5, a random axis order
+    for ndim in 2..=5 {
+        let shape: Vec<usize> = (0..ndim).map(|_| 1 + r.below(cap)).collect();
+        let coo = random_coo::<V, I>(r, &shape, nnz, true, CoordLayout::RowMajor);
+        let mut order: Vec<usize> = (0..ndim).collect();
+        for i in (1..ndim).rev() {
+            order.swap(i, r.below(i + 1));
+        }
+        let t = coo.to_csf::<I, I>(&order).unwrap();
+        out.push(AnyTensor::from(t).with_dim_names(names(ndim, named)).unwrap());
+    }
+    // nnz 0 in every format
+    let shape = vec![3, 4, 5];
+    let empty = CooTensor::<V, I>::from_entries(shape.clone(), &[]).unwrap();
+    out.push(empty.clone().into());
+    out.push(empty.to_csf::<I, I>(&[1, 2, 0]).unwrap().into());
+    let empty2 = CooTensor::<V, I>::from_entries(vec![3, 4], &[]).unwrap();
+    out.push(empty2.to_csx::<I, I>(CompressedAxis::Row).unwrap().into());
+    out.push(empty2.to_csx::<I, I>(CompressedAxis::Column).unwrap().into());
+}
+
+fn push_dense<V: Gen>(r: &mut Rng, out: &mut Vec<AnyTensor>) {
+    for ndim in 1..=5 {
+        let shape: Vec<usize> = (0..ndim).map(|_| 1 + r.below(4)).collect();
+        let size: usize = shape.iter().product();
+        let vals: Vec<V> = (0..size).map(|_| if r.below(3) == 0 { V::ZERO } else { V::gen(r) }).collect();
+        let strides = if ndim % 2 == 0 {
+            arrow_sparse::tensor::dense::column_major_strides(&shape)
+        } else {
+            arrow_sparse::tensor::dense::row_major_strides(&shape)
+        };
+        let t = DenseTensor::<V>::try_new_strided(shape, strides, vals.into()).unwrap();
+        out.push(AnyTensor::from(t).with_dim_names(names(ndim, ndim > 2)).unwrap());
+    }
+}
+
+macro_rules! for_index_types {
+    ($r:expr, $out:expr, $V:ty) => {
+        push_cases::<$V, i8>($r, $out);
+        push_cases::<$V, i16>($r, $out);
+        push_cases::<$V, i32>($r, $out);
+        push_cases::<$V, i64>($r, $out);
+        push_cases::<$V, u8>($r, $out);
+        push_cases::<$V, u16>($r, $out);
+        push_cases::<$V, u32>($r, $out);
+        push_dense::<$V>($r, $out);
+    };
+}
+
+fn write(path: &Path, tensors: &[AnyTensor]) {
+    let msgs: Vec<TensorMessage> = tensors.iter().cloned().map(TensorMessage::from).collect();
+    ipc::write_file(path, &msgs, &WriteOptions::default()).unwrap();
+}
+
+fn our_dump(path: &Path) -> String {
+    MmapReader::open(path).unwrap().iter().map(|m| json_line(&m.unwrap().tensor).unwrap() + "\n").collect()
+}
+
+/// Our file -> libarrow reads the same entries -> libarrow re-encodes it to the
+/// same bytes -> we read libarrow's file back the same.
+fn check_both_directions(peer: &Path, dir: &Path, name: &str, tensors: &[AnyTensor]) {
+    let ours = dir.join(format!("{name}.arrow"));
+    write(&ours, tensors);
+    let theirs_dump = common::run_peer(peer, &["dump", ours.to_str().unwrap()]);
+    let our_dump_text = our_dump(&ours);
+    common::assert_same_dump(&our_dump_text, &theirs_dump, name);
+    let rewritten = dir.join(format!("{name}.libarrow.arrow"));
+    common::run_peer(peer, &["rewrite", ours.to_str().unwrap(), rewritten.to_str().unwrap()]);
+    let (a, b) = (std::fs::read(&ours).unwrap(), std::fs::read(&rewritten).unwrap());
+    if a != b {
+        // find the first differing message for a useful failure
+        let ra = MmapReader::open(&ours).unwrap();
+        let rb = MmapReader::open(&rewritten).unwrap();
+        for (i, (x, y)) in ra.messages().iter().zip(rb.messages()).enumerate() {
+            let ma = &a[x.offset..x.body_offset + x.body_len];
+            let mb = &b[y.offset..y.body_offset + y.body_len];
+            assert!(ma == mb, "{name}: message {i} differs from libarrow's encoding: {}", json_line(&ra.get(i).unwrap().tensor).unwrap());
+        }
+        panic!("{name}: files differ ({} vs {} bytes)", a.len(), b.len());
+    }
+    assert_eq!(our_dump(&rewritten), our_dump_text, "{name}: reading libarrow's file");
+}
+
+#[test]
+fn every_type_and_format_round_trips_with_libarrow() {
+    let Some(peer) = common::peer() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let mut r = Rng(0x9E37_79B9_7F4A_7C15);
+    let mut all = Vec::new();
+    for_index_types!(&mut r, &mut all, i8);
+    for_index_types!(&mut r, &mut all, i16);
+    for_index_types!(&mut r, &mut all, i32);
+    for_index_types!(&mut r, &mut all, i64);
+    for_index_types!(&mut r, &mut all, u8);
+    for_index_types!(&mut r, &mut all, u16);
+    for_index_types!(&mut r, &mut all, u32);
+    for_index_types!(&mut r, &mut all, u64);
+    for_index_types!(&mut r, &mut all, f16);
+    for_index_types!(&mut r, &mut all, f32);
+    for_index_types!(&mut r, &mut all, f64);
+    // coverage of the matrix, so a generator change cannot silently drop a corner
+    let formats: std::collections::HashSet<_> = all.iter().map(|t| (t.format(), t.value_type(), t.index_type())).collect();
+    assert_eq!(formats.len(), 11 * (7 * 4 + 1), "format x value x index combinations");
+    check_both_directions(&peer, dir.path(), "matrix", &all);
+}
+
+#[test]
+fn every_csf_axis_order_of_3d_and_4d_tensors() {
+    let Some(peer) = common::peer() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let mut r = Rng(42);
+    let mut all = Vec::new();
+    for shape in [vec![4usize, 5, 6], vec![3, 4, 2, 5]] {
+        let n = shape.len();
+        let coo64 = random_coo::<f64, i64>(&mut r, &shape, 30, true, CoordLayout::RowMajor);
+        let coo16 = random_coo::<i32, u16>(&mut r, &shape, 30, false, CoordLayout::RowMajor);
+        for order in permutations(n) {
+            all.push(AnyTensor::from(coo64.to_csf::<i64, i64>(&order).unwrap()).with_dim_names(names(n, true)).unwrap());
+            all.push(coo16.to_csf::<u16, u16>(&order).unwrap().into());
+        }
+    }
+    assert_eq!(all.len(), 2 * (6 + 24));
+    check_both_directions(&peer, dir.path(), "csf_orders", &all);
+}
+
+fn permutations(n: usize) -> Vec<Vec<usize>> {
+    if n == 0 {
+        return vec![vec![]];
+    }
+    let mut out = Vec::new();
+    for p in permutations(n - 1) {
+        for i in 0..=p.len() {
+            let mut q = p.clone();
+            q.insert(i, n - 1);
+            out.push(q);
+        }
+    }
+    out
+}
+
+#[test]
+fn about_a_million_nonzeros_in_every_format() {
+    let Some(peer) = common::peer() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let mut r = Rng(7);
+    let nnz = 1_000_000;
+    let m = random_coo::<f64, i64>(&mut r, &[20_000, 30_000], nnz, true, CoordLayout::RowMajor);
+    let t3 = random_coo::<f32, i32>(&mut r, &[1000, 2000, 500], nnz, true, CoordLayout::RowMajor);
+    let all: Vec<AnyTensor> = vec![
+        m.clone().into(),
+        m.to_csx::<i64, i64>(CompressedAxis::Row).unwrap().into(),
+        m.cast_indices::<u32>().unwrap().to_csx::<u32, u32>(CompressedAxis::Column).unwrap().into(),
+        t3.to_csf::<i32, i32>(&[2, 0, 1]).unwrap().into(),
+        random_coo::<i64, i32>(&mut r, &[1000, 1000, 1000], nnz, false, CoordLayout::ColumnMajor).into(),
+    ];
+    assert!(all.iter().all(|t| t.nnz() >= 990_000));
+    check_both_directions(&peer, dir.path(), "large", &all);
+}
+
+/// libarrow builds the sparse tensors from dense ones with its own conversions:
+/// we read them with the same entries as libarrow and as our own conversion, and
+/// our encoding of the same tensor is byte-identical to libarrow's.
+#[test]
+fn tensors_libarrow_builds_are_read_exactly() {
+    let Some(peer) = common::peer() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let mut r = Rng(99);
+    let mut dense2: Vec<AnyTensor> = Vec::new();
+    let mut dense3: Vec<AnyTensor> = Vec::new();
+    for (i, shape) in [vec![5usize, 7], vec![1, 9], vec![6, 1], vec![0, 3]].into_iter().enumerate() {
+        let size: usize = shape.iter().product();
+        let vals: Vec<f64> = (0..size).map(|_| if r.below(3) == 0 { f64::gen(&mut r) } else { 0.0 }).collect();
+        let t = DenseTensor::<f64>::try_new(shape.clone(), vals.into()).unwrap();
+        dense2.push(AnyTensor::from(t).with_dim_names(names(2, i % 2 == 0)).unwrap());
+    }
+    for shape in [vec![3usize, 4, 5], vec![4, 2, 3], vec![2, 3, 2, 3]] {
+        let size: usize = shape.iter().product();
+        let vals: Vec<i32> = (0..size).map(|_| if r.below(3) == 0 { i32::gen(&mut r) } else { 0 }).collect();
+        dense3.push(DenseTensor::<i32>::try_new(shape.clone(), vals.into()).unwrap().into());
+    }
+    let d2 = dir.path().join("dense2.arrow");
+    let d3 = dir.path().join("dense3.arrow");
+    write(&d2, &dense2);
+    write(&d3, &dense3);
+    let index_types = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32"];
+    for (src, dense, formats) in [(&d2, &dense2, &["coo", "csr", "csc", "csf"][..]), (&d3, &dense3, &["coo", "csf"][..])] {
+        for fmt in formats {
+            for it in index_types {
+                let out = dir.path().join(format!("{fmt}_{it}.arrow"));
+                common::run_peer(&peer, &["from-dense", src.to_str().unwrap(), out.to_str().unwrap(), fmt, it]);
+                // libarrow's view and ours of libarrow's file agree
+                let theirs = common::run_peer(&peer, &["dump", out.to_str().unwrap()]);
+                common::assert_same_dump(&our_dump(&out), &theirs, &format!("from-dense {fmt} {it}"));
+                // our conversion of the same dense tensors encodes to the same bytes
+                let reader = MmapReader::open(&out).unwrap();
+                let mut ours = ipc::StreamWriter::new(Vec::new());
+                for (k, d) in dense.iter().enumerate() {
+                    let theirs_t = reader.get(k).unwrap().tensor;
+                    let order = theirs_t.axis_order().map(|o| o.to_vec());
+                    let target: Format = fmt.parse().unwrap();
+                    let mine = d.convert(target, it.parse().unwrap(), order.as_deref()).unwrap();
+                    ours.write(&mine).unwrap();
+                }
+                let ours = ours.finish().unwrap();
+                assert!(ours == std::fs::read(&out).unwrap(), "from-dense {fmt} {it}: our encoding differs from libarrow's");
+            }
+        }
+    }
+}
+
+#[test]
+fn custom_metadata_is_invisible_to_libarrow_and_kept_by_us() {
+    let Some(peer) = common::peer() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let t: AnyTensor = CooTensor::<f32, i64>::from_entries(vec![3, 3], &[(vec![0, 2], 1.0), (vec![2, 1], 2.0)]).unwrap().into();
+    let meta = vec![("ARROW:extension:name".to_string(), "x.test".to_string()), ("k".to_string(), "v".to_string())];
+    let path = dir.path().join("meta.arrow");
+    ipc::write_file(&path, &[TensorMessage { tensor: t.clone(), custom_metadata: meta.clone() }], &WriteOptions::default()).unwrap();
+    let back = ipc::read_file(&path, &Default::default()).unwrap();
+    assert_eq!(back[0].custom_metadata, meta);
+    let theirs = common::run_peer(&peer, &["dump", path.to_str().unwrap()]);
+    common::assert_same_dump(&our_dump(&path), &theirs, "custom metadata");
+}
