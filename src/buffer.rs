@@ -24,9 +24,13 @@ pub(crate) fn typed_slice<T: ArrowNativeType>(
     require_alignment: bool,
 ) -> Result<ScalarBuffer<T>> {
     let width = std::mem::size_of::<T>();
-    let byte_len = len
-        .checked_mul(width)
-        .ok_or_else(|| Error::overflow(format!("size of {what}"), format!("{len} x {width}"), "usize"))?;
+    let byte_len = len.checked_mul(width).ok_or_else(|| {
+        Error::overflow(
+            format!("size of {what}"),
+            format!("{len} x {width}"),
+            "usize",
+        )
+    })?;
     let end = byte_offset
         .checked_add(byte_len)
         .ok_or_else(|| Error::ipc(None, format!("{what}: offset overflow")))?;

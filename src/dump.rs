@@ -84,7 +84,11 @@ fn write_entries<V: Value>(out: &mut String, tensor: &AnyTensor) -> Result<()> {
     let coo = tensor.to_coo::<V, i64>()?;
     let ndim = coo.ndim();
     let order: Vec<usize> = (0..ndim).collect();
-    let perm = if coo.is_canonical() { (0..coo.nnz()).collect() } else { coo.sort_permutation(&order)? };
+    let perm = if coo.is_canonical() {
+        (0..coo.nnz()).collect()
+    } else {
+        coo.sort_permutation(&order)?
+    };
     let _ = write!(out, ",\"nnz\":{}", coo.nnz());
     if let Some(order) = tensor.axis_order() {
         out.push_str(",\"axis_order\":");
@@ -112,8 +116,23 @@ pub fn summary(index: usize, msg: &TensorMessage, message_bytes: Option<usize>) 
     let t = &msg.tensor;
     let mut s = String::new();
     let _ = writeln!(s, "tensor {index}: {}", t.format());
-    let names: Vec<String> = t.dim_names().iter().map(|n| if n.is_empty() { "-".to_string() } else { n.clone() }).collect();
-    let _ = writeln!(s, "  shape:       {:?}  dim names: [{}]", t.shape(), names.join(", "));
+    let names: Vec<String> = t
+        .dim_names()
+        .iter()
+        .map(|n| {
+            if n.is_empty() {
+                "-".to_string()
+            } else {
+                n.clone()
+            }
+        })
+        .collect();
+    let _ = writeln!(
+        s,
+        "  shape:       {:?}  dim names: [{}]",
+        t.shape(),
+        names.join(", ")
+    );
     let _ = writeln!(s, "  value type:  {}", t.value_type());
     match (t.index_type(), t.indptr_type()) {
         (Some(i), Some(p)) => {
@@ -128,14 +147,36 @@ pub fn summary(index: usize, msg: &TensorMessage, message_bytes: Option<usize>) 
         let _ = writeln!(s, "  axis order:  {o:?}");
     }
     if let crate::AnyTensor::Coo(c) = t {
-        let _ = writeln!(s, "  layout:      {:?} coordinates, canonical: {}", c.layout(), c.is_canonical());
+        let _ = writeln!(
+            s,
+            "  layout:      {:?} coordinates, canonical: {}",
+            c.layout(),
+            c.is_canonical()
+        );
     }
     let nnz = t.nnz();
     let size: f64 = t.shape().iter().map(|&d| d as f64).product();
-    let density = if size > 0.0 { 100.0 * nnz as f64 / size } else { 0.0 };
-    let label = if matches!(t, AnyTensor::Dense(_)) { "non-zeros" } else { "nnz" };
-    let _ = writeln!(s, "  {label}:{}{nnz} of {size} elements (density {density:.4}%)", " ".repeat(12 - label.len()));
-    let _ = write!(s, "  bytes:       index {} + values {}", t.index_bytes(), t.value_bytes());
+    let density = if size > 0.0 {
+        100.0 * nnz as f64 / size
+    } else {
+        0.0
+    };
+    let label = if matches!(t, AnyTensor::Dense(_)) {
+        "non-zeros"
+    } else {
+        "nnz"
+    };
+    let _ = writeln!(
+        s,
+        "  {label}:{}{nnz} of {size} elements (density {density:.4}%)",
+        " ".repeat(12 - label.len())
+    );
+    let _ = write!(
+        s,
+        "  bytes:       index {} + values {}",
+        t.index_bytes(),
+        t.value_bytes()
+    );
     if let Some(b) = message_bytes {
         let _ = write!(s, " (message {b})");
     }

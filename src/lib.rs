@@ -37,7 +37,12 @@ pub mod types;
 pub use buffer::{IndexBuffer, IndexSlice, ValueBuffer, ValueSlice};
 pub use error::{Error, Result};
 pub use tensor::{
-    AnyCoo, AnyCsf, AnyCsx, AnyDense, AnyTensor, CompressedAxis, Convert, CooTensor, CoordLayout, CsfTensor,
-    CsxMatrix, DenseTensor, Format, Validation,
+    AnyCoo, AnyCsf, AnyCsx, AnyDense, AnyTensor, CompressedAxis, Convert, CooTensor, CoordLayout,
+    CsfTensor, CsxMatrix, DenseTensor, Format, Validation,
 };
 pub use types::{Index, IndexType, Value, ValueType};
+
+/// The README's examples, compiled and run as doc tests.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

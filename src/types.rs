@@ -288,7 +288,15 @@ impl std::str::FromStr for IndexType {
 /// [`half::f16`], `f32` and `f64`.
 #[allow(private_bounds)]
 pub trait Value:
-    sealed::Sealed + ValueWrap + ArrowNativeType + PartialEq + PartialOrd + Debug + Send + Sync + 'static
+    sealed::Sealed
+    + ValueWrap
+    + ArrowNativeType
+    + PartialEq
+    + PartialOrd
+    + Debug
+    + Send
+    + Sync
+    + 'static
 {
     /// The runtime tag of this type.
     const TYPE: ValueType;
@@ -379,7 +387,8 @@ impl Value for f32 {
     }
     fn to_f64(self) -> f64 {
         self as f64
-    }    fn wrap(b: ScalarBuffer<Self>) -> ValueBuffer {
+    }
+    fn wrap(b: ScalarBuffer<Self>) -> ValueBuffer {
         Self::wrap_impl(b)
     }
     fn unwrap(b: &ValueBuffer) -> Option<&ScalarBuffer<Self>> {
@@ -405,7 +414,8 @@ impl Value for f64 {
     }
     fn to_f64(self) -> f64 {
         self
-    }    fn wrap(b: ScalarBuffer<Self>) -> ValueBuffer {
+    }
+    fn wrap(b: ScalarBuffer<Self>) -> ValueBuffer {
         Self::wrap_impl(b)
     }
     fn unwrap(b: &ValueBuffer) -> Option<&ScalarBuffer<Self>> {
@@ -430,7 +440,8 @@ impl Value for f16 {
     }
     fn to_f64(self) -> f64 {
         self.to_f64()
-    }    fn wrap(b: ScalarBuffer<Self>) -> ValueBuffer {
+    }
+    fn wrap(b: ScalarBuffer<Self>) -> ValueBuffer {
         Self::wrap_impl(b)
     }
     fn unwrap(b: &ValueBuffer) -> Option<&ScalarBuffer<Self>> {
@@ -486,17 +497,50 @@ index_type!(i8 => Int8, i16 => Int16, i32 => Int32, i64 => Int64,
 macro_rules! with_value_type {
     ($vt:expr, $T:ident => $body:expr) => {
         match $vt {
-            $crate::ValueType::Int8 => { type $T = i8; $body }
-            $crate::ValueType::Int16 => { type $T = i16; $body }
-            $crate::ValueType::Int32 => { type $T = i32; $body }
-            $crate::ValueType::Int64 => { type $T = i64; $body }
-            $crate::ValueType::UInt8 => { type $T = u8; $body }
-            $crate::ValueType::UInt16 => { type $T = u16; $body }
-            $crate::ValueType::UInt32 => { type $T = u32; $body }
-            $crate::ValueType::UInt64 => { type $T = u64; $body }
-            $crate::ValueType::Float16 => { type $T = half::f16; $body }
-            $crate::ValueType::Float32 => { type $T = f32; $body }
-            $crate::ValueType::Float64 => { type $T = f64; $body }
+            $crate::ValueType::Int8 => {
+                type $T = i8;
+                $body
+            }
+            $crate::ValueType::Int16 => {
+                type $T = i16;
+                $body
+            }
+            $crate::ValueType::Int32 => {
+                type $T = i32;
+                $body
+            }
+            $crate::ValueType::Int64 => {
+                type $T = i64;
+                $body
+            }
+            $crate::ValueType::UInt8 => {
+                type $T = u8;
+                $body
+            }
+            $crate::ValueType::UInt16 => {
+                type $T = u16;
+                $body
+            }
+            $crate::ValueType::UInt32 => {
+                type $T = u32;
+                $body
+            }
+            $crate::ValueType::UInt64 => {
+                type $T = u64;
+                $body
+            }
+            $crate::ValueType::Float16 => {
+                type $T = half::f16;
+                $body
+            }
+            $crate::ValueType::Float32 => {
+                type $T = f32;
+                $body
+            }
+            $crate::ValueType::Float64 => {
+                type $T = f64;
+                $body
+            }
         }
     };
 }
@@ -507,14 +551,38 @@ macro_rules! with_value_type {
 macro_rules! with_index_type {
     ($it:expr, $T:ident => $body:expr) => {
         match $it {
-            $crate::IndexType::Int8 => { type $T = i8; $body }
-            $crate::IndexType::Int16 => { type $T = i16; $body }
-            $crate::IndexType::Int32 => { type $T = i32; $body }
-            $crate::IndexType::Int64 => { type $T = i64; $body }
-            $crate::IndexType::UInt8 => { type $T = u8; $body }
-            $crate::IndexType::UInt16 => { type $T = u16; $body }
-            $crate::IndexType::UInt32 => { type $T = u32; $body }
-            $crate::IndexType::UInt64 => { type $T = u64; $body }
+            $crate::IndexType::Int8 => {
+                type $T = i8;
+                $body
+            }
+            $crate::IndexType::Int16 => {
+                type $T = i16;
+                $body
+            }
+            $crate::IndexType::Int32 => {
+                type $T = i32;
+                $body
+            }
+            $crate::IndexType::Int64 => {
+                type $T = i64;
+                $body
+            }
+            $crate::IndexType::UInt8 => {
+                type $T = u8;
+                $body
+            }
+            $crate::IndexType::UInt16 => {
+                type $T = u16;
+                $body
+            }
+            $crate::IndexType::UInt32 => {
+                type $T = u32;
+                $body
+            }
+            $crate::IndexType::UInt64 => {
+                type $T = u64;
+                $body
+            }
         }
     };
 }
@@ -535,7 +603,10 @@ mod tests {
         (-f32::INFINITY).write_json(&mut s);
         s.push(',');
         u64::MAX.write_json(&mut s);
-        assert_eq!(s, "30.333334,0.099975586,\"NaN\",\"-inf\",18446744073709551615");
+        assert_eq!(
+            s,
+            "30.333334,0.099975586,\"NaN\",\"-inf\",18446744073709551615"
+        );
     }
 
     #[test]
@@ -545,7 +616,10 @@ mod tests {
         }
         for t in IndexType::ALL {
             assert_eq!(t.name().parse::<IndexType>().unwrap(), t);
-            assert_eq!(IndexType::from_bits(t.byte_width() as i32 * 8, t.is_signed()), Some(t));
+            assert_eq!(
+                IndexType::from_bits(t.byte_width() as i32 * 8, t.is_signed()),
+                Some(t)
+            );
         }
         assert!("int128".parse::<IndexType>().is_err());
         assert!(IndexType::UInt64.check_writable().is_err());

@@ -56,7 +56,7 @@ enum Command {
     },
 }
 
-fn open(file: &PathBuf) -> Result<MmapReader, Error> {
+fn open(file: &std::path::Path) -> Result<MmapReader, Error> {
     MmapReader::open_with(file, ReadOptions::default())
 }
 
@@ -66,7 +66,13 @@ fn run(cli: Cli) -> Result<(), Error> {
     match cli.command {
         Command::Inspect { file } => {
             let reader = open(&file)?;
-            writeln!(out, "{}: {} message(s), {} bytes", file.display(), reader.len(), reader.mapping().len())?;
+            writeln!(
+                out,
+                "{}: {} message(s), {} bytes",
+                file.display(),
+                reader.len(),
+                reader.mapping().len()
+            )?;
             for (i, info) in reader.messages().iter().enumerate() {
                 let msg = reader.get(i)?;
                 let bytes = info.body_offset + info.body_len - info.offset;
@@ -79,7 +85,13 @@ fn run(cli: Cli) -> Result<(), Error> {
                 writeln!(out, "{}", dump::json_line(&msg?.tensor)?)?;
             }
         }
-        Command::Convert { input, output, to, index_type, axis_order } => {
+        Command::Convert {
+            input,
+            output,
+            to,
+            index_type,
+            axis_order,
+        } => {
             if let Some(t) = index_type {
                 t.check_writable()?;
             }
@@ -92,7 +104,10 @@ fn run(cli: Cli) -> Result<(), Error> {
                     Some(t) => t,
                 });
                 let tensor = msg.tensor.convert(to, it, axis_order.as_deref())?;
-                converted.push(TensorMessage { tensor, custom_metadata: msg.custom_metadata });
+                converted.push(TensorMessage {
+                    tensor,
+                    custom_metadata: msg.custom_metadata,
+                });
             }
             ipc::write_file(&output, &converted, &WriteOptions::default())?;
         }

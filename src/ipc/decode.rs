@@ -6,7 +6,9 @@ use arrow_ipc as fb;
 
 use crate::buffer::{IndexBuffer, ValueBuffer};
 use crate::error::{Error, Result};
-use crate::tensor::{AnyCoo, AnyCsf, AnyCsx, AnyDense, AnyTensor, CompressedAxis, CoordLayout, Validation};
+use crate::tensor::{
+    AnyCoo, AnyCsf, AnyCsx, AnyDense, AnyTensor, CompressedAxis, CoordLayout, Validation,
+};
 use crate::types::{IndexType, ValueType};
 
 use super::{ReadOptions, TensorMessage, CONTINUATION};
@@ -20,7 +22,10 @@ pub(crate) enum Frame {
         len: usize,
     },
     /// A message: the flatbuffer at `metadata_start..metadata_start + metadata_len`.
-    Message { metadata_start: usize, metadata_len: usize },
+    Message {
+        metadata_start: usize,
+        metadata_len: usize,
+    },
 }
 
 /// Parse the 8-byte (or legacy 4-byte) prefix at the start of `bytes`.
@@ -41,7 +46,10 @@ pub(crate) fn parse_prefix(bytes: &[u8], at: u64, max_metadata_len: usize) -> Re
         return Ok(Frame::End { len: prefix });
     }
     if len < 0 {
-        return Err(Error::ipc(Some(at), format!("negative metadata length {len}")));
+        return Err(Error::ipc(
+            Some(at),
+            format!("negative metadata length {len}"),
+        ));
     }
     let len = len as usize;
     if len > max_metadata_len {
@@ -50,11 +58,18 @@ pub(crate) fn parse_prefix(bytes: &[u8], at: u64, max_metadata_len: usize) -> Re
             format!("metadata length {len} exceeds the limit of {max_metadata_len} bytes"),
         ));
     }
-    Ok(Frame::Message { metadata_start: prefix, metadata_len: len })
+    Ok(Frame::Message {
+        metadata_start: prefix,
+        metadata_len: len,
+    })
 }
 
 /// Verify and parse the flatbuffer `Message`, returning it and its body length.
-pub(crate) fn parse_message<'a>(metadata: &'a [u8], at: u64, options: &ReadOptions) -> Result<(fb::Message<'a>, usize)> {
+pub(crate) fn parse_message<'a>(
+    metadata: &'a [u8],
+    at: u64,
+    options: &ReadOptions,
+) -> Result<(fb::Message<'a>, usize)> {
     let verifier = flatbuffers::VerifierOptions {
         max_depth: 64,
         max_tables: options.max_flatbuffer_tables,
@@ -65,11 +80,22 @@ pub(crate) fn parse_message<'a>(metadata: &'a [u8], at: u64, options: &ReadOptio
         .map_err(|e| Error::ipc(Some(at), format!("invalid flatbuffer Message: {e}")))?;
     match message.version() {
         fb::MetadataVersion::V4 | fb::MetadataVersion::V5 => {}
-        v => return Err(Error::ipc(Some(at), format!("unsupported metadata version {:?} (only V4 and V5 are read)", v))),
+        v => {
+            return Err(Error::ipc(
+                Some(at),
+                format!(
+                    "unsupported metadata version {:?} (only V4 and V5 are read)",
+                    v
+                ),
+            ))
+        }
     }
     let body_len = message.bodyLength();
     if body_len < 0 {
-        return Err(Error::ipc(Some(at), format!("negative body length {body_len}")));
+        return Err(Error::ipc(
+            Some(at),
+            format!("negative body length {body_len}"),
+        ));
     }
     match message.header_type() {
         fb::MessageHeader::SparseTensor | fb::MessageHeader::Tensor => {}
@@ -80,22 +106,39 @@ pub(crate) fn parse_message<'a>(metadata: &'a [u8], at: u64, options: &ReadOptio
             ))
         }
     }
-    let body_len = usize::try_from(body_len).map_err(|_| Error::ipc(Some(at), "body length does not fit usize"))?;
+    let body_len = usize::try_from(body_len)
+        .map_err(|_| Error::ipc(Some(at), "body length does not fit usize"))?;
     Ok((message, body_len))
 }
 
 /// Decode a parsed message whose body is `body`.
-pub(crate) fn decode_parsed(message: fb::Message<'_>, body: &Buffer, at: u64, options: &ReadOptions) -> Result<TensorMessage> {
+pub(crate) fn decode_parsed(
+    message: fb::Message<'_>,
+    body: &Buffer,
+    at: u64,
+    options: &ReadOptions,
+) -> Result<TensorMessage> {
     let custom_metadata = message
         .custom_metadata()
         .map(|kvs| {
             kvs.iter()
-                .map(|kv| (kv.key().unwrap_or_default().to_string(), kv.value().unwrap_or_default().to_string()))
+                .map(|kv| {
+                    (
+                        kv.key().unwrap_or_default().to_string(),
+                        kv.value().unwrap_or_default().to_string(),
+                    )
+                })
                 .collect()
         })
         .unwrap_or_default();
     let err_at = |e: Error| match e {
-        Error::Ipc { offset: None, detail } => Error::Ipc { offset: Some(at), detail },
+        Error::Ipc {
+            offset: None,
+            detail,
+        } => Error::Ipc {
+            offset: Some(at),
+            detail,
+        },
         other => other,
     };
     let tensor = if let Some(st) = message.header_as_sparse_tensor() {
@@ -105,15 +148,23 @@ pub(crate) fn decode_parsed(message: fb::Message<'_>, body: &Buffer, at: u64, op
     } else {
         return Err(Error::ipc(Some(at), "message has no tensor header"));
     };
-    Ok(TensorMessage { tensor, custom_metadata })
+    Ok(TensorMessage {
+        tensor,
+        custom_metadata,
+    })
 }
 
-fn value_type(type_type: fb::Type, int: Option<fb::Int<'_>>, float: Option<fb::FloatingPoint<'_>>) -> Result<ValueType> {
+fn value_type(
+    type_type: fb::Type,
+    int: Option<fb::Int<'_>>,
+    float: Option<fb::FloatingPoint<'_>>,
+) -> Result<ValueType> {
     match type_type {
         fb::Type::Int => {
             let i = int.ok_or_else(|| Error::ipc(None, "missing Int type table"))?;
-            let it = IndexType::from_bits(i.bitWidth(), i.is_signed())
-                .ok_or_else(|| Error::ipc(None, format!("unsupported integer width {}", i.bitWidth())))?;
+            let it = IndexType::from_bits(i.bitWidth(), i.is_signed()).ok_or_else(|| {
+                Error::ipc(None, format!("unsupported integer width {}", i.bitWidth()))
+            })?;
             Ok(match it {
                 IndexType::Int8 => ValueType::Int8,
                 IndexType::Int16 => ValueType::Int16,
@@ -131,7 +182,10 @@ fn value_type(type_type: fb::Type, int: Option<fb::Int<'_>>, float: Option<fb::F
                 fb::Precision::HALF => Ok(ValueType::Float16),
                 fb::Precision::SINGLE => Ok(ValueType::Float32),
                 fb::Precision::DOUBLE => Ok(ValueType::Float64),
-                p => Err(Error::ipc(None, format!("unsupported float precision {p:?}"))),
+                p => Err(Error::ipc(
+                    None,
+                    format!("unsupported float precision {p:?}"),
+                )),
             }
         }
         other => Err(Error::Type {
@@ -151,12 +205,20 @@ fn index_type(int: Option<fb::Int<'_>>, what: &str) -> Result<IndexType> {
     })
 }
 
-fn shape_of(dims: Option<flatbuffers::Vector<'_, flatbuffers::ForwardsUOffset<fb::TensorDim<'_>>>>) -> Result<(Vec<usize>, Vec<String>)> {
+fn shape_of(
+    dims: Option<flatbuffers::Vector<'_, flatbuffers::ForwardsUOffset<fb::TensorDim<'_>>>>,
+) -> Result<(Vec<usize>, Vec<String>)> {
     let dims = dims.ok_or_else(|| Error::ipc(None, "missing shape"))?;
     let mut shape = Vec::with_capacity(dims.len());
     let mut names = Vec::with_capacity(dims.len());
     for (i, d) in dims.iter().enumerate() {
-        let size = usize::try_from(d.size()).map_err(|_| Error::shape(format!("dimension {i}"), "a non-negative extent", d.size().to_string()))?;
+        let size = usize::try_from(d.size()).map_err(|_| {
+            Error::shape(
+                format!("dimension {i}"),
+                "a non-negative extent",
+                d.size().to_string(),
+            )
+        })?;
         shape.push(size);
         names.push(d.name().unwrap_or("").to_string());
     }
@@ -170,30 +232,67 @@ fn buffer_range(b: Option<&fb::Buffer>, what: &str, needed: usize, body: &Buffer
 }
 
 /// As [`buffer_range`], for a Buffer whose `length` counts elements of `unit` bytes.
-fn buffer_range_unit(b: Option<&fb::Buffer>, what: &str, needed: usize, body: &Buffer, unit: i64) -> Result<usize> {
+fn buffer_range_unit(
+    b: Option<&fb::Buffer>,
+    what: &str,
+    needed: usize,
+    body: &Buffer,
+    unit: i64,
+) -> Result<usize> {
     let b = b.ok_or_else(|| Error::ipc(None, format!("missing {what} buffer")))?;
     let (off, len) = (b.offset(), b.length().checked_mul(unit).unwrap_or(-1));
     if off < 0 || len < 0 {
-        return Err(Error::ipc(None, format!("{what} buffer has negative offset or length ({off}, {len})")));
+        return Err(Error::ipc(
+            None,
+            format!("{what} buffer has negative offset or length ({off}, {len})"),
+        ));
     }
     let (off, len) = (off as u64, len as u64);
-    if off.checked_add(len).is_none_or(|end| end > body.len() as u64) {
-        return Err(Error::ipc(None, format!("{what} buffer {off}..{} lies outside the body of {} bytes", off.saturating_add(len), body.len())));
+    if off
+        .checked_add(len)
+        .is_none_or(|end| end > body.len() as u64)
+    {
+        return Err(Error::ipc(
+            None,
+            format!(
+                "{what} buffer {off}..{} lies outside the body of {} bytes",
+                off.saturating_add(len),
+                body.len()
+            ),
+        ));
     }
     if (needed as u64) > len {
-        return Err(Error::ipc(None, format!("{what} buffer holds {len} bytes, {needed} needed")));
+        return Err(Error::ipc(
+            None,
+            format!("{what} buffer holds {len} bytes, {needed} needed"),
+        ));
     }
     Ok(off as usize)
 }
 
 fn checked_bytes(count: usize, width: usize, what: &str) -> Result<usize> {
-    count.checked_mul(width).ok_or_else(|| Error::overflow(format!("{what} size"), format!("{count} x {width}"), "usize"))
+    count.checked_mul(width).ok_or_else(|| {
+        Error::overflow(
+            format!("{what} size"),
+            format!("{count} x {width}"),
+            "usize",
+        )
+    })
 }
 
 fn decode_sparse(st: fb::SparseTensor<'_>, body: &Buffer, opts: &ReadOptions) -> Result<AnyTensor> {
-    let vt = value_type(st.type_type(), st.type_as_int(), st.type_as_floating_point())?;
+    let vt = value_type(
+        st.type_type(),
+        st.type_as_int(),
+        st.type_as_floating_point(),
+    )?;
     let (shape, names) = shape_of(Some(st.shape()))?;
-    let nnz = usize::try_from(st.non_zero_length()).map_err(|_| Error::ipc(None, format!("negative non_zero_length {}", st.non_zero_length())))?;
+    let nnz = usize::try_from(st.non_zero_length()).map_err(|_| {
+        Error::ipc(
+            None,
+            format!("negative non_zero_length {}", st.non_zero_length()),
+        )
+    })?;
     let data_bytes = checked_bytes(nnz, vt.byte_width(), "values")?;
     let data_off = buffer_range(Some(st.data()), "data", data_bytes, body)?;
     let values = ValueBuffer::from_body(vt, body, data_off, nnz, "values", opts.require_alignment)?;
@@ -201,54 +300,114 @@ fn decode_sparse(st: fb::SparseTensor<'_>, body: &Buffer, opts: &ReadOptions) ->
     let v = opts.validation;
     match st.sparseIndex_type() {
         fb::SparseTensorIndex::SparseTensorIndexCOO => {
-            let coo = st.sparseIndex_as_sparse_tensor_index_coo().ok_or_else(|| Error::ipc(None, "missing COO index"))?;
+            let coo = st
+                .sparseIndex_as_sparse_tensor_index_coo()
+                .ok_or_else(|| Error::ipc(None, "missing COO index"))?;
             let it = index_type(Some(coo.indicesType()), "COO indices type")?;
             let w = it.byte_width() as i64;
             let ndim = shape.len();
-            let count = nnz.checked_mul(ndim).ok_or_else(|| Error::overflow("COO coordinate count", format!("{nnz} x {ndim}"), "usize"))?;
-            let off = buffer_range(Some(coo.indicesBuffer()), "COO indices", checked_bytes(count, it.byte_width(), "COO indices")?, body)?;
+            let count = nnz.checked_mul(ndim).ok_or_else(|| {
+                Error::overflow("COO coordinate count", format!("{nnz} x {ndim}"), "usize")
+            })?;
+            let off = buffer_range(
+                Some(coo.indicesBuffer()),
+                "COO indices",
+                checked_bytes(count, it.byte_width(), "COO indices")?,
+                body,
+            )?;
             let layout = match coo.indicesStrides().map(|s| s.iter().collect::<Vec<i64>>()) {
                 None => CoordLayout::RowMajor,
-                Some(s) if s.len() != 2 => return Err(Error::ipc(None, format!("COO indicesStrides has {} entries, expected 2", s.len()))),
+                Some(s) if s.len() != 2 => {
+                    return Err(Error::ipc(
+                        None,
+                        format!("COO indicesStrides has {} entries, expected 2", s.len()),
+                    ))
+                }
                 Some(s) if nnz <= 1 || ndim <= 1 => {
                     // Both layouts coincide; accept what libarrow writes for these shapes.
                     if s[0] <= 0 || s[1] <= 0 {
-                        return Err(Error::ipc(None, format!("COO indicesStrides {s:?} are not positive")));
+                        return Err(Error::ipc(
+                            None,
+                            format!("COO indicesStrides {s:?} are not positive"),
+                        ));
                     }
                     CoordLayout::RowMajor
                 }
                 Some(s) if s == [w * ndim as i64, w] => CoordLayout::RowMajor,
                 Some(s) if s == [w, w * nnz as i64] => CoordLayout::ColumnMajor,
-                Some(s) => return Err(Error::ipc(None, format!("COO indicesStrides {s:?} are neither row-major nor column-major"))),
+                Some(s) => {
+                    return Err(Error::ipc(
+                        None,
+                        format!("COO indicesStrides {s:?} are neither row-major nor column-major"),
+                    ))
+                }
             };
             let coords = IndexBuffer::from_body(it, body, off, count, "COO indices", ra)?;
-            Ok(AnyTensor::Coo(AnyCoo::try_new(shape, coords, layout, values, coo.isCanonical(), names, v)?))
+            Ok(AnyTensor::Coo(AnyCoo::try_new(
+                shape,
+                coords,
+                layout,
+                values,
+                coo.isCanonical(),
+                names,
+                v,
+            )?))
         }
         fb::SparseTensorIndex::SparseMatrixIndexCSX => {
-            let csx = st.sparseIndex_as_sparse_matrix_index_csx().ok_or_else(|| Error::ipc(None, "missing CSX index"))?;
+            let csx = st
+                .sparseIndex_as_sparse_matrix_index_csx()
+                .ok_or_else(|| Error::ipc(None, "missing CSX index"))?;
             if shape.len() != 2 {
-                return Err(Error::shape("CSX sparse tensor", "2 dimensions", format!("{} dimensions", shape.len())));
+                return Err(Error::shape(
+                    "CSX sparse tensor",
+                    "2 dimensions",
+                    format!("{} dimensions", shape.len()),
+                ));
             }
             let axis = match csx.compressedAxis() {
                 fb::SparseMatrixCompressedAxis::Row => CompressedAxis::Row,
                 fb::SparseMatrixCompressedAxis::Column => CompressedAxis::Column,
-                other => return Err(Error::ipc(None, format!("unknown compressed axis {other:?}"))),
+                other => {
+                    return Err(Error::ipc(
+                        None,
+                        format!("unknown compressed axis {other:?}"),
+                    ))
+                }
             };
             let pt = index_type(Some(csx.indptrType()), "CSX indptr type")?;
             let it = index_type(Some(csx.indicesType()), "CSX indices type")?;
             let major = shape[axis.dims().0];
-            let plen = major.checked_add(1).ok_or_else(|| Error::overflow("indptr length", major.to_string(), "usize"))?;
-            let poff = buffer_range(Some(csx.indptrBuffer()), "indptr", checked_bytes(plen, pt.byte_width(), "indptr")?, body)?;
-            let ioff = buffer_range(Some(csx.indicesBuffer()), "indices", checked_bytes(nnz, it.byte_width(), "indices")?, body)?;
+            let plen = major
+                .checked_add(1)
+                .ok_or_else(|| Error::overflow("indptr length", major.to_string(), "usize"))?;
+            let poff = buffer_range(
+                Some(csx.indptrBuffer()),
+                "indptr",
+                checked_bytes(plen, pt.byte_width(), "indptr")?,
+                body,
+            )?;
+            let ioff = buffer_range(
+                Some(csx.indicesBuffer()),
+                "indices",
+                checked_bytes(nnz, it.byte_width(), "indices")?,
+                body,
+            )?;
             let indptr = IndexBuffer::from_body(pt, body, poff, plen, "indptr", ra)?;
             let indices = IndexBuffer::from_body(it, body, ioff, nnz, "indices", ra)?;
-            Ok(AnyTensor::Csx(AnyCsx::try_new(axis, shape, indptr, indices, values, names, v)?))
+            Ok(AnyTensor::Csx(AnyCsx::try_new(
+                axis, shape, indptr, indices, values, names, v,
+            )?))
         }
         fb::SparseTensorIndex::SparseTensorIndexCSF => {
-            let csf = st.sparseIndex_as_sparse_tensor_index_csf().ok_or_else(|| Error::ipc(None, "missing CSF index"))?;
+            let csf = st
+                .sparseIndex_as_sparse_tensor_index_csf()
+                .ok_or_else(|| Error::ipc(None, "missing CSF index"))?;
             decode_csf(csf, shape, names, values, body, opts)
         }
-        other => Err(Error::ipc(None, format!("unknown sparse index type {other:?}"))),
+        other => Err(Error::ipc(
+            None,
+            format!("unknown sparse index type {other:?}"),
+        )),
     }
 }
 
@@ -266,7 +425,10 @@ fn decode_csf(
     let order: Vec<usize> = csf
         .axisOrder()
         .iter()
-        .map(|a| usize::try_from(a).map_err(|_| Error::invariant("axis_order", None, format!("negative axis {a}"))))
+        .map(|a| {
+            usize::try_from(a)
+                .map_err(|_| Error::invariant("axis_order", None, format!("negative axis {a}")))
+        })
         .collect::<Result<_>>()?;
     let ptr_bufs: Vec<fb::Buffer> = csf.indptrBuffers().iter().copied().collect();
     let idx_bufs: Vec<fb::Buffer> = csf.indicesBuffers().iter().copied().collect();
@@ -281,14 +443,33 @@ fn decode_csf(
     let as_elements = csf_lengths_elements(&ptr_bufs, &idx_bufs, pt, it);
     let attempt = |lens: (Vec<usize>, Vec<usize>), elements: bool| -> Result<AnyTensor> {
         let (plens, ilens) = lens;
-        let read = |b: &fb::Buffer, ty: IndexType, len: usize, what: String| -> Result<IndexBuffer> {
-            let unit = if elements { ty.byte_width() as i64 } else { 1 };
-            let off = buffer_range_unit(Some(b), &what, checked_bytes(len, ty.byte_width(), &what)?, body, unit)?;
-            IndexBuffer::from_body(ty, body, off, len, &what, opts.require_alignment)
-        };
-        let indptr = (0..n - 1).map(|l| read(&ptr_bufs[l], pt, plens[l], format!("indptr[{l}]"))).collect::<Result<Vec<_>>>()?;
-        let indices = (0..n).map(|l| read(&idx_bufs[l], it, ilens[l], format!("indices[{l}]"))).collect::<Result<Vec<_>>>()?;
-        Ok(AnyTensor::Csf(AnyCsf::try_new(shape.clone(), order.clone(), indptr, indices, values.clone(), names.clone(), opts.validation)?))
+        let read =
+            |b: &fb::Buffer, ty: IndexType, len: usize, what: String| -> Result<IndexBuffer> {
+                let unit = if elements { ty.byte_width() as i64 } else { 1 };
+                let off = buffer_range_unit(
+                    Some(b),
+                    &what,
+                    checked_bytes(len, ty.byte_width(), &what)?,
+                    body,
+                    unit,
+                )?;
+                IndexBuffer::from_body(ty, body, off, len, &what, opts.require_alignment)
+            };
+        let indptr = (0..n - 1)
+            .map(|l| read(&ptr_bufs[l], pt, plens[l], format!("indptr[{l}]")))
+            .collect::<Result<Vec<_>>>()?;
+        let indices = (0..n)
+            .map(|l| read(&idx_bufs[l], it, ilens[l], format!("indices[{l}]")))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(AnyTensor::Csf(AnyCsf::try_new(
+            shape.clone(),
+            order.clone(),
+            indptr,
+            indices,
+            values.clone(),
+            names.clone(),
+            opts.validation,
+        )?))
     };
     let first = attempt(as_elements, true);
     if first.is_ok() {
@@ -300,7 +481,12 @@ fn decode_csf(
     }
 }
 
-fn csf_lengths_elements(ptr: &[fb::Buffer], idx: &[fb::Buffer], _pt: IndexType, _it: IndexType) -> (Vec<usize>, Vec<usize>) {
+fn csf_lengths_elements(
+    ptr: &[fb::Buffer],
+    idx: &[fb::Buffer],
+    _pt: IndexType,
+    _it: IndexType,
+) -> (Vec<usize>, Vec<usize>) {
     let len = |b: &fb::Buffer| usize::try_from(b.length()).unwrap_or(usize::MAX);
     (ptr.iter().map(len).collect(), idx.iter().map(len).collect())
 }
@@ -309,7 +495,14 @@ fn csf_lengths_elements(ptr: &[fb::Buffer], idx: &[fb::Buffer], _pt: IndexType, 
 /// zero elements, so exact counts are derived from the tree: level 0's indptr ends
 /// at the last occurrence of its maximum; every lower level's length is the last
 /// indptr value above it.
-fn csf_lengths_bytes(ptr: &[fb::Buffer], idx: &[fb::Buffer], pt: IndexType, it: IndexType, body: &Buffer, nnz: usize) -> Option<(Vec<usize>, Vec<usize>)> {
+fn csf_lengths_bytes(
+    ptr: &[fb::Buffer],
+    idx: &[fb::Buffer],
+    pt: IndexType,
+    it: IndexType,
+    body: &Buffer,
+    nnz: usize,
+) -> Option<(Vec<usize>, Vec<usize>)> {
     let n = idx.len();
     let cap = |b: &fb::Buffer, w: usize| -> Option<usize> {
         let l = usize::try_from(b.length()).ok()?;
@@ -347,7 +540,11 @@ fn decode_dense(t: fb::Tensor<'_>, body: &Buffer, opts: &ReadOptions) -> Result<
     let strides: Vec<usize> = match t.strides() {
         Some(s) if !s.is_empty() => {
             if s.len() != shape.len() {
-                return Err(Error::shape("dense strides", format!("{} strides", shape.len()), format!("{} strides", s.len())));
+                return Err(Error::shape(
+                    "dense strides",
+                    format!("{} strides", shape.len()),
+                    format!("{} strides", s.len()),
+                ));
             }
             s.iter()
                 .map(|b| {
@@ -367,12 +564,30 @@ fn decode_dense(t: fb::Tensor<'_>, body: &Buffer, opts: &ReadOptions) -> Result<
     let mut reach = 0usize;
     if size > 0 {
         for (&d, &s) in shape.iter().zip(&strides) {
-            reach = (d - 1).checked_mul(s).and_then(|x| x.checked_add(reach)).ok_or_else(|| Error::overflow("dense strides", format!("{strides:?}"), "usize"))?;
+            reach = (d - 1)
+                .checked_mul(s)
+                .and_then(|x| x.checked_add(reach))
+                .ok_or_else(|| Error::overflow("dense strides", format!("{strides:?}"), "usize"))?;
         }
         reach += 1;
     }
-    let off = buffer_range(Some(t.data()), "data", checked_bytes(reach, w, "data")?, body)?;
+    let off = buffer_range(
+        Some(t.data()),
+        "data",
+        checked_bytes(reach, w, "data")?,
+        body,
+    )?;
     let values = ValueBuffer::from_body(vt, body, off, reach, "data", opts.require_alignment)?;
-    let strides = if size == 0 { crate::tensor::dense::row_major_strides(&shape) } else { strides };
-    Ok(AnyTensor::Dense(AnyDense::try_new(shape, strides, values, names, Validation::Full)?))
+    let strides = if size == 0 {
+        crate::tensor::dense::row_major_strides(&shape)
+    } else {
+        strides
+    };
+    Ok(AnyTensor::Dense(AnyDense::try_new(
+        shape,
+        strides,
+        values,
+        names,
+        Validation::Full,
+    )?))
 }

@@ -71,7 +71,10 @@ fn index_int<'a>(fbb: &mut FlatBufferBuilder<'a>, t: IndexType) -> WIPOffset<fb:
     )
 }
 
-fn value_type_table(fbb: &mut FlatBufferBuilder<'_>, t: ValueType) -> (fb::Type, WIPOffset<UnionWIPOffset>) {
+fn value_type_table(
+    fbb: &mut FlatBufferBuilder<'_>,
+    t: ValueType,
+) -> (fb::Type, WIPOffset<UnionWIPOffset>) {
     let precision = match t {
         ValueType::Float16 => Some(fb::Precision::HALF),
         ValueType::Float32 => Some(fb::Precision::SINGLE),
@@ -81,7 +84,8 @@ fn value_type_table(fbb: &mut FlatBufferBuilder<'_>, t: ValueType) -> (fb::Type,
     match (precision, t.as_index_type()) {
         (Some(p), _) => (
             fb::Type::FloatingPoint,
-            fb::FloatingPoint::create(fbb, &fb::FloatingPointArgs { precision: p }).as_union_value(),
+            fb::FloatingPoint::create(fbb, &fb::FloatingPointArgs { precision: p })
+                .as_union_value(),
         ),
         (None, Some(it)) => (fb::Type::Int, index_int(fbb, it).as_union_value()),
         (None, None) => unreachable!("every value type is an integer or a float"),
@@ -98,7 +102,13 @@ fn shape_vector<'a>(
         .zip(names)
         .map(|(&size, name)| {
             let name = fbb.create_string(name);
-            fb::TensorDim::create(fbb, &fb::TensorDimArgs { size: size as i64, name: Some(name) })
+            fb::TensorDim::create(
+                fbb,
+                &fb::TensorDimArgs {
+                    size: size as i64,
+                    name: Some(name),
+                },
+            )
         })
         .collect();
     fbb.create_vector(&dims)
@@ -112,7 +122,10 @@ struct Body {
 
 impl Body {
     fn new() -> Self {
-        Body { buffers: Vec::new(), offset: 0 }
+        Body {
+            buffers: Vec::new(),
+            offset: 0,
+        }
     }
     /// Append a buffer; returns (offset, padded length).
     fn push(&mut self, b: &Buffer) -> (i64, i64) {
@@ -140,7 +153,13 @@ fn finish(
             .map(|(k, v)| {
                 let key = fbb.create_string(k);
                 let value = fbb.create_string(v);
-                fb::KeyValue::create(&mut fbb, &fb::KeyValueArgs { key: Some(key), value: Some(value) })
+                fb::KeyValue::create(
+                    &mut fbb,
+                    &fb::KeyValueArgs {
+                        key: Some(key),
+                        value: Some(value),
+                    },
+                )
             })
             .collect();
         fbb.create_vector(&kvs)
@@ -171,7 +190,11 @@ fn finish(
 ///
 /// Refuses uint64 index buffers (libarrow aborts on them) and metadata larger than
 /// an int32 length can frame.
-pub fn encode(tensor: &AnyTensor, custom_metadata: &[(String, String)], options: &WriteOptions) -> Result<EncodedMessage> {
+pub fn encode(
+    tensor: &AnyTensor,
+    custom_metadata: &[(String, String)],
+    options: &WriteOptions,
+) -> Result<EncodedMessage> {
     if let Some(t) = tensor.index_type() {
         t.check_writable()?;
     }
@@ -213,7 +236,10 @@ pub fn encode(tensor: &AnyTensor, custom_metadata: &[(String, String)], options:
                     isCanonical: t.is_canonical(),
                 },
             );
-            (fb::SparseTensorIndex::SparseTensorIndexCOO, coo.as_union_value())
+            (
+                fb::SparseTensorIndex::SparseTensorIndexCOO,
+                coo.as_union_value(),
+            )
         }
         AnyTensor::Csx(t) => {
             let indptr_int = index_int(&mut fbb, t.indptr_type());
@@ -236,7 +262,10 @@ pub fn encode(tensor: &AnyTensor, custom_metadata: &[(String, String)], options:
                     indicesBuffer: Some(&indices_buf),
                 },
             );
-            (fb::SparseTensorIndex::SparseMatrixIndexCSX, csx.as_union_value())
+            (
+                fb::SparseTensorIndex::SparseMatrixIndexCSX,
+                csx.as_union_value(),
+            )
         }
         AnyTensor::Csf(t) => {
             let indptr_int = index_int(&mut fbb, t.indptr_type());
@@ -250,7 +279,8 @@ pub fn encode(tensor: &AnyTensor, custom_metadata: &[(String, String)], options:
                 fb::Buffer::new(off, len)
             };
             let indptr: Vec<fb::Buffer> = t.indptr().iter().map(|b| entry(b, &mut body)).collect();
-            let indices: Vec<fb::Buffer> = t.indices().iter().map(|b| entry(b, &mut body)).collect();
+            let indices: Vec<fb::Buffer> =
+                t.indices().iter().map(|b| entry(b, &mut body)).collect();
             let indices_v = fbb.create_vector(&indices);
             let indptr_v = fbb.create_vector(&indptr);
             let order: Vec<i32> = t.axis_order().iter().map(|&a| a as i32).collect();
@@ -265,7 +295,10 @@ pub fn encode(tensor: &AnyTensor, custom_metadata: &[(String, String)], options:
                     axisOrder: Some(order),
                 },
             );
-            (fb::SparseTensorIndex::SparseTensorIndexCSF, csf.as_union_value())
+            (
+                fb::SparseTensorIndex::SparseTensorIndexCSF,
+                csf.as_union_value(),
+            )
         }
         AnyTensor::Dense(_) => unreachable!("handled above"),
     };
@@ -290,7 +323,15 @@ pub fn encode(tensor: &AnyTensor, custom_metadata: &[(String, String)], options:
         },
     );
     let body_length = body.offset;
-    Ok(finish(fbb, fb::MessageHeader::SparseTensor, st.as_union_value(), body_length, custom_metadata, 8, body.buffers))
+    Ok(finish(
+        fbb,
+        fb::MessageHeader::SparseTensor,
+        st.as_union_value(),
+        body_length,
+        custom_metadata,
+        8,
+        body.buffers,
+    ))
 }
 
 /// Dense tensors: metadata padded to 64 bytes, body unpadded, as libarrow's
@@ -334,6 +375,18 @@ fn encode_dense<'a>(
         },
     );
     let values = d.values().inner().slice_with_length(0, body_length);
-    let body = if body_length > 0 { vec![(values, 0)] } else { vec![] };
-    Ok(finish(fbb, fb::MessageHeader::Tensor, t.as_union_value(), body_length, custom_metadata, 64, body))
+    let body = if body_length > 0 {
+        vec![(values, 0)]
+    } else {
+        vec![]
+    };
+    Ok(finish(
+        fbb,
+        fb::MessageHeader::Tensor,
+        t.as_union_value(),
+        body_length,
+        custom_metadata,
+        64,
+        body,
+    ))
 }

@@ -61,16 +61,34 @@ impl MmapReader {
             let rest = &bytes[at..];
             match parse_prefix(rest, at as u64, options.max_metadata_len)? {
                 Frame::End { .. } => break,
-                Frame::Message { metadata_start, metadata_len } => {
+                Frame::Message {
+                    metadata_start,
+                    metadata_len,
+                } => {
                     let meta_end = metadata_start + metadata_len;
                     let metadata = rest.get(metadata_start..meta_end).ok_or_else(|| {
-                        Error::ipc(Some(at as u64), format!("truncated metadata: {metadata_len} bytes announced, {} present", rest.len() - metadata_start))
+                        Error::ipc(
+                            Some(at as u64),
+                            format!(
+                                "truncated metadata: {metadata_len} bytes announced, {} present",
+                                rest.len() - metadata_start
+                            ),
+                        )
                     })?;
                     let (message, body_len) = parse_message(metadata, at as u64, &options)?;
                     let body_offset = at + meta_end;
-                    let end = body_offset.checked_add(body_len).filter(|&e| e <= bytes.len()).ok_or_else(|| {
-                        Error::ipc(Some(at as u64), format!("truncated body: {body_len} bytes announced, {} present", bytes.len() - body_offset))
-                    })?;
+                    let end = body_offset
+                        .checked_add(body_len)
+                        .filter(|&e| e <= bytes.len())
+                        .ok_or_else(|| {
+                            Error::ipc(
+                                Some(at as u64),
+                                format!(
+                                    "truncated body: {body_len} bytes announced, {} present",
+                                    bytes.len() - body_offset
+                                ),
+                            )
+                        })?;
                     messages.push(MessageInfo {
                         offset: at,
                         body_offset,
@@ -81,7 +99,11 @@ impl MmapReader {
                 }
             }
         }
-        Ok(MmapReader { map, messages, options })
+        Ok(MmapReader {
+            map,
+            messages,
+            options,
+        })
     }
 
     /// Number of messages.
@@ -106,7 +128,12 @@ impl MmapReader {
 
     /// Decode and validate message `i`.
     pub fn get(&self, i: usize) -> Result<TensorMessage> {
-        let info = self.messages.get(i).ok_or_else(|| Error::Unsupported(format!("message {i} does not exist ({} messages)", self.len())))?;
+        let info = self.messages.get(i).ok_or_else(|| {
+            Error::Unsupported(format!(
+                "message {i} does not exist ({} messages)",
+                self.len()
+            ))
+        })?;
         let end = info.body_offset + info.body_len;
         let slice = self.map.slice_with_length(info.offset, end - info.offset);
         match super::decode_at(&slice, info.offset as u64, &self.options)? {

@@ -40,7 +40,10 @@ pub struct TensorMessage {
 
 impl From<AnyTensor> for TensorMessage {
     fn from(tensor: AnyTensor) -> Self {
-        TensorMessage { tensor, custom_metadata: Vec::new() }
+        TensorMessage {
+            tensor,
+            custom_metadata: Vec::new(),
+        }
     }
 }
 
@@ -108,24 +111,48 @@ pub fn decode(bytes: &Buffer, options: &ReadOptions) -> Result<Option<(TensorMes
     decode_at(bytes, 0, options)
 }
 
-pub(crate) fn decode_at(bytes: &Buffer, at: u64, options: &ReadOptions) -> Result<Option<(TensorMessage, usize)>> {
+pub(crate) fn decode_at(
+    bytes: &Buffer,
+    at: u64,
+    options: &ReadOptions,
+) -> Result<Option<(TensorMessage, usize)>> {
     if bytes.is_empty() {
         return Ok(None);
     }
-    let (metadata_start, metadata_len) = match decode::parse_prefix(bytes.as_slice(), at, options.max_metadata_len)? {
-        decode::Frame::End { .. } => return Ok(None),
-        decode::Frame::Message { metadata_start, metadata_len } => (metadata_start, metadata_len),
-    };
+    let (metadata_start, metadata_len) =
+        match decode::parse_prefix(bytes.as_slice(), at, options.max_metadata_len)? {
+            decode::Frame::End { .. } => return Ok(None),
+            decode::Frame::Message {
+                metadata_start,
+                metadata_len,
+            } => (metadata_start, metadata_len),
+        };
     let meta_end = metadata_start + metadata_len;
     let metadata = bytes
         .as_slice()
         .get(metadata_start..meta_end)
-        .ok_or_else(|| Error::ipc(Some(at), format!("truncated metadata: {metadata_len} bytes announced, {} present", bytes.len() - metadata_start)))?;
+        .ok_or_else(|| {
+            Error::ipc(
+                Some(at),
+                format!(
+                    "truncated metadata: {metadata_len} bytes announced, {} present",
+                    bytes.len() - metadata_start
+                ),
+            )
+        })?;
     let (message, body_len) = decode::parse_message(metadata, at, options)?;
     let end = meta_end
         .checked_add(body_len)
         .filter(|&e| e <= bytes.len())
-        .ok_or_else(|| Error::ipc(Some(at), format!("truncated body: {body_len} bytes announced, {} present", bytes.len() - meta_end)))?;
+        .ok_or_else(|| {
+            Error::ipc(
+                Some(at),
+                format!(
+                    "truncated body: {body_len} bytes announced, {} present",
+                    bytes.len() - meta_end
+                ),
+            )
+        })?;
     let body = bytes.slice_with_length(meta_end, body_len);
     let msg = decode::decode_parsed(message, &body, at, options)?;
     Ok(Some((msg, end)))
@@ -135,11 +162,19 @@ pub(crate) fn decode_at(bytes: &Buffer, at: u64, options: &ReadOptions) -> Resul
 /// stream ended by the end-of-stream marker. The file is written to a temporary
 /// file in the same directory and renamed into place, so a failure never leaves a
 /// partial file at `path`.
-pub fn write_file<'a>(path: &Path, messages: impl IntoIterator<Item = &'a TensorMessage>, options: &WriteOptions) -> Result<()> {
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+pub fn write_file<'a>(
+    path: &Path,
+    messages: impl IntoIterator<Item = &'a TensorMessage>,
+    options: &WriteOptions,
+) -> Result<()> {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
     let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
     {
-        let mut w = StreamWriter::new(std::io::BufWriter::new(tmp.as_file_mut())).with_options(options.clone());
+        let mut w = StreamWriter::new(std::io::BufWriter::new(tmp.as_file_mut()))
+            .with_options(options.clone());
         for m in messages {
             w.write_with_metadata(&m.tensor, &m.custom_metadata)?;
         }

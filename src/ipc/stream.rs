@@ -32,7 +32,11 @@ pub struct StreamWriter<W: Write> {
 impl<W: Write> StreamWriter<W> {
     /// A writer with default options.
     pub fn new(out: W) -> Self {
-        StreamWriter { out, options: WriteOptions::default(), written: 0 }
+        StreamWriter {
+            out,
+            options: WriteOptions::default(),
+            written: 0,
+        }
     }
 
     /// Replace the write options.
@@ -47,7 +51,11 @@ impl<W: Write> StreamWriter<W> {
     }
 
     /// Write one tensor with `custom_metadata` key/values on its Message.
-    pub fn write_with_metadata(&mut self, tensor: &AnyTensor, custom_metadata: &[(String, String)]) -> Result<()> {
+    pub fn write_with_metadata(
+        &mut self,
+        tensor: &AnyTensor,
+        custom_metadata: &[(String, String)],
+    ) -> Result<()> {
         let m = encode(tensor, custom_metadata, &self.options)?;
         m.write_to(&mut self.out)?;
         self.written += m.len() as u64;
@@ -92,7 +100,12 @@ impl<R: Read> StreamReader<R> {
 
     /// A reader with the given options.
     pub fn with_options(input: R, options: ReadOptions) -> Self {
-        StreamReader { input, options, offset: 0, done: false }
+        StreamReader {
+            input,
+            options,
+            offset: 0,
+            done: false,
+        }
     }
 
     /// Fill `buf` completely; `Ok(false)` if the input ended before the first byte.
@@ -110,7 +123,10 @@ impl<R: Read> StreamReader<R> {
             return Ok(false);
         }
         if got < buf.len() {
-            return Err(Error::ipc(Some(self.offset + got as u64), format!("truncated stream: {} more bytes expected", buf.len() - got)));
+            return Err(Error::ipc(
+                Some(self.offset + got as u64),
+                format!("truncated stream: {} more bytes expected", buf.len() - got),
+            ));
         }
         Ok(true)
     }
@@ -126,7 +142,10 @@ impl<R: Read> StreamReader<R> {
             let at = self.offset + start as u64;
             let ok = self.fill(&mut buf.as_slice_mut()[start..start + step])?;
             if !ok {
-                return Err(Error::ipc(Some(at), format!("truncated stream: {} more bytes expected", len - start)));
+                return Err(Error::ipc(
+                    Some(at),
+                    format!("truncated stream: {} more bytes expected", len - start),
+                ));
             }
         }
         Ok(buf.into())
@@ -142,7 +161,10 @@ impl<R: Read> StreamReader<R> {
         if first == super::CONTINUATION {
             let mut len = [0u8; 4];
             if !self.fill(&mut len)? {
-                return Err(Error::ipc(Some(at + 4), "truncated stream: metadata length missing"));
+                return Err(Error::ipc(
+                    Some(at + 4),
+                    "truncated stream: metadata length missing",
+                ));
             }
             prefix.extend_from_slice(&len);
         }

@@ -1,7 +1,10 @@
 //! [`AnyTensor`]: a tensor of any format, value type and index type, as read from a
 //! file of unknown content.
 
-use super::{AnyCoo, AnyCsf, AnyCsx, AnyDense, CompressedAxis, Convert, CooTensor, CsfTensor, CsxMatrix, DenseTensor, Format};
+use super::{
+    AnyCoo, AnyCsf, AnyCsx, AnyDense, CompressedAxis, Convert, CooTensor, CsfTensor, CsxMatrix,
+    DenseTensor, Format,
+};
 use crate::buffer::IndexBuffer;
 use crate::error::{Error, Result};
 use crate::types::{Index, IndexType, Value, ValueType};
@@ -142,13 +145,47 @@ impl AnyTensor {
 
     /// Replace the dimension names (one per dimension, or none to clear them).
     pub fn with_dim_names(self, names: Vec<String>) -> Result<AnyTensor> {
-        let names = if names.is_empty() { vec![String::new(); self.shape().len()] } else { names };
+        let names = if names.is_empty() {
+            vec![String::new(); self.shape().len()]
+        } else {
+            names
+        };
         super::validate::check_dim_names(&names, self.shape().len())?;
         Ok(match self {
-            AnyTensor::Dense(t) => AnyTensor::Dense(AnyDense::try_new(t.shape().to_vec(), t.strides().to_vec(), t.values().clone(), names, super::Validation::Trusted)?),
-            AnyTensor::Coo(t) => AnyTensor::Coo(AnyCoo::try_new(t.shape().to_vec(), t.coords().clone(), t.layout(), t.values().clone(), t.is_canonical(), names, super::Validation::Trusted)?),
-            AnyTensor::Csx(t) => AnyTensor::Csx(AnyCsx::try_new(t.axis(), t.shape().to_vec(), t.indptr().clone(), t.indices().clone(), t.values().clone(), names, super::Validation::Trusted)?),
-            AnyTensor::Csf(t) => AnyTensor::Csf(AnyCsf::try_new(t.shape().to_vec(), t.axis_order().to_vec(), t.indptr().to_vec(), t.indices().to_vec(), t.values().clone(), names, super::Validation::Trusted)?),
+            AnyTensor::Dense(t) => AnyTensor::Dense(AnyDense::try_new(
+                t.shape().to_vec(),
+                t.strides().to_vec(),
+                t.values().clone(),
+                names,
+                super::Validation::Trusted,
+            )?),
+            AnyTensor::Coo(t) => AnyTensor::Coo(AnyCoo::try_new(
+                t.shape().to_vec(),
+                t.coords().clone(),
+                t.layout(),
+                t.values().clone(),
+                t.is_canonical(),
+                names,
+                super::Validation::Trusted,
+            )?),
+            AnyTensor::Csx(t) => AnyTensor::Csx(AnyCsx::try_new(
+                t.axis(),
+                t.shape().to_vec(),
+                t.indptr().clone(),
+                t.indices().clone(),
+                t.values().clone(),
+                names,
+                super::Validation::Trusted,
+            )?),
+            AnyTensor::Csf(t) => AnyTensor::Csf(AnyCsf::try_new(
+                t.shape().to_vec(),
+                t.axis_order().to_vec(),
+                t.indptr().to_vec(),
+                t.indices().to_vec(),
+                t.values().clone(),
+                names,
+                super::Validation::Trusted,
+            )?),
         })
     }
 
@@ -160,7 +197,10 @@ impl AnyTensor {
             return Err(type_mismatch(V::TYPE, self.value_type()));
         }
         match self {
-            AnyTensor::Dense(t) => t.downcast::<V>().ok_or_else(|| internal("dense"))?.to_coo::<I>(),
+            AnyTensor::Dense(t) => t
+                .downcast::<V>()
+                .ok_or_else(|| internal("dense"))?
+                .to_coo::<I>(),
             AnyTensor::Coo(t) => with_index_type!(t.index_type(), J => {
                 t.downcast::<V, J>().ok_or_else(|| internal("coo"))?.to_coo::<I>()
             }),
@@ -192,7 +232,12 @@ impl AnyTensor {
     /// assert_eq!((csc.format(), csc.nnz()), (Format::Csc, 2));
     /// # Ok::<(), arrow_sparse::Error>(())
     /// ```
-    pub fn convert(&self, to: Format, index_type: IndexType, axis_order: Option<&[usize]>) -> Result<AnyTensor> {
+    pub fn convert(
+        &self,
+        to: Format,
+        index_type: IndexType,
+        axis_order: Option<&[usize]>,
+    ) -> Result<AnyTensor> {
         let order: Vec<usize> = match (axis_order, self) {
             (Some(o), _) => o.to_vec(),
             (None, AnyTensor::Csf(t)) => t.axis_order().to_vec(),

@@ -54,9 +54,13 @@ impl AnyCoo {
         }
         check_shape(&shape, "COO tensor")?;
         let nnz = values.len();
-        let expected = nnz
-            .checked_mul(shape.len())
-            .ok_or_else(|| Error::overflow("COO coordinate count", format!("{nnz} x {}", shape.len()), "usize"))?;
+        let expected = nnz.checked_mul(shape.len()).ok_or_else(|| {
+            Error::overflow(
+                "COO coordinate count",
+                format!("{nnz} x {}", shape.len()),
+                "usize",
+            )
+        })?;
         super::validate::check_len("coords", coords.len(), expected)?;
         let dim_names = if dim_names.is_empty() {
             vec![String::new(); shape.len()]
@@ -130,7 +134,14 @@ impl AnyCoo {
 }
 
 #[inline]
-fn coord_at<I: Index>(s: &[I], layout: CoordLayout, nnz: usize, ndim: usize, k: usize, d: usize) -> I {
+fn coord_at<I: Index>(
+    s: &[I],
+    layout: CoordLayout,
+    nnz: usize,
+    ndim: usize,
+    k: usize,
+    d: usize,
+) -> I {
     match layout {
         CoordLayout::RowMajor => s[k * ndim + d],
         CoordLayout::ColumnMajor => s[d * nnz + k],
@@ -178,7 +189,14 @@ fn check_coords<I: Index>(s: &[I], layout: CoordLayout, nnz: usize, shape: &[usi
     Ok(())
 }
 
-fn compare_entries<I: Index>(s: &[I], layout: CoordLayout, nnz: usize, ndim: usize, a: usize, b: usize) -> Ordering {
+fn compare_entries<I: Index>(
+    s: &[I],
+    layout: CoordLayout,
+    nnz: usize,
+    ndim: usize,
+    a: usize,
+    b: usize,
+) -> Ordering {
     for d in 0..ndim {
         let o = coord_at(s, layout, nnz, ndim, a, d).cmp(&coord_at(s, layout, nnz, ndim, b, d));
         if o != Ordering::Equal {
@@ -252,7 +270,11 @@ impl<V: Value, I: Index> CooTensor<V, I> {
             Vec::new(),
             validation,
         )?;
-        Ok(CooTensor { any, coords, values })
+        Ok(CooTensor {
+            any,
+            coords,
+            values,
+        })
     }
 
     /// Build from `(coordinates, value)` pairs, in the given order (not canonical
@@ -262,14 +284,28 @@ impl<V: Value, I: Index> CooTensor<V, I> {
         let mut coords = Vec::with_capacity(entries.len() * ndim);
         for (c, _) in entries {
             if c.len() != ndim {
-                return Err(Error::shape("entry coordinates", format!("{ndim} coordinates"), format!("{}", c.len())));
+                return Err(Error::shape(
+                    "entry coordinates",
+                    format!("{ndim} coordinates"),
+                    format!("{}", c.len()),
+                ));
             }
             for &x in c {
-                coords.push(I::try_from_usize(x).ok_or_else(|| Error::overflow("coordinate", x.to_string(), I::TYPE.name()))?);
+                coords.push(
+                    I::try_from_usize(x).ok_or_else(|| {
+                        Error::overflow("coordinate", x.to_string(), I::TYPE.name())
+                    })?,
+                );
             }
         }
         let values: Vec<V> = entries.iter().map(|e| e.1).collect();
-        Self::try_new(shape, coords.into(), CoordLayout::RowMajor, values.into(), false)
+        Self::try_new(
+            shape,
+            coords.into(),
+            CoordLayout::RowMajor,
+            values.into(),
+            false,
+        )
     }
 
     /// Attach dimension names (one per dimension).
@@ -331,7 +367,8 @@ impl<V: Value, I: Index> CooTensor<V, I> {
         let (s, layout, nnz, ndim) = (&self.coords[..], self.any.layout, self.nnz(), self.ndim());
         perm.sort_by(|&a, &b| {
             for &d in order {
-                let o = coord_at(s, layout, nnz, ndim, a, d).cmp(&coord_at(s, layout, nnz, ndim, b, d));
+                let o =
+                    coord_at(s, layout, nnz, ndim, a, d).cmp(&coord_at(s, layout, nnz, ndim, b, d));
                 if o != Ordering::Equal {
                     return o;
                 }
@@ -355,11 +392,16 @@ impl<V: Value, I: Index> CooTensor<V, I> {
         let (s, layout, nnz) = (&self.coords[..], self.any.layout, self.nnz());
         let mut prev: Option<usize> = None;
         for &k in &perm {
-            let dup = prev.is_some_and(|p| compare_entries(s, layout, nnz, ndim, p, k) == Ordering::Equal);
+            let dup = prev
+                .is_some_and(|p| compare_entries(s, layout, nnz, ndim, p, k) == Ordering::Equal);
             if dup {
                 let last = values.len() - 1;
                 values[last] = values[last].checked_sum(self.values[k]).ok_or_else(|| {
-                    Error::overflow("sum of duplicate entries", format!("{:?} + {:?}", values[last], self.values[k]), V::TYPE.name())
+                    Error::overflow(
+                        "sum of duplicate entries",
+                        format!("{:?} + {:?}", values[last], self.values[k]),
+                        V::TYPE.name(),
+                    )
                 })?;
             } else {
                 coords.extend((0..ndim).map(|d| coord_at(s, layout, nnz, ndim, k, d)));
@@ -393,25 +435,41 @@ impl<V: Value, I: Index> CooTensor<V, I> {
     }
 
     pub(crate) fn coo_to_dense(&self) -> Result<DenseTensor<V>> {
-        let size = check_shape(self.shape(), "dense tensor")?
-            .ok_or_else(|| Error::overflow("dense element count", format!("{:?}", self.shape()), "usize"))?;
+        let size = check_shape(self.shape(), "dense tensor")?.ok_or_else(|| {
+            Error::overflow(
+                "dense element count",
+                format!("{:?}", self.shape()),
+                "usize",
+            )
+        })?;
         let mut out: Vec<V> = Vec::new();
         out.try_reserve_exact(size)
             .map_err(|_| Error::overflow("dense allocation", size.to_string(), "memory"))?;
         out.resize(size, V::ZERO);
         let strides = super::dense::row_major_strides(self.shape());
         for k in 0..self.nnz() {
-            let off: usize = (0..self.ndim()).map(|d| self.coord(k, d) * strides[d]).sum();
+            let off: usize = (0..self.ndim())
+                .map(|d| self.coord(k, d) * strides[d])
+                .sum();
             out[off] = out[off].checked_sum(self.values[k]).ok_or_else(|| {
-                Error::overflow("sum of duplicate entries", format!("{:?}", self.values[k]), V::TYPE.name())
+                Error::overflow(
+                    "sum of duplicate entries",
+                    format!("{:?}", self.values[k]),
+                    V::TYPE.name(),
+                )
             })?;
         }
-        DenseTensor::try_new(self.shape().to_vec(), out.into())?.with_dim_names(self.dim_names().to_vec())
+        DenseTensor::try_new(self.shape().to_vec(), out.into())?
+            .with_dim_names(self.dim_names().to_vec())
     }
 
     pub(crate) fn coo_to_csx<P: Index>(&self, axis: CompressedAxis) -> Result<CsxMatrix<V, I, P>> {
         if self.ndim() != 2 {
-            return Err(Error::shape("CSR/CSC conversion", "a 2-D tensor", format!("{}-D", self.ndim())));
+            return Err(Error::shape(
+                "CSR/CSC conversion",
+                "a 2-D tensor",
+                format!("{}-D", self.ndim()),
+            ));
         }
         let (major, minor) = match axis {
             CompressedAxis::Row => (0, 1),
@@ -427,31 +485,53 @@ impl<V: Value, I: Index> CooTensor<V, I> {
         let mut acc = 0usize;
         for c in counts {
             acc += c;
-            indptr.push(P::try_from_usize(acc).ok_or_else(|| Error::overflow("indptr", acc.to_string(), P::TYPE.name()))?);
+            indptr.push(
+                P::try_from_usize(acc)
+                    .ok_or_else(|| Error::overflow("indptr", acc.to_string(), P::TYPE.name()))?,
+            );
         }
-        let indices: Vec<I> = perm.iter().map(|&k| coord_at(&self.coords, self.layout(), self.nnz(), 2, k, minor)).collect();
+        let indices: Vec<I> = perm
+            .iter()
+            .map(|&k| coord_at(&self.coords, self.layout(), self.nnz(), 2, k, minor))
+            .collect();
         let values: Vec<V> = perm.iter().map(|&k| self.values[k]).collect();
-        CsxMatrix::try_new_with(axis, self.shape().to_vec(), indptr.into(), indices.into(), values.into(), Validation::Trusted)?
-            .with_dim_names(self.dim_names().to_vec())
+        CsxMatrix::try_new_with(
+            axis,
+            self.shape().to_vec(),
+            indptr.into(),
+            indices.into(),
+            values.into(),
+            Validation::Trusted,
+        )?
+        .with_dim_names(self.dim_names().to_vec())
     }
 
     pub(crate) fn coo_to_csf<P: Index>(&self, axis_order: &[usize]) -> Result<CsfTensor<V, I, P>> {
         let n = self.ndim();
         if n < 2 {
-            return Err(Error::shape("CSF conversion", "ndim >= 2", format!("ndim {n}")));
+            return Err(Error::shape(
+                "CSF conversion",
+                "ndim >= 2",
+                format!("ndim {n}"),
+            ));
         }
         let perm = self.sort_permutation(axis_order)?;
         let mut indptr: Vec<Vec<P>> = vec![Vec::new(); n - 1];
         let mut indices: Vec<Vec<I>> = vec![Vec::new(); n];
         let (s, layout, nnz) = (&self.coords[..], self.layout(), self.nnz());
-        let to_p = |x: usize| P::try_from_usize(x).ok_or_else(|| Error::overflow("CSF indptr", x.to_string(), P::TYPE.name()));
+        let to_p = |x: usize| {
+            P::try_from_usize(x)
+                .ok_or_else(|| Error::overflow("CSF indptr", x.to_string(), P::TYPE.name()))
+        };
         let mut prev: Option<usize> = None;
         for &k in &perm {
             let first_diff = match prev {
                 None => 0,
                 Some(p) => axis_order
                     .iter()
-                    .position(|&d| coord_at(s, layout, nnz, n, p, d) != coord_at(s, layout, nnz, n, k, d))
+                    .position(|&d| {
+                        coord_at(s, layout, nnz, n, p, d) != coord_at(s, layout, nnz, n, k, d)
+                    })
                     .unwrap_or(n - 1),
             };
             for lev in first_diff..n {
@@ -494,7 +574,9 @@ impl<V: Value, I: Index> Convert<V> for CooTensor<V, I> {
                 for k in 0..nnz {
                     for d in 0..ndim {
                         let x = self.coord(k, d);
-                        out.push(J::try_from_usize(x).ok_or_else(|| Error::overflow("coordinate", x.to_string(), J::TYPE.name()))?);
+                        out.push(J::try_from_usize(x).ok_or_else(|| {
+                            Error::overflow("coordinate", x.to_string(), J::TYPE.name())
+                        })?);
                     }
                 }
                 out.into()
@@ -525,7 +607,12 @@ mod tests {
     fn sample() -> CooTensor<i32, i16> {
         CooTensor::from_entries(
             vec![2, 3, 4],
-            &[(vec![1, 2, 3], 4), (vec![0, 0, 1], 1), (vec![1, 2, 3], 5), (vec![0, 2, 0], 2)],
+            &[
+                (vec![1, 2, 3], 4),
+                (vec![0, 0, 1], 1),
+                (vec![1, 2, 3], 5),
+                (vec![0, 2, 0], 2),
+            ],
         )
         .unwrap()
     }
@@ -541,26 +628,71 @@ mod tests {
 
     #[test]
     fn canonical_flag_is_checked() {
-        let r = CooTensor::<f32, i32>::try_new(vec![3], vec![2, 1].into(), CoordLayout::RowMajor, vec![1.0, 2.0].into(), true);
+        let r = CooTensor::<f32, i32>::try_new(
+            vec![3],
+            vec![2, 1].into(),
+            CoordLayout::RowMajor,
+            vec![1.0, 2.0].into(),
+            true,
+        );
         assert!(matches!(r, Err(Error::Invariant { .. })));
-        let dup = CooTensor::<f32, i32>::try_new(vec![3], vec![1, 1].into(), CoordLayout::RowMajor, vec![1.0, 2.0].into(), true);
+        let dup = CooTensor::<f32, i32>::try_new(
+            vec![3],
+            vec![1, 1].into(),
+            CoordLayout::RowMajor,
+            vec![1.0, 2.0].into(),
+            true,
+        );
         assert!(dup.is_err());
     }
 
     #[test]
     fn out_of_bounds_and_lengths() {
-        let r = CooTensor::<f32, i32>::try_new(vec![2, 2], vec![0, 1, 2, 0].into(), CoordLayout::RowMajor, vec![1.0, 2.0].into(), false);
-        assert!(matches!(r, Err(Error::IndexOutOfBounds { position: 2, value: 2, bound: 2, .. })));
-        let r = CooTensor::<f32, i32>::try_new(vec![2, 2], vec![0, 1, -1, 0].into(), CoordLayout::ColumnMajor, vec![1.0, 2.0].into(), false);
+        let r = CooTensor::<f32, i32>::try_new(
+            vec![2, 2],
+            vec![0, 1, 2, 0].into(),
+            CoordLayout::RowMajor,
+            vec![1.0, 2.0].into(),
+            false,
+        );
+        assert!(matches!(
+            r,
+            Err(Error::IndexOutOfBounds {
+                position: 2,
+                value: 2,
+                bound: 2,
+                ..
+            })
+        ));
+        let r = CooTensor::<f32, i32>::try_new(
+            vec![2, 2],
+            vec![0, 1, -1, 0].into(),
+            CoordLayout::ColumnMajor,
+            vec![1.0, 2.0].into(),
+            false,
+        );
         assert!(matches!(r, Err(Error::IndexOutOfBounds { value: -1, .. })));
-        let r = CooTensor::<f32, i32>::try_new(vec![2, 2], vec![0, 1, 1].into(), CoordLayout::RowMajor, vec![1.0, 2.0].into(), false);
+        let r = CooTensor::<f32, i32>::try_new(
+            vec![2, 2],
+            vec![0, 1, 1].into(),
+            CoordLayout::RowMajor,
+            vec![1.0, 2.0].into(),
+            false,
+        );
         assert!(matches!(r, Err(Error::Length { .. })));
     }
 
     #[test]
     fn column_major_reads_the_same() {
         // entries (0,2) and (1,0) stored column-major: dim0 = [0,1], dim1 = [2,0]
-        let t = CooTensor::<u8, u32>::try_new(vec![2, 3], vec![0, 1, 2, 0].into(), CoordLayout::ColumnMajor, vec![7, 8].into(), true).unwrap();
+        let t = CooTensor::<u8, u32>::try_new(
+            vec![2, 3],
+            vec![0, 1, 2, 0].into(),
+            CoordLayout::ColumnMajor,
+            vec![7, 8].into(),
+            true,
+        )
+        .unwrap();
         assert_eq!((t.coord(0, 1), t.coord(1, 0)), (2, 1));
         let rm = t.to_coo::<i64>().unwrap();
         assert_eq!(rm.coords().as_ref(), &[0, 2, 1, 0]);
@@ -574,10 +706,17 @@ mod tests {
             let back = csf.to_coo::<i16>().unwrap().canonicalize().unwrap();
             assert_eq!(back, t.canonicalize().unwrap());
         }
-        let m = CooTensor::<f64, i64>::from_entries(vec![3, 2], &[(vec![2, 1], 1.0), (vec![0, 1], 2.0), (vec![2, 0], 3.0)]).unwrap();
+        let m = CooTensor::<f64, i64>::from_entries(
+            vec![3, 2],
+            &[(vec![2, 1], 1.0), (vec![0, 1], 2.0), (vec![2, 0], 3.0)],
+        )
+        .unwrap();
         for axis in [CompressedAxis::Row, CompressedAxis::Column] {
             let csx = m.to_csx::<i64, i8>(axis).unwrap();
-            assert_eq!(csx.to_coo::<i64>().unwrap().canonicalize().unwrap(), m.canonicalize().unwrap());
+            assert_eq!(
+                csx.to_coo::<i64>().unwrap().canonicalize().unwrap(),
+                m.canonicalize().unwrap()
+            );
         }
         assert!(t.to_csx::<i16, i16>(CompressedAxis::Row).is_err());
     }

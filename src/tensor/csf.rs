@@ -2,7 +2,10 @@
 
 use arrow_buffer::ScalarBuffer;
 
-use super::validate::{check_bounds, check_dim_names, check_indptr, check_len, check_permutation, check_shape, Validation};
+use super::validate::{
+    check_bounds, check_dim_names, check_indptr, check_len, check_permutation, check_shape,
+    Validation,
+};
 use super::{recast, Convert, CooTensor, CoordLayout};
 use crate::buffer::{IndexBuffer, ValueBuffer};
 use crate::error::{Error, Result};
@@ -49,18 +52,36 @@ impl AnyCsf {
         check_permutation("axis_order", &axis_order, n)?;
         check_len("indptr buffers", indptr.len(), n - 1)?;
         check_len("indices buffers", indices.len(), n)?;
-        let same_type = |bufs: &[IndexBuffer]| bufs.windows(2).all(|w| w[0].data_type() == w[1].data_type());
+        let same_type = |bufs: &[IndexBuffer]| {
+            bufs.windows(2)
+                .all(|w| w[0].data_type() == w[1].data_type())
+        };
         if !same_type(&indptr) || !same_type(&indices) {
-            return Err(Error::invariant("CSF index types", None, "all indptr buffers (and all indices buffers) must share one type"));
+            return Err(Error::invariant(
+                "CSF index types",
+                None,
+                "all indptr buffers (and all indices buffers) must share one type",
+            ));
         }
-        check_len(&format!("indices[{}]", n - 1), indices[n - 1].len(), values.len())?;
+        check_len(
+            &format!("indices[{}]", n - 1),
+            indices[n - 1].len(),
+            values.len(),
+        )?;
         for l in 0..n - 1 {
             let what = format!("indptr[{l}]");
             check_len(&what, indptr[l].len(), indices[l].len() + 1)?;
             let end = indices[l + 1].len();
-            let (first, last) = (indptr[l].get_usize(0), indptr[l].get_usize(indptr[l].len() - 1));
+            let (first, last) = (
+                indptr[l].get_usize(0),
+                indptr[l].get_usize(indptr[l].len() - 1),
+            );
             if first != Some(0) || last != Some(end) {
-                return Err(Error::invariant(&what, None, format!("must start at 0 and end at {end}, found {first:?} .. {last:?}")));
+                return Err(Error::invariant(
+                    &what,
+                    None,
+                    format!("must start at 0 and end at {end}, found {first:?} .. {last:?}"),
+                ));
             }
             if validation == Validation::Full {
                 check_indptr(&what, indptr[l].as_slice(), end)?;
@@ -68,12 +89,27 @@ impl AnyCsf {
         }
         if validation == Validation::Full {
             for (l, idx) in indices.iter().enumerate() {
-                check_bounds(&format!("indices[{l}]"), idx.as_slice(), shape[axis_order[l]])?;
+                check_bounds(
+                    &format!("indices[{l}]"),
+                    idx.as_slice(),
+                    shape[axis_order[l]],
+                )?;
             }
         }
-        let dim_names = if dim_names.is_empty() { vec![String::new(); n] } else { dim_names };
+        let dim_names = if dim_names.is_empty() {
+            vec![String::new(); n]
+        } else {
+            dim_names
+        };
         check_dim_names(&dim_names, n)?;
-        Ok(AnyCsf { shape, dim_names, axis_order, indptr, indices, values })
+        Ok(AnyCsf {
+            shape,
+            dim_names,
+            axis_order,
+            indptr,
+            indices,
+            values,
+        })
     }
 
     /// Extents.
@@ -120,8 +156,16 @@ impl AnyCsf {
     /// The typed view, if the types are `V`, `I` and `P` (zero-copy).
     pub fn downcast<V: Value, I: Index, P: Index>(&self) -> Option<CsfTensor<V, I, P>> {
         Some(CsfTensor {
-            indptr: self.indptr.iter().map(|b| P::unwrap(b).cloned()).collect::<Option<_>>()?,
-            indices: self.indices.iter().map(|b| I::unwrap(b).cloned()).collect::<Option<_>>()?,
+            indptr: self
+                .indptr
+                .iter()
+                .map(|b| P::unwrap(b).cloned())
+                .collect::<Option<_>>()?,
+            indices: self
+                .indices
+                .iter()
+                .map(|b| I::unwrap(b).cloned())
+                .collect::<Option<_>>()?,
             values: V::unwrap(&self.values)?.clone(),
             any: self.clone(),
         })
@@ -132,7 +176,11 @@ impl AnyCsf {
     pub(crate) fn unify_index_types(&self) -> Result<AnyCsf> {
         let mut out = self.clone();
         if self.indptr_type() != self.index_type() {
-            let cast = |bufs: &[IndexBuffer], ty| bufs.iter().map(|b| b.cast(ty, "CSF index")).collect::<Result<Vec<_>>>();
+            let cast = |bufs: &[IndexBuffer], ty| {
+                bufs.iter()
+                    .map(|b| b.cast(ty, "CSF index"))
+                    .collect::<Result<Vec<_>>>()
+            };
             match cast(&self.indptr, self.index_type()) {
                 Ok(p) => out.indptr = p,
                 Err(_) => {
@@ -192,7 +240,12 @@ impl<V: Value, I: Index, P: Index> CsfTensor<V, I, P> {
             Vec::new(),
             validation,
         )?;
-        Ok(CsfTensor { any, indptr, indices, values })
+        Ok(CsfTensor {
+            any,
+            indptr,
+            indices,
+            values,
+        })
     }
 
     /// Attach dimension names (one per dimension).
@@ -239,11 +292,18 @@ impl<V: Value, I: Index, P: Index> CsfTensor<V, I, P> {
         &self.any
     }
 
-    fn walk<J: Index>(&self, level: usize, node: usize, cur: &mut [J], out: &mut Vec<J>) -> Result<()> {
+    fn walk<J: Index>(
+        &self,
+        level: usize,
+        node: usize,
+        cur: &mut [J],
+        out: &mut Vec<J>,
+    ) -> Result<()> {
         let n = self.ndim();
         let x = self.indices[level][node];
         let d = self.any.axis_order[level];
-        cur[d] = J::try_from_usize(x.as_usize()).ok_or_else(|| Error::overflow("coordinate", format!("{x:?}"), J::TYPE.name()))?;
+        cur[d] = J::try_from_usize(x.as_usize())
+            .ok_or_else(|| Error::overflow("coordinate", format!("{x:?}"), J::TYPE.name()))?;
         if level == n - 1 {
             out.extend_from_slice(cur);
             return Ok(());
@@ -251,7 +311,11 @@ impl<V: Value, I: Index, P: Index> CsfTensor<V, I, P> {
         let p = &self.indptr[level];
         let (lo, hi) = (p[node].as_usize(), p[node + 1].as_usize());
         if lo > hi || hi > self.indices[level + 1].len() {
-            return Err(Error::invariant(format!("indptr[{level}]"), Some(node), "bad child range (trusted input was invalid)"));
+            return Err(Error::invariant(
+                format!("indptr[{level}]"),
+                Some(node),
+                "bad child range (trusted input was invalid)",
+            ));
         }
         for child in lo..hi {
             self.walk(level + 1, child, cur, out)?;
@@ -269,20 +333,53 @@ impl<V: Value, I: Index, P: Index> Convert<V> for CsfTensor<V, I, P> {
             self.walk(0, node, &mut cur, &mut coords)?;
         }
         if coords.len() != n * self.nnz() {
-            return Err(Error::invariant("CSF tree", None, "leaves do not line up with values (trusted input was invalid)"));
+            return Err(Error::invariant(
+                "CSF tree",
+                None,
+                "leaves do not line up with values (trusted input was invalid)",
+            ));
         }
-        let coo = CooTensor::try_new_with(self.shape().to_vec(), coords.into(), CoordLayout::RowMajor, self.values.clone(), false, Validation::Trusted)?;
+        let coo = CooTensor::try_new_with(
+            self.shape().to_vec(),
+            coords.into(),
+            CoordLayout::RowMajor,
+            self.values.clone(),
+            false,
+            Validation::Trusted,
+        )?;
         let canonical = coo.compute_canonical();
-        CooTensor::try_new_with(self.shape().to_vec(), coo.coords().clone(), CoordLayout::RowMajor, self.values.clone(), canonical, Validation::Trusted)?
-            .with_dim_names(self.dim_names().to_vec())
+        CooTensor::try_new_with(
+            self.shape().to_vec(),
+            coo.coords().clone(),
+            CoordLayout::RowMajor,
+            self.values.clone(),
+            canonical,
+            Validation::Trusted,
+        )?
+        .with_dim_names(self.dim_names().to_vec())
     }
 
     fn to_csf<J: Index, Q: Index>(&self, axis_order: &[usize]) -> Result<CsfTensor<V, J, Q>> {
         if axis_order == self.axis_order() {
-            let indptr = self.indptr.iter().map(|b| recast::<P, Q>(b, "indptr")).collect::<Result<Vec<_>>>()?;
-            let indices = self.indices.iter().map(|b| recast::<I, J>(b, "indices")).collect::<Result<Vec<_>>>()?;
-            return CsfTensor::try_new_with(self.shape().to_vec(), axis_order.to_vec(), indptr, indices, self.values.clone(), Validation::Trusted)?
-                .with_dim_names(self.dim_names().to_vec());
+            let indptr = self
+                .indptr
+                .iter()
+                .map(|b| recast::<P, Q>(b, "indptr"))
+                .collect::<Result<Vec<_>>>()?;
+            let indices = self
+                .indices
+                .iter()
+                .map(|b| recast::<I, J>(b, "indices"))
+                .collect::<Result<Vec<_>>>()?;
+            return CsfTensor::try_new_with(
+                self.shape().to_vec(),
+                axis_order.to_vec(),
+                indptr,
+                indices,
+                self.values.clone(),
+                Validation::Trusted,
+            )?
+            .with_dim_names(self.dim_names().to_vec());
         }
         self.to_coo::<J>()?.coo_to_csf(axis_order)
     }
@@ -308,13 +405,37 @@ mod tests {
             vec![1.0, 2.0].into(),
         );
         assert!(ok.is_ok(), "{ok:?}");
-        let bad_order = CsfTensor::<f32, i32>::try_new(vec![2, 3], vec![1, 1], vec![vec![0, 1, 2].into()], vec![vec![0, 2].into(), vec![1, 0].into()], vec![1.0, 2.0].into());
+        let bad_order = CsfTensor::<f32, i32>::try_new(
+            vec![2, 3],
+            vec![1, 1],
+            vec![vec![0, 1, 2].into()],
+            vec![vec![0, 2].into(), vec![1, 0].into()],
+            vec![1.0, 2.0].into(),
+        );
         assert!(bad_order.is_err());
-        let oob = CsfTensor::<f32, i32>::try_new(vec![2, 3], vec![0, 1], vec![vec![0, 1, 2].into()], vec![vec![0, 2].into(), vec![1, 0].into()], vec![1.0, 2.0].into());
+        let oob = CsfTensor::<f32, i32>::try_new(
+            vec![2, 3],
+            vec![0, 1],
+            vec![vec![0, 1, 2].into()],
+            vec![vec![0, 2].into(), vec![1, 0].into()],
+            vec![1.0, 2.0].into(),
+        );
         assert!(matches!(oob, Err(Error::IndexOutOfBounds { .. })));
-        let bad_ptr = CsfTensor::<f32, i32>::try_new(vec![2, 3], vec![1, 0], vec![vec![0, 3, 2].into()], vec![vec![0, 2].into(), vec![1, 0].into()], vec![1.0, 2.0].into());
+        let bad_ptr = CsfTensor::<f32, i32>::try_new(
+            vec![2, 3],
+            vec![1, 0],
+            vec![vec![0, 3, 2].into()],
+            vec![vec![0, 2].into(), vec![1, 0].into()],
+            vec![1.0, 2.0].into(),
+        );
         assert!(bad_ptr.is_err());
-        let short = CsfTensor::<f32, i32>::try_new(vec![2, 3], vec![1, 0], vec![vec![0, 2].into()], vec![vec![0, 2].into(), vec![1, 0].into()], vec![1.0, 2.0].into());
+        let short = CsfTensor::<f32, i32>::try_new(
+            vec![2, 3],
+            vec![1, 0],
+            vec![vec![0, 2].into()],
+            vec![vec![0, 2].into(), vec![1, 0].into()],
+            vec![1.0, 2.0].into(),
+        );
         assert!(matches!(short, Err(Error::Length { .. })));
     }
 }

@@ -2,7 +2,9 @@
 
 use arrow_buffer::ScalarBuffer;
 
-use super::validate::{check_bounds, check_dim_names, check_indptr, check_len, check_shape, Validation};
+use super::validate::{
+    check_bounds, check_dim_names, check_indptr, check_len, check_shape, Validation,
+};
 use super::{recast, Convert, CooTensor, CoordLayout};
 use crate::buffer::{IndexBuffer, ValueBuffer};
 use crate::error::{Error, Result};
@@ -56,7 +58,11 @@ impl AnyCsx {
         validation: Validation,
     ) -> Result<Self> {
         if shape.len() != 2 {
-            return Err(Error::shape("CSR/CSC matrix", "2 dimensions", format!("{} dimensions", shape.len())));
+            return Err(Error::shape(
+                "CSR/CSC matrix",
+                "2 dimensions",
+                format!("{} dimensions", shape.len()),
+            ));
         }
         check_shape(&shape, "CSR/CSC matrix")?;
         let (major, minor) = axis.dims();
@@ -76,9 +82,20 @@ impl AnyCsx {
             check_indptr("indptr", indptr.as_slice(), nnz)?;
             check_bounds("indices", indices.as_slice(), shape[minor])?;
         }
-        let dim_names = if dim_names.is_empty() { vec![String::new(); 2] } else { dim_names };
+        let dim_names = if dim_names.is_empty() {
+            vec![String::new(); 2]
+        } else {
+            dim_names
+        };
         check_dim_names(&dim_names, 2)?;
-        Ok(AnyCsx { shape, dim_names, axis, indptr, indices, values })
+        Ok(AnyCsx {
+            shape,
+            dim_names,
+            axis,
+            indptr,
+            indices,
+            values,
+        })
     }
 
     /// Extents (2 of them).
@@ -198,7 +215,12 @@ impl<V: Value, I: Index, P: Index> CsxMatrix<V, I, P> {
             Vec::new(),
             validation,
         )?;
-        Ok(CsxMatrix { any, indptr, indices, values })
+        Ok(CsxMatrix {
+            any,
+            indptr,
+            indices,
+            values,
+        })
     }
 
     /// Attach dimension names (two).
@@ -248,7 +270,8 @@ impl<V: Value, I: Index, P: Index> Convert<V> for CsxMatrix<V, I, P> {
         let minor_coords: ScalarBuffer<J> = recast::<I, J>(&self.indices, "indices")?;
         let mut coords: Vec<J> = Vec::with_capacity(2 * self.nnz());
         for (m, w) in self.indptr.windows(2).enumerate() {
-            let mj = J::try_from_usize(m).ok_or_else(|| Error::overflow("coordinate", m.to_string(), J::TYPE.name()))?;
+            let mj = J::try_from_usize(m)
+                .ok_or_else(|| Error::overflow("coordinate", m.to_string(), J::TYPE.name()))?;
             let (lo, hi) = (w[0].as_usize(), w[1].as_usize());
             for &x in minor_coords.get(lo..hi).unwrap_or(&[]) {
                 if major == 0 {
@@ -259,7 +282,11 @@ impl<V: Value, I: Index, P: Index> Convert<V> for CsxMatrix<V, I, P> {
             }
         }
         if coords.len() != 2 * self.nnz() {
-            return Err(Error::invariant("indptr", None, "indptr does not cover the indices (trusted input was invalid)"));
+            return Err(Error::invariant(
+                "indptr",
+                None,
+                "indptr does not cover the indices (trusted input was invalid)",
+            ));
         }
         let coo = CooTensor::try_new_with(
             self.shape().to_vec(),
@@ -294,18 +321,55 @@ mod tests {
 
     #[test]
     fn validation_catches_bad_indptr_and_indices() {
-        let ok = CsxMatrix::<f32, i32>::try_new(CompressedAxis::Row, vec![2, 3], vec![0, 1, 2].into(), vec![0, 2].into(), vec![1.0, 2.0].into());
+        let ok = CsxMatrix::<f32, i32>::try_new(
+            CompressedAxis::Row,
+            vec![2, 3],
+            vec![0, 1, 2].into(),
+            vec![0, 2].into(),
+            vec![1.0, 2.0].into(),
+        );
         assert!(ok.is_ok());
-        let dec = CsxMatrix::<f32, i32>::try_new(CompressedAxis::Row, vec![3, 3], vec![0, 2, 1, 2].into(), vec![0, 2].into(), vec![1.0, 2.0].into());
+        let dec = CsxMatrix::<f32, i32>::try_new(
+            CompressedAxis::Row,
+            vec![3, 3],
+            vec![0, 2, 1, 2].into(),
+            vec![0, 2].into(),
+            vec![1.0, 2.0].into(),
+        );
         assert!(matches!(dec, Err(Error::Invariant { .. })));
-        let oob = CsxMatrix::<f32, i32>::try_new(CompressedAxis::Column, vec![2, 3], vec![0, 1, 1, 2].into(), vec![0, 2].into(), vec![1.0, 2.0].into());
+        let oob = CsxMatrix::<f32, i32>::try_new(
+            CompressedAxis::Column,
+            vec![2, 3],
+            vec![0, 1, 1, 2].into(),
+            vec![0, 2].into(),
+            vec![1.0, 2.0].into(),
+        );
         assert!(matches!(oob, Err(Error::IndexOutOfBounds { .. })));
-        let end = CsxMatrix::<f32, i32>::try_new(CompressedAxis::Row, vec![2, 3], vec![0, 1, 3].into(), vec![0, 2].into(), vec![1.0, 2.0].into());
+        let end = CsxMatrix::<f32, i32>::try_new(
+            CompressedAxis::Row,
+            vec![2, 3],
+            vec![0, 1, 3].into(),
+            vec![0, 2].into(),
+            vec![1.0, 2.0].into(),
+        );
         assert!(end.is_err());
-        let len = CsxMatrix::<f32, i32>::try_new(CompressedAxis::Row, vec![3, 3], vec![0, 1, 2].into(), vec![0, 2].into(), vec![1.0, 2.0].into());
+        let len = CsxMatrix::<f32, i32>::try_new(
+            CompressedAxis::Row,
+            vec![3, 3],
+            vec![0, 1, 2].into(),
+            vec![0, 2].into(),
+            vec![1.0, 2.0].into(),
+        );
         assert!(matches!(len, Err(Error::Length { .. })));
         // trusted skips the O(nnz) pass but not the O(1) checks
-        let t = CsxMatrix::<f32, i32>::try_new_with(CompressedAxis::Row, vec![3, 3], vec![0, 2, 1, 2].into(), vec![0, 2].into(), vec![1.0, 2.0].into(), Validation::Trusted);
+        let t = CsxMatrix::<f32, i32>::try_new_with(
+            CompressedAxis::Row,
+            vec![3, 3],
+            vec![0, 2, 1, 2].into(),
+            vec![0, 2].into(),
+            vec![1.0, 2.0].into(),
+            Validation::Trusted,
+        );
         assert!(t.is_ok());
     }
 }

@@ -68,7 +68,9 @@ impl AnyDense {
                 max = (d - 1)
                     .checked_mul(s)
                     .and_then(|x| x.checked_add(max))
-                    .ok_or_else(|| Error::overflow("dense strides", format!("{strides:?}"), "usize"))?;
+                    .ok_or_else(|| {
+                        Error::overflow("dense strides", format!("{strides:?}"), "usize")
+                    })?;
             }
             if max >= values.len() {
                 return Err(Error::Invariant {
@@ -121,12 +123,17 @@ impl AnyDense {
     }
     /// Whether the elements are packed in row-major order.
     pub fn is_row_major(&self) -> bool {
-        self.size() <= 1 || strides_match(&self.shape, &self.strides, &row_major_strides(&self.shape))
+        self.size() <= 1
+            || strides_match(&self.shape, &self.strides, &row_major_strides(&self.shape))
     }
     /// Whether the elements are packed in column-major order.
     pub fn is_column_major(&self) -> bool {
         self.size() <= 1
-            || strides_match(&self.shape, &self.strides, &column_major_strides(&self.shape))
+            || strides_match(
+                &self.shape,
+                &self.strides,
+                &column_major_strides(&self.shape),
+            )
     }
 
     /// The typed view, if the value type is `V` (zero-copy).
@@ -302,8 +309,9 @@ impl<V: Value> Convert<V> for DenseTensor<V> {
             return Ok(self.clone());
         }
         let mut out = Vec::new();
-        out.try_reserve_exact(self.any.size())
-            .map_err(|_| Error::overflow("dense allocation", self.any.size().to_string(), "memory"))?;
+        out.try_reserve_exact(self.any.size()).map_err(|_| {
+            Error::overflow("dense allocation", self.any.size().to_string(), "memory")
+        })?;
         self.for_each(|_, v| out.push(v));
         DenseTensor::try_new(self.shape().to_vec(), out.into())?
             .with_dim_names(self.dim_names().to_vec())
@@ -344,7 +352,10 @@ mod tests {
     #[test]
     fn bad_strides_are_errors() {
         assert!(DenseTensor::<u8>::try_new(vec![2, 3], vec![0; 5].into()).is_err());
-        assert!(DenseTensor::<u8>::try_new_strided(vec![2, 3], vec![3, 1, 1], vec![0; 6].into()).is_err());
+        assert!(
+            DenseTensor::<u8>::try_new_strided(vec![2, 3], vec![3, 1, 1], vec![0; 6].into())
+                .is_err()
+        );
         assert!(DenseTensor::<u8>::try_new(vec![usize::MAX / 2, 4], vec![0; 6].into()).is_err());
         assert!(DenseTensor::<u8>::try_new(vec![0, 4], vec![].into()).is_ok());
     }

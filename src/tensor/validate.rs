@@ -95,7 +95,11 @@ pub(crate) fn check_indptr(what: &str, indptr: IndexSlice<'_>, end: usize) -> Re
 fn check_indptr_typed<P: Index>(what: &str, s: &[P], end: usize) -> Result<()> {
     let first = s.first().map(|x| x.wide()).unwrap_or(0);
     if first != 0 {
-        return Err(Error::invariant(what, Some(0), format!("indptr must start at 0, found {first}")));
+        return Err(Error::invariant(
+            what,
+            Some(0),
+            format!("indptr must start at 0, found {first}"),
+        ));
     }
     let last = s.last().map(|x| x.wide()).unwrap_or(0);
     if last != end as i128 {
@@ -117,7 +121,11 @@ fn check_indptr_typed<P: Index>(what: &str, s: &[P], end: usize) -> Result<()> {
             return Err(Error::invariant(
                 what,
                 Some(p + 1),
-                format!("indptr decreases from {} to {}", s[p].wide(), s[p + 1].wide()),
+                format!(
+                    "indptr decreases from {} to {}",
+                    s[p].wide(),
+                    s[p + 1].wide()
+                ),
             ));
         }
         start = stop;
@@ -155,14 +163,27 @@ mod tests {
     fn bounds_and_indptr() {
         assert!(check_bounds("i", IndexSlice::Int32(&[0, 1, 2]), 3).is_ok());
         let e = check_bounds("i", IndexSlice::Int32(&[0, -1, 2]), 3).unwrap_err();
-        assert!(matches!(e, Error::IndexOutOfBounds { position: 1, value: -1, .. }));
+        assert!(matches!(
+            e,
+            Error::IndexOutOfBounds {
+                position: 1,
+                value: -1,
+                ..
+            }
+        ));
         assert!(check_bounds("i", IndexSlice::UInt8(&[]), 0).is_ok());
         assert!(check_bounds("i", IndexSlice::UInt8(&[0]), 0).is_err());
         assert!(check_indptr("p", IndexSlice::Int64(&[0, 2, 2, 5]), 5).is_ok());
         assert!(check_indptr("p", IndexSlice::Int64(&[1, 2, 5]), 5).is_err());
         assert!(check_indptr("p", IndexSlice::Int64(&[0, 2, 5]), 4).is_err());
         let e = check_indptr("p", IndexSlice::Int64(&[0, 3, 2, 5]), 5).unwrap_err();
-        assert!(matches!(e, Error::Invariant { position: Some(2), .. }));
+        assert!(matches!(
+            e,
+            Error::Invariant {
+                position: Some(2),
+                ..
+            }
+        ));
         let long: Vec<i32> = (0..10_000).chain([5]).chain(10_000..10_010).collect();
         assert!(check_indptr("p", IndexSlice::Int32(&long), 10_009).is_err());
         assert!(check_permutation("a", &[2, 0, 1], 3).is_ok());

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Runs every test of arrow-sparse. This is the command README.md names and the one
+# .ci/run calls. It installs what the tests need by itself: the Python venv with the
+# pinned pyarrow and the C++ interop peer (scripts/setup-interop.sh).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+exec </dev/null
+
+step() { printf '\n==> %s\n' "$*"; }
+
+step "interop environment (venv with pyarrow 26.0.1, C++ peer against its libarrow)"
+PEER="$(bash scripts/setup-interop.sh | tail -n 1)"
+export ARROW_SPARSE_PEER="$PEER"
+
+step "format and lints"
+cargo fmt --all -- --check
+cargo clippy --all-targets --locked -- -D warnings
+
+step "unit, integration, interop and property tests"
+cargo test --locked --lib --bins --tests --examples
+
+step "doc tests"
+cargo test --locked --doc
+
+step "examples"
+cargo run --locked --quiet --example end_to_end -- "$(mktemp -d)"
+
+step "CLI on a golden file written by libarrow"
+cargo run --locked --quiet --bin arrow-sparse -- dump format/golden/csf_f32_i16_order201.arrow
