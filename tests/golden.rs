@@ -23,13 +23,18 @@ fn golden_files() -> Vec<std::path::PathBuf> {
 fn golden_files_read_like_libarrow_reads_them() {
     for path in golden_files() {
         let reader = MmapReader::open(&path).unwrap();
-        let ours: String = reader.iter().map(|m| json_line(&m.unwrap().tensor).unwrap() + "\n").collect();
+        let ours: String = reader
+            .iter()
+            .map(|m| json_line(&m.unwrap().tensor).unwrap() + "\n")
+            .collect();
         let theirs = std::fs::read_to_string(path.with_extension("jsonl")).unwrap();
         common::assert_same_dump(&ours, &theirs, &path.display().to_string());
         // the streaming reader agrees with the mmap reader
         let bytes = std::fs::read(&path).unwrap();
         // (compared through the dump: NaN values make PartialEq useless here)
-        let streamed: String = StreamReader::new(&bytes[..]).map(|m| json_line(&m.unwrap().tensor).unwrap() + "\n").collect();
+        let streamed: String = StreamReader::new(&bytes[..])
+            .map(|m| json_line(&m.unwrap().tensor).unwrap() + "\n")
+            .collect();
         assert_eq!(streamed, ours, "{}", path.display());
     }
 }
@@ -39,14 +44,27 @@ fn golden_files_are_rewritten_byte_for_byte() {
     for path in golden_files() {
         let bytes = std::fs::read(&path).unwrap();
         let mut w = StreamWriter::new(Vec::new());
-        for m in MmapReader::open_with(&path, ReadOptions::default()).unwrap().iter() {
+        for m in MmapReader::open_with(&path, ReadOptions::default())
+            .unwrap()
+            .iter()
+        {
             let m = m.unwrap();
-            w.write_with_metadata(&m.tensor, &m.custom_metadata).unwrap();
+            w.write_with_metadata(&m.tensor, &m.custom_metadata)
+                .unwrap();
         }
         let ours = w.finish().unwrap();
         if ours != bytes {
-            let at = ours.iter().zip(&bytes).position(|(a, b)| a != b).unwrap_or(ours.len().min(bytes.len()));
-            panic!("{}: our encoding differs from libarrow's at byte {at} (ours {} bytes, theirs {})", path.display(), ours.len(), bytes.len());
+            let at = ours
+                .iter()
+                .zip(&bytes)
+                .position(|(a, b)| a != b)
+                .unwrap_or(ours.len().min(bytes.len()));
+            panic!(
+                "{}: our encoding differs from libarrow's at byte {at} (ours {} bytes, theirs {})",
+                path.display(),
+                ours.len(),
+                bytes.len()
+            );
         }
     }
 }

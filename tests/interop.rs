@@ -17,7 +17,10 @@ use std::path::Path;
 
 use arrow_sparse::dump::json_line;
 use arrow_sparse::ipc::{self, MmapReader, TensorMessage, WriteOptions};
-use arrow_sparse::{AnyTensor, CompressedAxis, Convert, CooTensor, CoordLayout, DenseTensor, Format, Index, IndexType, Value};
+use arrow_sparse::{
+    AnyTensor, CompressedAxis, Convert, CooTensor, CoordLayout, DenseTensor, Format, Index,
+    IndexType, Value,
+};
 use half::f16;
 
 /// xorshift64*: deterministic, no dependency.
@@ -50,7 +53,9 @@ impl Gen for f32 {
 }
 impl Gen for f64 {
     fn gen(r: &mut Rng) -> Self {
-        f64::from_bits((r.next() >> 12) | 0x3FF0_0000_0000_0000) * if r.next() & 1 == 0 { -1.0 } else { 1.0 } * 1e-3
+        f64::from_bits((r.next() >> 12) | 0x3FF0_0000_0000_0000)
+            * if r.next() & 1 == 0 { -1.0 } else { 1.0 }
+            * 1e-3
     }
 }
 impl Gen for f16 {
@@ -61,9 +66,17 @@ impl Gen for f16 {
 
 /// `nnz` random entries in `shape`: unique and sorted when `canonical`, else in
 /// random order with a few duplicates.
-fn random_coo<V: Gen, I: Index>(r: &mut Rng, shape: &[usize], nnz: usize, canonical: bool, layout: CoordLayout) -> CooTensor<V, I> {
+fn random_coo<V: Gen, I: Index>(
+    r: &mut Rng,
+    shape: &[usize],
+    nnz: usize,
+    canonical: bool,
+    layout: CoordLayout,
+) -> CooTensor<V, I> {
     let ndim = shape.len();
-    let mut entries: Vec<(Vec<usize>, V)> = (0..nnz).map(|_| (shape.iter().map(|&d| r.below(d)).collect(), V::gen(r))).collect();
+    let mut entries: Vec<(Vec<usize>, V)> = (0..nnz)
+        .map(|_| (shape.iter().map(|&d| r.below(d)).collect(), V::gen(r)))
+        .collect();
     if canonical {
         entries.sort_by(|a, b| a.0.cmp(&b.0));
         entries.dedup_by(|a, b| a.0 == b.0);
@@ -83,7 +96,14 @@ fn random_coo<V: Gen, I: Index>(r: &mut Rng, shape: &[usize], nnz: usize, canoni
                 col.push(t.coords()[k * ndim + d]);
             }
         }
-        t = CooTensor::try_new(shape.to_vec(), col.into(), CoordLayout::ColumnMajor, t.values().clone(), t.is_canonical()).unwrap();
+        t = CooTensor::try_new(
+            shape.to_vec(),
+            col.into(),
+            CoordLayout::ColumnMajor,
+            t.values().clone(),
+            t.is_canonical(),
+        )
+        .unwrap();
     }
     t
 }
@@ -110,10 +130,18 @@ fn push_cases<V: Gen, I: Index>(r: &mut Rng, out: &mut Vec<AnyTensor>) {
     // COO, ndim 1..5, both layouts, canonical or not
     for ndim in 1..=5 {
         let shape: Vec<usize> = (0..ndim).map(|_| 1 + r.below(cap)).collect();
-        let layout = if ndim % 2 == 0 { CoordLayout::ColumnMajor } else { CoordLayout::RowMajor };
+        let layout = if ndim % 2 == 0 {
+            CoordLayout::ColumnMajor
+        } else {
+            CoordLayout::RowMajor
+        };
         let canonical = ndim != 3;
         let t = random_coo::<V, I>(r, &shape, nnz, canonical, layout);
-        out.push(AnyTensor::from(t).with_dim_names(names(ndim, named)).unwrap());
+        out.push(
+            AnyTensor::from(t)
+                .with_dim_names(names(ndim, named))
+                .unwrap(),
+        );
     }
     // CSR and CSC
     let shape = vec![1 + r.below(cap), 1 + r.below(cap)];
@@ -131,7 +159,11 @@ fn push_cases<V: Gen, I: Index>(r: &mut Rng, out: &mut Vec<AnyTensor>) {
             order.swap(i, r.below(i + 1));
         }
         let t = coo.to_csf::<I, I>(&order).unwrap();
-        out.push(AnyTensor::from(t).with_dim_names(names(ndim, named)).unwrap());
+        out.push(
+            AnyTensor::from(t)
+                .with_dim_names(names(ndim, named))
+                .unwrap(),
+        );
     }
     // nnz 0 in every format
     let shape = vec![3, 4, 5];
@@ -140,21 +172,32 @@ fn push_cases<V: Gen, I: Index>(r: &mut Rng, out: &mut Vec<AnyTensor>) {
     out.push(empty.to_csf::<I, I>(&[1, 2, 0]).unwrap().into());
     let empty2 = CooTensor::<V, I>::from_entries(vec![3, 4], &[]).unwrap();
     out.push(empty2.to_csx::<I, I>(CompressedAxis::Row).unwrap().into());
-    out.push(empty2.to_csx::<I, I>(CompressedAxis::Column).unwrap().into());
+    out.push(
+        empty2
+            .to_csx::<I, I>(CompressedAxis::Column)
+            .unwrap()
+            .into(),
+    );
 }
 
 fn push_dense<V: Gen>(r: &mut Rng, out: &mut Vec<AnyTensor>) {
     for ndim in 1..=5 {
         let shape: Vec<usize> = (0..ndim).map(|_| 1 + r.below(4)).collect();
         let size: usize = shape.iter().product();
-        let vals: Vec<V> = (0..size).map(|_| if r.below(3) == 0 { V::ZERO } else { V::gen(r) }).collect();
+        let vals: Vec<V> = (0..size)
+            .map(|_| if r.below(3) == 0 { V::ZERO } else { V::gen(r) })
+            .collect();
         let strides = if ndim % 2 == 0 {
             arrow_sparse::tensor::dense::column_major_strides(&shape)
         } else {
             arrow_sparse::tensor::dense::row_major_strides(&shape)
         };
         let t = DenseTensor::<V>::try_new_strided(shape, strides, vals.into()).unwrap();
-        out.push(AnyTensor::from(t).with_dim_names(names(ndim, ndim > 2)).unwrap());
+        out.push(
+            AnyTensor::from(t)
+                .with_dim_names(names(ndim, ndim > 2))
+                .unwrap(),
+        );
     }
 }
 
@@ -177,7 +220,11 @@ fn write(path: &Path, tensors: &[AnyTensor]) {
 }
 
 fn our_dump(path: &Path) -> String {
-    MmapReader::open(path).unwrap().iter().map(|m| json_line(&m.unwrap().tensor).unwrap() + "\n").collect()
+    MmapReader::open(path)
+        .unwrap()
+        .iter()
+        .map(|m| json_line(&m.unwrap().tensor).unwrap() + "\n")
+        .collect()
 }
 
 /// Our file -> libarrow reads the same entries -> libarrow re-encodes it to the
@@ -189,8 +236,18 @@ fn check_both_directions(peer: &Path, dir: &Path, name: &str, tensors: &[AnyTens
     let our_dump_text = our_dump(&ours);
     common::assert_same_dump(&our_dump_text, &theirs_dump, name);
     let rewritten = dir.join(format!("{name}.libarrow.arrow"));
-    common::run_peer(peer, &["rewrite", ours.to_str().unwrap(), rewritten.to_str().unwrap()]);
-    let (a, b) = (std::fs::read(&ours).unwrap(), std::fs::read(&rewritten).unwrap());
+    common::run_peer(
+        peer,
+        &[
+            "rewrite",
+            ours.to_str().unwrap(),
+            rewritten.to_str().unwrap(),
+        ],
+    );
+    let (a, b) = (
+        std::fs::read(&ours).unwrap(),
+        std::fs::read(&rewritten).unwrap(),
+    );
     if a != b {
         // find the first differing message for a useful failure
         let ra = MmapReader::open(&ours).unwrap();
@@ -198,11 +255,19 @@ fn check_both_directions(peer: &Path, dir: &Path, name: &str, tensors: &[AnyTens
         for (i, (x, y)) in ra.messages().iter().zip(rb.messages()).enumerate() {
             let ma = &a[x.offset..x.body_offset + x.body_len];
             let mb = &b[y.offset..y.body_offset + y.body_len];
-            assert!(ma == mb, "{name}: message {i} differs from libarrow's encoding: {}", json_line(&ra.get(i).unwrap().tensor).unwrap());
+            assert!(
+                ma == mb,
+                "{name}: message {i} differs from libarrow's encoding: {}",
+                json_line(&ra.get(i).unwrap().tensor).unwrap()
+            );
         }
         panic!("{name}: files differ ({} vs {} bytes)", a.len(), b.len());
     }
-    assert_eq!(our_dump(&rewritten), our_dump_text, "{name}: reading libarrow's file");
+    assert_eq!(
+        our_dump(&rewritten),
+        our_dump_text,
+        "{name}: reading libarrow's file"
+    );
 }
 
 #[test]
@@ -223,8 +288,15 @@ fn every_type_and_format_round_trips_with_libarrow() {
     for_index_types!(&mut r, &mut all, f32);
     for_index_types!(&mut r, &mut all, f64);
     // coverage of the matrix, so a generator change cannot silently drop a corner
-    let formats: std::collections::HashSet<_> = all.iter().map(|t| (t.format(), t.value_type(), t.index_type())).collect();
-    assert_eq!(formats.len(), 11 * (7 * 4 + 1), "format x value x index combinations");
+    let formats: std::collections::HashSet<_> = all
+        .iter()
+        .map(|t| (t.format(), t.value_type(), t.index_type()))
+        .collect();
+    assert_eq!(
+        formats.len(),
+        11 * (7 * 4 + 1),
+        "format x value x index combinations"
+    );
     check_both_directions(&peer, dir.path(), "matrix", &all);
 }
 
@@ -239,7 +311,11 @@ fn every_csf_axis_order_of_3d_and_4d_tensors() {
         let coo64 = random_coo::<f64, i64>(&mut r, &shape, 30, true, CoordLayout::RowMajor);
         let coo16 = random_coo::<i32, u16>(&mut r, &shape, 30, false, CoordLayout::RowMajor);
         for order in permutations(n) {
-            all.push(AnyTensor::from(coo64.to_csf::<i64, i64>(&order).unwrap()).with_dim_names(names(n, true)).unwrap());
+            all.push(
+                AnyTensor::from(coo64.to_csf::<i64, i64>(&order).unwrap())
+                    .with_dim_names(names(n, true))
+                    .unwrap(),
+            );
             all.push(coo16.to_csf::<u16, u16>(&order).unwrap().into());
         }
     }
@@ -273,9 +349,20 @@ fn about_a_million_nonzeros_in_every_format() {
     let all: Vec<AnyTensor> = vec![
         m.clone().into(),
         m.to_csx::<i64, i64>(CompressedAxis::Row).unwrap().into(),
-        m.cast_indices::<u32>().unwrap().to_csx::<u32, u32>(CompressedAxis::Column).unwrap().into(),
+        m.cast_indices::<u32>()
+            .unwrap()
+            .to_csx::<u32, u32>(CompressedAxis::Column)
+            .unwrap()
+            .into(),
         t3.to_csf::<i32, i32>(&[2, 0, 1]).unwrap().into(),
-        random_coo::<i64, i32>(&mut r, &[1000, 1000, 1000], nnz, false, CoordLayout::ColumnMajor).into(),
+        random_coo::<i64, i32>(
+            &mut r,
+            &[1000, 1000, 1000],
+            nnz,
+            false,
+            CoordLayout::ColumnMajor,
+        )
+        .into(),
     ];
     assert!(all.iter().all(|t| t.nnz() >= 990_000));
     check_both_directions(&peer, dir.path(), "large", &all);
@@ -291,30 +378,69 @@ fn tensors_libarrow_builds_are_read_exactly() {
     let mut r = Rng(99);
     let mut dense2: Vec<AnyTensor> = Vec::new();
     let mut dense3: Vec<AnyTensor> = Vec::new();
-    for (i, shape) in [vec![5usize, 7], vec![1, 9], vec![6, 1], vec![0, 3]].into_iter().enumerate() {
+    for (i, shape) in [vec![5usize, 7], vec![1, 9], vec![6, 1], vec![0, 3]]
+        .into_iter()
+        .enumerate()
+    {
         let size: usize = shape.iter().product();
-        let vals: Vec<f64> = (0..size).map(|_| if r.below(3) == 0 { f64::gen(&mut r) } else { 0.0 }).collect();
+        let vals: Vec<f64> = (0..size)
+            .map(|_| {
+                if r.below(3) == 0 {
+                    f64::gen(&mut r)
+                } else {
+                    0.0
+                }
+            })
+            .collect();
         let t = DenseTensor::<f64>::try_new(shape.clone(), vals.into()).unwrap();
-        dense2.push(AnyTensor::from(t).with_dim_names(names(2, i % 2 == 0)).unwrap());
+        dense2.push(
+            AnyTensor::from(t)
+                .with_dim_names(names(2, i % 2 == 0))
+                .unwrap(),
+        );
     }
     for shape in [vec![3usize, 4, 5], vec![4, 2, 3], vec![2, 3, 2, 3]] {
         let size: usize = shape.iter().product();
-        let vals: Vec<i32> = (0..size).map(|_| if r.below(3) == 0 { i32::gen(&mut r) } else { 0 }).collect();
-        dense3.push(DenseTensor::<i32>::try_new(shape.clone(), vals.into()).unwrap().into());
+        let vals: Vec<i32> = (0..size)
+            .map(|_| if r.below(3) == 0 { i32::gen(&mut r) } else { 0 })
+            .collect();
+        dense3.push(
+            DenseTensor::<i32>::try_new(shape.clone(), vals.into())
+                .unwrap()
+                .into(),
+        );
     }
     let d2 = dir.path().join("dense2.arrow");
     let d3 = dir.path().join("dense3.arrow");
     write(&d2, &dense2);
     write(&d3, &dense3);
-    let index_types = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32"];
-    for (src, dense, formats) in [(&d2, &dense2, &["coo", "csr", "csc", "csf"][..]), (&d3, &dense3, &["coo", "csf"][..])] {
+    let index_types = [
+        "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+    ];
+    for (src, dense, formats) in [
+        (&d2, &dense2, &["coo", "csr", "csc", "csf"][..]),
+        (&d3, &dense3, &["coo", "csf"][..]),
+    ] {
         for fmt in formats {
             for it in index_types {
                 let out = dir.path().join(format!("{fmt}_{it}.arrow"));
-                common::run_peer(&peer, &["from-dense", src.to_str().unwrap(), out.to_str().unwrap(), fmt, it]);
+                common::run_peer(
+                    &peer,
+                    &[
+                        "from-dense",
+                        src.to_str().unwrap(),
+                        out.to_str().unwrap(),
+                        fmt,
+                        it,
+                    ],
+                );
                 // libarrow's view and ours of libarrow's file agree
                 let theirs = common::run_peer(&peer, &["dump", out.to_str().unwrap()]);
-                common::assert_same_dump(&our_dump(&out), &theirs, &format!("from-dense {fmt} {it}"));
+                common::assert_same_dump(
+                    &our_dump(&out),
+                    &theirs,
+                    &format!("from-dense {fmt} {it}"),
+                );
                 // our conversion of the same dense tensors encodes to the same bytes
                 let reader = MmapReader::open(&out).unwrap();
                 let mut ours = ipc::StreamWriter::new(Vec::new());
@@ -322,11 +448,16 @@ fn tensors_libarrow_builds_are_read_exactly() {
                     let theirs_t = reader.get(k).unwrap().tensor;
                     let order = theirs_t.axis_order().map(|o| o.to_vec());
                     let target: Format = fmt.parse().unwrap();
-                    let mine = d.convert(target, it.parse().unwrap(), order.as_deref()).unwrap();
+                    let mine = d
+                        .convert(target, it.parse().unwrap(), order.as_deref())
+                        .unwrap();
                     ours.write(&mine).unwrap();
                 }
                 let ours = ours.finish().unwrap();
-                assert!(ours == std::fs::read(&out).unwrap(), "from-dense {fmt} {it}: our encoding differs from libarrow's");
+                assert!(
+                    ours == std::fs::read(&out).unwrap(),
+                    "from-dense {fmt} {it}: our encoding differs from libarrow's"
+                );
             }
         }
     }
@@ -336,10 +467,24 @@ fn tensors_libarrow_builds_are_read_exactly() {
 fn custom_metadata_is_invisible_to_libarrow_and_kept_by_us() {
     let Some(peer) = common::peer() else { return };
     let dir = tempfile::tempdir().unwrap();
-    let t: AnyTensor = CooTensor::<f32, i64>::from_entries(vec![3, 3], &[(vec![0, 2], 1.0), (vec![2, 1], 2.0)]).unwrap().into();
-    let meta = vec![("ARROW:extension:name".to_string(), "x.test".to_string()), ("k".to_string(), "v".to_string())];
+    let t: AnyTensor =
+        CooTensor::<f32, i64>::from_entries(vec![3, 3], &[(vec![0, 2], 1.0), (vec![2, 1], 2.0)])
+            .unwrap()
+            .into();
+    let meta = vec![
+        ("ARROW:extension:name".to_string(), "x.test".to_string()),
+        ("k".to_string(), "v".to_string()),
+    ];
     let path = dir.path().join("meta.arrow");
-    ipc::write_file(&path, &[TensorMessage { tensor: t.clone(), custom_metadata: meta.clone() }], &WriteOptions::default()).unwrap();
+    ipc::write_file(
+        &path,
+        &[TensorMessage {
+            tensor: t.clone(),
+            custom_metadata: meta.clone(),
+        }],
+        &WriteOptions::default(),
+    )
+    .unwrap();
     let back = ipc::read_file(&path, &Default::default()).unwrap();
     assert_eq!(back[0].custom_metadata, meta);
     let theirs = common::run_peer(&peer, &["dump", path.to_str().unwrap()]);

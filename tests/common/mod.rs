@@ -30,11 +30,14 @@ pub fn json_eq_as(a: &J, b: &J, single: bool) -> bool {
             }
             p == q || (p.is_nan() && q.is_nan())
         }
-        (J::Array(x), J::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(p, q)| json_eq_as(p, q, single)),
+        (J::Array(x), J::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| json_eq_as(p, q, single))
+        }
         (J::Object(x), J::Object(y)) => {
             x.len() == y.len()
                 && x.keys().zip(y.keys()).all(|(p, q)| p == q)
-                && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| json_eq_as(v, w, single)))
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| json_eq_as(v, w, single)))
         }
         _ => a == b,
     }
@@ -44,11 +47,26 @@ pub fn json_eq_as(a: &J, b: &J, single: bool) -> bool {
 pub fn assert_same_dump(ours: &str, theirs: &str, context: &str) {
     let a: Vec<&str> = ours.lines().collect();
     let b: Vec<&str> = theirs.lines().collect();
-    assert_eq!(a.len(), b.len(), "{context}: line counts differ\nours:   {ours}\ntheirs: {theirs}");
+    assert_eq!(
+        a.len(),
+        b.len(),
+        "{context}: line counts differ\nours:   {ours}\ntheirs: {theirs}"
+    );
     for (x, y) in a.iter().zip(&b) {
-        let (p, q): (J, J) = (serde_json::from_str(x).unwrap(), serde_json::from_str(y).unwrap());
-        let single = matches!(p.get("value_type").and_then(J::as_str), Some("float32" | "float16"));
-        assert!(json_eq_as(&p, &q, single), "{context}: dumps differ\nours:   {}\ntheirs: {}", trunc(x), trunc(y));
+        let (p, q): (J, J) = (
+            serde_json::from_str(x).unwrap(),
+            serde_json::from_str(y).unwrap(),
+        );
+        let single = matches!(
+            p.get("value_type").and_then(J::as_str),
+            Some("float32" | "float16")
+        );
+        assert!(
+            json_eq_as(&p, &q, single),
+            "{context}: dumps differ\nours:   {}\ntheirs: {}",
+            trunc(x),
+            trunc(y)
+        );
     }
 }
 
@@ -70,7 +88,10 @@ pub fn peer() -> Option<PathBuf> {
         return Some(p);
     }
     if std::env::var("CI").is_ok_and(|v| v == "true" || v == "1") {
-        panic!("the interop peer {} is missing in CI: run scripts/setup-interop.sh", p.display());
+        panic!(
+            "the interop peer {} is missing in CI: run scripts/setup-interop.sh",
+            p.display()
+        );
     }
     eprintln!("SKIPPED: interop peer not built (run scripts/setup-interop.sh)");
     None
