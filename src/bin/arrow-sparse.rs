@@ -47,9 +47,8 @@ enum Command {
         #[arg(long)]
         to: Format,
         /// Index type of the output (int8, int16, int32, int64, uint8, uint16, uint32).
-        /// Default: the input's index type, or int64 for dense and uint64 inputs.
-        #[arg(long)]
-        index_type: Option<IndexType>,
+        #[arg(long, default_value = "int64")]
+        index_type: IndexType,
         /// CSF axis order, e.g. 2,0,1 (default: the input's for CSF, else 0,1,..).
         #[arg(long, value_delimiter = ',')]
         axis_order: Option<Vec<usize>>,
@@ -92,18 +91,12 @@ fn run(cli: Cli) -> Result<(), Error> {
             index_type,
             axis_order,
         } => {
-            if let Some(t) = index_type {
-                t.check_writable()?;
-            }
+            index_type.check_writable()?;
             let reader = open(&input)?;
             let mut converted = Vec::with_capacity(reader.len());
             for msg in reader.iter() {
                 let msg = msg?;
-                let it = index_type.unwrap_or(match msg.tensor.index_type() {
-                    Some(IndexType::UInt64) | None => IndexType::Int64,
-                    Some(t) => t,
-                });
-                let tensor = msg.tensor.convert(to, it, axis_order.as_deref())?;
+                let tensor = msg.tensor.convert(to, index_type, axis_order.as_deref())?;
                 converted.push(TensorMessage {
                     tensor,
                     custom_metadata: msg.custom_metadata,
