@@ -1,1 +1,147 @@
-fn main(){}
+//! IPC benchmarks for CSR SparseTensor messages (f64 values, int64 indptr/indices).
+//!
+//! ```text
+//! cargo bench --bench ipc                 # everything, about a minute
+//! cargo bench --bench ipc -- ipc/write    # one group
+//! ```
+//!
+//! * `ipc/write/csr/f64_i64/1e7`: `encode` + `EncodedMessage::write_to` into a
+//!   pre-reserved, pre-faulted `Vec` (throughput = message bytes).
+//! * `ipc/mmap_read_full/csr/f64_i64/{1e5,1e6,1e7}`: `MmapReader::open` + `get(0)`
+//!   with full validation (throughput = index bytes: indptr + indices; the target is
+//!   5 GB/s).
+//! * `ipc/mmap_read_trusted/csr/f64_i64/{1e5,1e6,1e7}`: the same with
+//!   `Validation::Trusted`; the time should not depend on the size.
+//! * `tensor/validate_full/csr/f64_i64/1e7`: `AnyCsx::try_new` with full validation
+//!   on buffers already in memory (no mmap, no page faults): the pure cost of the
+//!   O(nnz) checks, to compare with the mmap figure.
+//!
+//! The matrices are `nnz/10 x 10^6` (10^6 x 10^6 for 10^7 nnz), generated
+//! deterministically (`benches/compare/gen.rs`) and written once into a tempdir.
+//! Dropping the reader (munmap) is excluded from the timings, as in the libarrow peer.
+
+use std::hint::black_box;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use arrow_sparse::ipc::{self, MmapReader, ReadOptions, WriteOptions};
+use arrow_sparse::{AnyCsx, AnyTensor, Validation};
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+
+#[path = "compare/gen.rs"]
+#[allow(dead_code)]
+mod gen;
+
+const SIZES: [usize; 3] = [100_000, 1_000_000, 10_000_000];
+const BIG: usize = 10_000_000;
+
+struct Fixture {
+    _dir: tempfile::TempDir,
+    /// (nnz, path, index bytes)
+    files: Vec<(usize, PathBuf, usize)>,
+    big: AnyTensor,
+}
+
+fn fixture() -> Fixture {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut files = Vec::new();
+    let mut big = None;
+    for &n in &SIZES {
+        let t = gen::csr_any(n, 42);
+        let path = dir
+            .path()
+            .join(format!("csr_f64_i64_{}.arrows", gen::size_label(n)));
+        ipc::write_file(&path, [&t.clone().into()], &WriteOptions::default()).expect("write file");
+        files.push((n, path, t.index_bytes()));
+        if n == BIG {
+            big = Some(t);
+        }
+    }
+    Fixture {
+        _dir: dir,
+        files,
+        big: big.expect("big tensor"),
+    }
+}
+
+fn open_get(path: &PathBuf, options: &ReadOptions) -> (MmapReader, ipc::TensorMessage) {
+    let r = MmapReader::open_with(path, options.clone()).expect("open");
+    let m = r.get(0).expect("get");
+    (r, m)
+}
+
+fn benches(c: &mut Criterion) {
+    let fx = fixture();
+
+    // (a) encode + write into a pre-reserved Vec.
+    {
+        let t = &fx.big;
+        let len = ipc::encode(t, &[], &WriteOptions::default())
+            .expect("encode")
+            .len();
+        let mut out: Vec<u8> = vec![0; len]; // fault the pages in once
+        let mut g = c.benchmark_group("ipc/write/csr/f64_i64");
+        g.throughput(Throughput::Bytes(len as u64));
+        g.bench_function(gen::size_label(BIG), |b| {
+            b.iter(|| {
+                out.clear();
+                let m = ipc::encode(black_box(t), &[], &WriteOptions::default()).expect("encode");
+                m.write_to(&mut out).expect("write");
+                black_box(out.len())
+            })
+        });
+        g.finish();
+    }
+
+    // (b) mmap open + get(0), full validation; (c) the same, trusted.
+    for (group, validation) in [
+        ("ipc/mmap_read_full/csr/f64_i64", Validation::Full),
+        ("ipc/mmap_read_trusted/csr/f64_i64", Validation::Trusted),
+    ] {
+        let options = ReadOptions::default().with_validation(validation);
+        let mut g = c.benchmark_group(group);
+        for (n, path, index_bytes) in &fx.files {
+            g.throughput(Throughput::Bytes(*index_bytes as u64));
+            g.bench_with_input(
+                BenchmarkId::from_parameter(gen::size_label(*n)),
+                path,
+                |b, path| b.iter_with_large_drop(|| open_get(black_box(path), &options)),
+            );
+        }
+        g.finish();
+    }
+
+    // The O(nnz) checks alone, on buffers already in memory.
+    {
+        let AnyTensor::Csx(m) = &fx.big else {
+            unreachable!("csr")
+        };
+        let mut g = c.benchmark_group("tensor/validate_full/csr/f64_i64");
+        g.throughput(Throughput::Bytes(fx.big.index_bytes() as u64));
+        g.bench_function(gen::size_label(BIG), |b| {
+            b.iter(|| {
+                AnyCsx::try_new(
+                    m.axis(),
+                    m.shape().to_vec(),
+                    m.indptr().clone(),
+                    m.indices().clone(),
+                    m.values().clone(),
+                    Vec::new(),
+                    Validation::Full,
+                )
+                .expect("valid")
+            })
+        });
+        g.finish();
+    }
+}
+
+criterion_group! {
+    name = ipc_benches;
+    config = Criterion::default()
+        .sample_size(10)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(3));
+    targets = benches
+}
+criterion_main!(ipc_benches);
