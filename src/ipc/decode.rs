@@ -76,8 +76,16 @@ pub(crate) fn parse_message<'a>(
         max_apparent_size: 1 << 31,
         ignore_missing_null_terminator: false,
     };
-    let message = fb::root_as_message_with_opts(&verifier, metadata)
-        .map_err(|e| Error::ipc(Some(at), format!("invalid flatbuffer Message: {e}")))?;
+    let message = fb::root_as_message_with_opts(&verifier, metadata).map_err(|e| {
+        // The verifier's message spans several lines (error, then one line per
+        // enclosing field, then blank lines): keep errors on one line.
+        let detail = e
+            .to_string()
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        Error::ipc(Some(at), format!("invalid flatbuffer Message: {detail}"))
+    })?;
     match message.version() {
         fb::MetadataVersion::V4 | fb::MetadataVersion::V5 => {}
         v => {
@@ -571,6 +579,16 @@ fn decode_dense(t: fb::Tensor<'_>, body: &Buffer, opts: &ReadOptions) -> Result<
         }
         reach += 1;
     }
+    // A message must carry every element it describes: strides that overlap
+    // (a zero stride broadcasting 8 bytes into 2^62 elements) would make reading
+    // cost more than the input justifies, and libarrow never writes them.
+    if reach < size {
+        return Err(Error::invariant(
+            "dense strides",
+            None,
+            format!("shape {shape:?} with strides {strides:?} overlaps: {size} elements in {reach} stored ones (a message must store every element)"),
+        ));
+    }
     let off = buffer_range(
         Some(t.data()),
         "data",
@@ -590,4 +608,21 @@ fn decode_dense(t: fb::Tensor<'_>, body: &Buffer, opts: &ReadOptions) -> Result<
         names,
         Validation::Full,
     )?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flatbuffer_errors_are_one_line() {
+        // the root offset points far outside the metadata
+        let e =
+            parse_message(&[0xFF, 0xFF, 0, 0, 0, 0, 0, 0], 0, &ReadOptions::default()).unwrap_err();
+        let s = e.to_string();
+        assert!(
+            s.contains("invalid flatbuffer Message") && !s.contains('\n'),
+            "{s:?}"
+        );
+    }
 }

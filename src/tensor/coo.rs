@@ -359,6 +359,26 @@ impl<V: Value, I: Index> CooTensor<V, I> {
         coord_at(&self.coords, self.any.layout, self.nnz(), self.ndim(), k, d).as_usize()
     }
 
+    /// Coordinate of entry `k` along dimension `d`, checked against the shape: a
+    /// tensor built with [`Validation::Trusted`] may hold negative or out-of-range
+    /// coordinates, which must not be used as offsets.
+    fn checked_coord(&self, k: usize, d: usize) -> Result<usize> {
+        let (nnz, ndim) = (self.nnz(), self.ndim());
+        let x = coord_at(&self.coords, self.any.layout, nnz, ndim, k, d);
+        match x.index() {
+            Some(c) if c < self.any.shape[d] => Ok(c),
+            _ => Err(Error::IndexOutOfBounds {
+                buffer: format!("coords (dimension {d})"),
+                position: match self.any.layout {
+                    CoordLayout::RowMajor => k * ndim + d,
+                    CoordLayout::ColumnMajor => d * nnz + k,
+                },
+                value: x.wide(),
+                bound: self.any.shape[d] as u64,
+            }),
+        }
+    }
+
     /// The entry positions sorted (stably) by their coordinates taken in `order`
     /// (a permutation of the dimensions). Duplicates keep their storage order.
     pub fn sort_permutation(&self, order: &[usize]) -> Result<Vec<usize>> {
@@ -448,9 +468,11 @@ impl<V: Value, I: Index> CooTensor<V, I> {
         out.resize(size, V::ZERO);
         let strides = super::dense::row_major_strides(self.shape());
         for k in 0..self.nnz() {
+            // checked: a tensor built with Validation::Trusted may hold out-of-range
+            // coordinates; in-range ones keep the offset below `size`
             let off: usize = (0..self.ndim())
-                .map(|d| self.coord(k, d) * strides[d])
-                .sum();
+                .map(|d| self.checked_coord(k, d).map(|c| c * strides[d]))
+                .sum::<Result<usize>>()?;
             out[off] = out[off].checked_sum(self.values[k]).ok_or_else(|| {
                 Error::overflow(
                     "sum of duplicate entries",
@@ -477,11 +499,20 @@ impl<V: Value, I: Index> CooTensor<V, I> {
         };
         let perm = self.sort_permutation(&[major, minor])?;
         let extent = self.shape()[major];
-        let mut counts = vec![0usize; extent + 1];
+        // fallible: the extent comes from the shape (up to i64::MAX), not from data
+        let alloc_err = || Error::overflow("indptr allocation", (extent + 1).to_string(), "memory");
+        let mut counts: Vec<usize> = Vec::new();
+        counts
+            .try_reserve_exact(extent + 1)
+            .map_err(|_| alloc_err())?;
+        counts.resize(extent + 1, 0);
         for k in 0..self.nnz() {
-            counts[self.coord(k, major) + 1] += 1;
+            counts[self.checked_coord(k, major)? + 1] += 1;
         }
-        let mut indptr: Vec<P> = Vec::with_capacity(extent + 1);
+        let mut indptr: Vec<P> = Vec::new();
+        indptr
+            .try_reserve_exact(extent + 1)
+            .map_err(|_| alloc_err())?;
         let mut acc = 0usize;
         for c in counts {
             acc += c;
@@ -603,6 +634,59 @@ impl<V: Value, I: Index> From<CooTensor<V, I>> for AnyCoo {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn trusted_out_of_range_coordinates_are_errors_in_conversions() {
+        // accepted by Validation::Trusted: a negative and an out-of-range coordinate
+        let t = CooTensor::<f32, i64>::try_new_with(
+            vec![2, 3],
+            vec![0, 1, -1, 7].into(),
+            CoordLayout::RowMajor,
+            vec![1.0, 2.0].into(),
+            false,
+            Validation::Trusted,
+        )
+        .unwrap();
+        let e = t.to_dense().unwrap_err();
+        assert!(
+            matches!(
+                e,
+                Error::IndexOutOfBounds {
+                    position: 2,
+                    value: -1,
+                    bound: 2,
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+        let e = t.to_csx::<i64, i64>(CompressedAxis::Row).unwrap_err();
+        assert!(
+            matches!(e, Error::IndexOutOfBounds { value: -1, .. }),
+            "{e:?}"
+        );
+        let e = t.to_csx::<i64, i64>(CompressedAxis::Column).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                Error::IndexOutOfBounds {
+                    value: 7,
+                    bound: 3,
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+        // an indptr that cannot be allocated is an error, not a capacity-overflow panic
+        let huge =
+            CooTensor::<f32, i64>::from_entries(vec![i64::MAX as usize, 2], &[(vec![0, 1], 1.0)])
+                .unwrap();
+        assert!(matches!(
+            huge.to_csx::<i64, i64>(CompressedAxis::Row),
+            Err(Error::Overflow { .. })
+        ));
+        assert!(huge.to_csx::<i64, i64>(CompressedAxis::Column).is_ok());
+    }
 
     fn sample() -> CooTensor<i32, i16> {
         CooTensor::from_entries(

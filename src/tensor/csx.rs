@@ -273,7 +273,17 @@ impl<V: Value, I: Index, P: Index> Convert<V> for CsxMatrix<V, I, P> {
             let mj = J::try_from_usize(m)
                 .ok_or_else(|| Error::overflow("coordinate", m.to_string(), J::TYPE.name()))?;
             let (lo, hi) = (w[0].as_usize(), w[1].as_usize());
-            for &x in minor_coords.get(lo..hi).unwrap_or(&[]) {
+            // A decreasing indptr (possible with Validation::Trusted) is refused here:
+            // skipping the bad window would let an indptr going back and forth
+            // between 0 and nnz emit O(rows x nnz) coordinates before the check below.
+            let Some(slice) = minor_coords.get(lo..hi) else {
+                return Err(Error::invariant(
+                    "indptr",
+                    Some(m + 1),
+                    "indptr decreases or exceeds nnz (trusted input was invalid)",
+                ));
+            };
+            for &x in slice {
                 if major == 0 {
                     coords.extend([mj, x]);
                 } else {
@@ -318,6 +328,31 @@ impl<V: Value, I: Index, P: Index> From<CsxMatrix<V, I, P>> for AnyCsx {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn trusted_decreasing_indptr_is_an_error_in_to_coo() {
+        // starts at 0 and ends at nnz, so Validation::Trusted accepts it
+        let m = CsxMatrix::<f32, i32>::try_new_with(
+            CompressedAxis::Row,
+            vec![4, 3],
+            vec![0, 2, 0, 2, 2].into(),
+            vec![0, 1].into(),
+            vec![1.0, 2.0].into(),
+            Validation::Trusted,
+        )
+        .unwrap();
+        let e = m.to_coo::<i64>().unwrap_err();
+        assert!(
+            matches!(
+                e,
+                Error::Invariant {
+                    position: Some(2),
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+    }
 
     #[test]
     fn validation_catches_bad_indptr_and_indices() {
