@@ -277,6 +277,32 @@ impl<V: Value, I: Index> CooTensor<V, I> {
         })
     }
 
+    /// A row-major COO tensor from parts this crate computed itself (O(ndim)
+    /// structural checks only). `canonical: None` computes the flag (O(nnz·ndim)).
+    pub(crate) fn from_trusted_parts(
+        shape: &[usize],
+        coords: ScalarBuffer<I>,
+        values: ScalarBuffer<V>,
+        dim_names: &[String],
+        canonical: Option<bool>,
+    ) -> Result<Self> {
+        let canonical = match canonical {
+            Some(c) => c,
+            None => {
+                check_canonical(&coords, CoordLayout::RowMajor, values.len(), shape.len()).is_ok()
+            }
+        };
+        Self::try_new_with(
+            shape.to_vec(),
+            coords,
+            CoordLayout::RowMajor,
+            values,
+            canonical,
+            Validation::Trusted,
+        )?
+        .with_dim_names(dim_names.to_vec())
+    }
+
     /// Build from `(coordinates, value)` pairs, in the given order (not canonical
     /// unless you call [`canonicalize`](Self::canonicalize)).
     pub fn from_entries(shape: Vec<usize>, entries: &[(Vec<usize>, V)]) -> Result<Self> {
@@ -429,15 +455,13 @@ impl<V: Value, I: Index> CooTensor<V, I> {
             }
             prev = Some(k);
         }
-        let out = Self::try_new_with(
-            self.shape().to_vec(),
+        Self::from_trusted_parts(
+            self.shape(),
             coords.into(),
-            CoordLayout::RowMajor,
             values.into(),
-            true,
-            Validation::Trusted,
-        )?;
-        out.with_dim_names(self.dim_names().to_vec())
+            self.dim_names(),
+            Some(true),
+        )
     }
 
     /// Same tensor with coordinates converted to `J` (checked).
@@ -587,12 +611,6 @@ impl<V: Value, I: Index> CooTensor<V, I> {
         )?
         .with_dim_names(self.dim_names().to_vec())
     }
-
-    /// Whether the entries are sorted lexicographically without duplicates
-    /// (computed, O(nnz·ndim)).
-    pub(crate) fn compute_canonical(&self) -> bool {
-        check_canonical(&self.coords, self.layout(), self.nnz(), self.ndim()).is_ok()
-    }
 }
 
 impl<V: Value, I: Index> Convert<V> for CooTensor<V, I> {
@@ -613,15 +631,13 @@ impl<V: Value, I: Index> Convert<V> for CooTensor<V, I> {
                 out.into()
             }
         };
-        CooTensor::try_new_with(
-            self.shape().to_vec(),
+        CooTensor::from_trusted_parts(
+            self.shape(),
             coords,
-            CoordLayout::RowMajor,
             self.values.clone(),
-            self.is_canonical(),
-            Validation::Trusted,
-        )?
-        .with_dim_names(self.dim_names().to_vec())
+            self.dim_names(),
+            Some(self.is_canonical()),
+        )
     }
 }
 

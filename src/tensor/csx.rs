@@ -5,7 +5,7 @@ use arrow_buffer::ScalarBuffer;
 use super::validate::{
     check_bounds, check_dim_names, check_indptr, check_len, check_shape, Validation,
 };
-use super::{recast, Convert, CooTensor, CoordLayout};
+use super::{recast, Convert, CooTensor};
 use crate::buffer::{IndexBuffer, ValueBuffer};
 use crate::error::{Error, Result};
 use crate::types::{Index, IndexType, Value, ValueType};
@@ -298,24 +298,13 @@ impl<V: Value, I: Index, P: Index> Convert<V> for CsxMatrix<V, I, P> {
                 "indptr does not cover the indices (trusted input was invalid)",
             ));
         }
-        let coo = CooTensor::try_new_with(
-            self.shape().to_vec(),
+        CooTensor::from_trusted_parts(
+            self.shape(),
             coords.into(),
-            CoordLayout::RowMajor,
             self.values.clone(),
-            false,
-            Validation::Trusted,
-        )?;
-        let canonical = coo.compute_canonical();
-        CooTensor::try_new_with(
-            self.shape().to_vec(),
-            coo.coords().clone(),
-            CoordLayout::RowMajor,
-            self.values.clone(),
-            canonical,
-            Validation::Trusted,
-        )?
-        .with_dim_names(self.dim_names().to_vec())
+            self.dim_names(),
+            None,
+        )
     }
 }
 

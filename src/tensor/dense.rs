@@ -3,7 +3,7 @@
 use arrow_buffer::ScalarBuffer;
 
 use super::validate::{check_dim_names, check_shape, Validation};
-use super::{Convert, CooTensor, CoordLayout};
+use super::{Convert, CooTensor};
 use crate::buffer::ValueBuffer;
 use crate::error::{Error, Result};
 use crate::types::{Index, Value, ValueType};
@@ -294,14 +294,13 @@ impl<V: Value> Convert<V> for DenseTensor<V> {
             return Err(Error::overflow("coordinate", i.to_string(), I::TYPE.name()));
         }
         debug_assert_eq!(coords.len(), values.len() * nd);
-        CooTensor::try_new(
-            self.shape().to_vec(),
+        CooTensor::from_trusted_parts(
+            self.shape(),
             coords.into(),
-            CoordLayout::RowMajor,
             values.into(),
-            true,
-        )?
-        .with_dim_names(self.dim_names().to_vec())
+            self.dim_names(),
+            Some(true),
+        )
     }
 
     fn to_dense(&self) -> Result<DenseTensor<V>> {
