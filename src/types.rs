@@ -358,70 +358,33 @@ macro_rules! int_value {
 int_value!(i8 => Int8, i16 => Int16, i32 => Int32, i64 => Int64,
            u8 => UInt8, u16 => UInt16, u32 => UInt32, u64 => UInt64);
 
-fn write_float<F: fmt::Debug + Copy>(out: &mut String, v: F, nan: bool, inf: Option<bool>) {
-    if nan {
-        out.push_str("\"NaN\"");
-    } else if let Some(neg) = inf {
-        out.push_str(if neg { "\"-inf\"" } else { "\"inf\"" });
-    } else {
-        // Rust's float Debug output is the shortest decimal that round-trips.
-        let _ = write!(out, "{v:?}");
-    }
+macro_rules! float_value {
+    ($($t:ty => $v:ident),*) => {$(
+        impl sealed::Sealed for $t {}
+        impl Value for $t {
+            const TYPE: ValueType = ValueType::$v;
+            const ZERO: Self = 0.0;
+            #[inline]
+            fn is_zero(&self) -> bool { *self == 0.0 }
+            #[inline]
+            fn checked_sum(self, rhs: Self) -> Option<Self> { Some(self + rhs) }
+            fn write_json(&self, out: &mut String) {
+                if self.is_nan() {
+                    out.push_str("\"NaN\"");
+                } else if self.is_infinite() {
+                    out.push_str(if *self < 0.0 { "\"-inf\"" } else { "\"inf\"" });
+                } else {
+                    // Rust's float Debug output is the shortest decimal that round-trips.
+                    let _ = write!(out, "{self:?}");
+                }
+            }
+            fn to_f64(self) -> f64 { self as f64 }
+            fn wrap(b: ScalarBuffer<Self>) -> ValueBuffer { Self::wrap_impl(b) }
+            fn unwrap(b: &ValueBuffer) -> Option<&ScalarBuffer<Self>> { Self::unwrap_impl(b) }
+        }
+    )*};
 }
-
-impl sealed::Sealed for f32 {}
-impl Value for f32 {
-    const TYPE: ValueType = ValueType::Float32;
-    const ZERO: Self = 0.0;
-    #[inline]
-    fn is_zero(&self) -> bool {
-        *self == 0.0
-    }
-    #[inline]
-    fn checked_sum(self, rhs: Self) -> Option<Self> {
-        Some(self + rhs)
-    }
-    fn write_json(&self, out: &mut String) {
-        let inf = self.is_infinite().then_some(*self < 0.0);
-        write_float(out, *self, self.is_nan(), inf)
-    }
-    fn to_f64(self) -> f64 {
-        self as f64
-    }
-    fn wrap(b: ScalarBuffer<Self>) -> ValueBuffer {
-        Self::wrap_impl(b)
-    }
-    fn unwrap(b: &ValueBuffer) -> Option<&ScalarBuffer<Self>> {
-        Self::unwrap_impl(b)
-    }
-}
-
-impl sealed::Sealed for f64 {}
-impl Value for f64 {
-    const TYPE: ValueType = ValueType::Float64;
-    const ZERO: Self = 0.0;
-    #[inline]
-    fn is_zero(&self) -> bool {
-        *self == 0.0
-    }
-    #[inline]
-    fn checked_sum(self, rhs: Self) -> Option<Self> {
-        Some(self + rhs)
-    }
-    fn write_json(&self, out: &mut String) {
-        let inf = self.is_infinite().then_some(*self < 0.0);
-        write_float(out, *self, self.is_nan(), inf)
-    }
-    fn to_f64(self) -> f64 {
-        self
-    }
-    fn wrap(b: ScalarBuffer<Self>) -> ValueBuffer {
-        Self::wrap_impl(b)
-    }
-    fn unwrap(b: &ValueBuffer) -> Option<&ScalarBuffer<Self>> {
-        Self::unwrap_impl(b)
-    }
-}
+float_value!(f32 => Float32, f64 => Float64);
 
 impl sealed::Sealed for f16 {}
 impl Value for f16 {
