@@ -21,7 +21,7 @@
 //! Dropping the reader (munmap) is excluded from the timings, as in the libarrow peer.
 
 use std::hint::black_box;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use arrow_sparse::ipc::{self, MmapReader, ReadOptions, WriteOptions};
@@ -64,7 +64,7 @@ fn fixture() -> Fixture {
     }
 }
 
-fn open_get(path: &PathBuf, options: &ReadOptions) -> (MmapReader, ipc::TensorMessage) {
+fn open_get(path: &Path, options: &ReadOptions) -> (MmapReader, ipc::TensorMessage) {
     let r = MmapReader::open_with(path, options.clone()).expect("open");
     let m = r.get(0).expect("get");
     (r, m)
@@ -79,7 +79,10 @@ fn benches(c: &mut Criterion) {
         let len = ipc::encode(t, &[], &WriteOptions::default())
             .expect("encode")
             .len();
-        let mut out: Vec<u8> = vec![0; len]; // fault the pages in once
+        // Reserve and write once so the pages are faulted in (vec![0; n] would not:
+        // calloc maps lazily zeroed pages), as the peer memsets its buffer.
+        let mut out: Vec<u8> = Vec::with_capacity(len);
+        out.resize(len, 1);
         let mut g = c.benchmark_group("ipc/write/csr/f64_i64");
         g.throughput(Throughput::Bytes(len as u64));
         g.bench_function(gen::size_label(BIG), |b| {
