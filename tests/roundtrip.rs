@@ -314,3 +314,32 @@ fn narrow_index_types_are_checked() {
     ));
     assert!(any.convert(Format::Coo, IndexType::Int16, None).is_ok());
 }
+
+/// Position of the `version` field of the Message flatbuffer that starts at
+/// `meta` (after the 8-byte prefix) in `bytes`.
+fn version_field(bytes: &[u8]) -> usize {
+    let meta = &bytes[8..];
+    let msg = arrow_ipc::root_as_message(meta).unwrap();
+    let tab = msg._tab;
+    let vt = tab.vtable();
+    8 + tab.loc() + vt.get(arrow_ipc::Message::VT_VERSION) as usize
+}
+
+#[test]
+fn v4_metadata_is_read_and_older_versions_are_refused() {
+    let t = sample().remove(2);
+    let bytes = encode_stream(std::slice::from_ref(&t));
+    let at = version_field(&bytes);
+    assert_eq!(i16::from_le_bytes([bytes[at], bytes[at + 1]]), 4, "V5 is 4");
+    let mut v4 = bytes.clone();
+    v4[at..at + 2].copy_from_slice(&3i16.to_le_bytes());
+    let back = StreamReader::new(&v4[..]).next().unwrap().unwrap().tensor;
+    assert_eq!(back, t);
+    let mut v3 = bytes.clone();
+    v3[at..at + 2].copy_from_slice(&2i16.to_le_bytes());
+    let err = StreamReader::new(&v3[..]).next().unwrap().unwrap_err();
+    assert!(
+        err.to_string().contains("unsupported metadata version"),
+        "{err}"
+    );
+}
