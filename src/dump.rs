@@ -40,8 +40,9 @@ fn write_usizes(out: &mut String, xs: &[usize]) {
 }
 
 /// One JSON line describing `tensor`, keys in this order: `format`, `value_type`,
-/// `index_type` (`null` for dense), `shape`, `dim_names`, `nnz`, `axis_order` (CSF
-/// only), `entries`. Entries are `[coord..., value]`, sorted lexicographically by
+/// `index_type` (`null` for dense), `shape`, `dim_names`, `nnz`, `dimensions` and
+/// `partitioning` (GCS and DM only), `axis_order` (CSF only), `entries`. GCS and DM
+/// tensors print their logical N-D shape and entries. Entries are `[coord..., value]`, sorted lexicographically by
 /// coordinates with duplicates kept in storage order; a dense tensor lists its
 /// non-zero elements. No trailing newline.
 ///
@@ -90,6 +91,12 @@ fn write_entries<V: Value>(out: &mut String, tensor: &AnyTensor) -> Result<()> {
         coo.sort_permutation(&order)?
     };
     let _ = write!(out, ",\"nnz\":{}", coo.nnz());
+    if let Some(map) = tensor.dim_map() {
+        out.push_str(",\"dimensions\":");
+        write_usizes(out, map.dimensions());
+        out.push_str(",\"partitioning\":");
+        write_usizes(out, map.partitioning());
+    }
     if let Some(order) = tensor.axis_order() {
         out.push_str(",\"axis_order\":");
         write_usizes(out, order);
@@ -145,6 +152,42 @@ pub fn summary(index: usize, msg: &TensorMessage, message_bytes: Option<usize>) 
     }
     if let Some(o) = t.axis_order() {
         let _ = writeln!(s, "  axis order:  {o:?}");
+    }
+    if let Some(map) = t.dim_map() {
+        let _ = writeln!(
+            s,
+            "  map:         dimensions {:?}, partitioning {:?} -> reduced shape {:?}",
+            map.dimensions(),
+            map.partitioning(),
+            map.reduced_shape()
+        );
+    }
+    match t {
+        AnyTensor::Gcs(g) => {
+            let _ = writeln!(
+                s,
+                "  storage:     {:?} matrix {:?}",
+                g.matrix().axis(),
+                g.matrix().shape()
+            );
+        }
+        AnyTensor::Dm(d) => {
+            if !d.views().is_empty() {
+                let _ = writeln!(
+                    s,
+                    "  views:       {:?} (base shape {:?})",
+                    d.views().ops(),
+                    d.views().base_shape()
+                );
+            }
+            let _ = writeln!(
+                s,
+                "  storage:     {} {:?}",
+                d.storage().format(),
+                d.storage().shape()
+            );
+        }
+        _ => {}
     }
     if let crate::AnyTensor::Coo(c) = t {
         let _ = writeln!(

@@ -28,6 +28,7 @@
 #![warn(missing_docs)]
 
 pub mod buffer;
+pub mod dims;
 pub mod dump;
 pub mod error;
 pub mod ipc;
@@ -37,8 +38,8 @@ pub mod types;
 pub use buffer::{IndexBuffer, IndexSlice, ValueBuffer, ValueSlice};
 pub use error::{Error, Result};
 pub use tensor::{
-    AnyCoo, AnyCsf, AnyCsx, AnyDense, AnyTensor, CompressedAxis, Convert, CooTensor, CoordLayout,
-    CsfTensor, CsxMatrix, DenseTensor, Format, Validation,
+    AnyCoo, AnyCsf, AnyCsx, AnyDense, AnyDm, AnyGcs, AnyTensor, CompressedAxis, Convert, CooTensor,
+    CoordLayout, CsfTensor, CsxMatrix, DenseTensor, DmTensor, Format, GcsTensor, Validation,
 };
 pub use types::{Index, IndexType, Value, ValueType};
 

@@ -187,6 +187,8 @@ fn finish(
 
 /// Encode one tensor as an encapsulated `SparseTensor` (or, for a dense tensor,
 /// `Tensor`) message, with `custom_metadata` in the Message's key/value list.
+/// GCS and DM tensors are written as their storage's message plus extension
+/// metadata (see `format/SPEC.md`).
 ///
 /// Refuses uint64 index buffers (libarrow aborts on them) and metadata larger than
 /// an int32 length can frame.
@@ -195,6 +197,8 @@ pub fn encode(
     custom_metadata: &[(String, String)],
     options: &WriteOptions,
 ) -> Result<EncodedMessage> {
+    let (plain, meta) = super::extension::lower(tensor, custom_metadata)?;
+    let (tensor, custom_metadata) = (&plain, meta.as_slice());
     if let Some(t) = tensor.index_type() {
         t.check_writable()?;
     }
@@ -301,12 +305,18 @@ pub fn encode(
             )
         }
         AnyTensor::Dense(_) => unreachable!("handled above"),
+        _ => {
+            return Err(Error::Unsupported(format!(
+                "{} tensors have no plain message",
+                tensor.format()
+            )))
+        }
     };
     let values = match tensor {
         AnyTensor::Coo(t) => t.values().inner(),
         AnyTensor::Csx(t) => t.values().inner(),
         AnyTensor::Csf(t) => t.values().inner(),
-        AnyTensor::Dense(_) => unreachable!("handled above"),
+        _ => unreachable!("the index match above returned for every other format"),
     };
     let (doff, dlen) = body.push(values);
     let data = fb::Buffer::new(doff, dlen);

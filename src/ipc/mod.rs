@@ -7,6 +7,7 @@
 
 mod decode;
 mod encode;
+pub mod extension;
 mod mmap;
 mod stream;
 
@@ -58,6 +59,10 @@ pub struct ReadOptions {
     pub max_metadata_len: usize,
     /// Flatbuffer verifier limit on the number of tables (default 1,000,000).
     pub max_flatbuffer_tables: usize,
+    /// Largest number of times broadcast views of a DM tensor may repeat one stored
+    /// entry (default 65,536), so that a tiny hostile file cannot describe an
+    /// endless tensor.
+    pub max_broadcast: u64,
 }
 
 impl Default for ReadOptions {
@@ -67,6 +72,7 @@ impl Default for ReadOptions {
             require_alignment: false,
             max_metadata_len: 64 << 20,
             max_flatbuffer_tables: 1_000_000,
+            max_broadcast: 1 << 16,
         }
     }
 }

@@ -2,10 +2,11 @@
 //! file of unknown content.
 
 use super::{
-    AnyCoo, AnyCsf, AnyCsx, AnyDense, CompressedAxis, Convert, CooTensor, CsfTensor, CsxMatrix,
-    DenseTensor, Format,
+    AnyCoo, AnyCsf, AnyCsx, AnyDense, AnyDm, AnyGcs, CompressedAxis, Convert, CooTensor, CsfTensor,
+    CsxMatrix, DenseTensor, DmTensor, Format, GcsTensor,
 };
 use crate::buffer::IndexBuffer;
+use crate::dims::DimMap;
 use crate::error::{Error, Result};
 use crate::types::{Index, IndexType, Value, ValueType};
 use crate::{with_index_type, with_value_type};
@@ -22,6 +23,10 @@ pub enum AnyTensor {
     Csx(AnyCsx),
     /// A CSF tensor.
     Csf(AnyCsf),
+    /// A GCS tensor (N-D, stored as a reduced CSR / CSC matrix).
+    Gcs(AnyGcs),
+    /// A DM tensor (N-D view over a storage tensor).
+    Dm(AnyDm),
 }
 
 fn type_mismatch(expected: ValueType, found: ValueType) -> Error {
@@ -45,6 +50,8 @@ impl AnyTensor {
             AnyTensor::Csx(c) if c.axis() == CompressedAxis::Row => Format::Csr,
             AnyTensor::Csx(_) => Format::Csc,
             AnyTensor::Csf(_) => Format::Csf,
+            AnyTensor::Gcs(_) => Format::Gcs,
+            AnyTensor::Dm(_) => Format::Dm,
         }
     }
 
@@ -55,16 +62,21 @@ impl AnyTensor {
             AnyTensor::Coo(t) => t.value_type(),
             AnyTensor::Csx(t) => t.value_type(),
             AnyTensor::Csf(t) => t.value_type(),
+            AnyTensor::Gcs(t) => t.value_type(),
+            AnyTensor::Dm(t) => t.value_type(),
         }
     }
 
-    /// The type of the coordinates / indices buffers (`None` for dense tensors).
+    /// The type of the coordinates / indices buffers (`None` for dense tensors;
+    /// for DM, the storage's).
     pub fn index_type(&self) -> Option<IndexType> {
         match self {
             AnyTensor::Dense(_) => None,
             AnyTensor::Coo(t) => Some(t.index_type()),
             AnyTensor::Csx(t) => Some(t.index_type()),
             AnyTensor::Csf(t) => Some(t.index_type()),
+            AnyTensor::Gcs(t) => Some(t.index_type()),
+            AnyTensor::Dm(t) => t.storage().index_type(),
         }
     }
 
@@ -73,17 +85,21 @@ impl AnyTensor {
         match self {
             AnyTensor::Csx(t) => Some(t.indptr_type()),
             AnyTensor::Csf(t) => Some(t.indptr_type()),
+            AnyTensor::Gcs(t) => Some(t.matrix().indptr_type()),
+            AnyTensor::Dm(t) => t.storage().indptr_type(),
             _ => None,
         }
     }
 
-    /// Extents.
+    /// Extents (the logical N-D shape for GCS and DM).
     pub fn shape(&self) -> &[usize] {
         match self {
             AnyTensor::Dense(t) => t.shape(),
             AnyTensor::Coo(t) => t.shape(),
             AnyTensor::Csx(t) => t.shape(),
             AnyTensor::Csf(t) => t.shape(),
+            AnyTensor::Gcs(t) => t.shape(),
+            AnyTensor::Dm(t) => t.shape(),
         }
     }
 
@@ -94,6 +110,17 @@ impl AnyTensor {
             AnyTensor::Coo(t) => t.dim_names(),
             AnyTensor::Csx(t) => t.dim_names(),
             AnyTensor::Csf(t) => t.dim_names(),
+            AnyTensor::Gcs(t) => t.dim_names(),
+            AnyTensor::Dm(t) => t.dim_names(),
+        }
+    }
+
+    /// The dimension map of a GCS or DM tensor.
+    pub fn dim_map(&self) -> Option<&DimMap> {
+        match self {
+            AnyTensor::Gcs(t) => Some(t.map()),
+            AnyTensor::Dm(t) => Some(t.map()),
+            _ => None,
         }
     }
 
@@ -106,7 +133,8 @@ impl AnyTensor {
     }
 
     /// Number of stored entries; for a dense tensor, the number of non-zero
-    /// elements (O(size)).
+    /// elements (O(size)); for a DM tensor, the number of entries its views show
+    /// (O(storage nnz)).
     pub fn nnz(&self) -> usize {
         match self {
             AnyTensor::Dense(t) => with_value_type!(t.value_type(), V => {
@@ -119,6 +147,13 @@ impl AnyTensor {
             AnyTensor::Coo(t) => t.nnz(),
             AnyTensor::Csx(t) => t.nnz(),
             AnyTensor::Csf(t) => t.nnz(),
+            AnyTensor::Gcs(t) => t.nnz(),
+            AnyTensor::Dm(t) => with_value_type!(t.value_type(), V => {
+                let mut n = 0usize;
+                // an error can only come from trusted-invalid storage: count what was seen
+                let _ = t.for_each_entry::<V>(&mut |_, _| n += 1);
+                n
+            }),
         }
     }
 
@@ -130,6 +165,10 @@ impl AnyTensor {
             AnyTensor::Coo(t) => t.coords().inner().len(),
             AnyTensor::Csx(t) => t.indptr().inner().len() + t.indices().inner().len(),
             AnyTensor::Csf(t) => sum(t.indptr()) + sum(t.indices()),
+            AnyTensor::Gcs(t) => {
+                t.matrix().indptr().inner().len() + t.matrix().indices().inner().len()
+            }
+            AnyTensor::Dm(t) => t.storage().index_bytes(),
         }
     }
 
@@ -140,6 +179,8 @@ impl AnyTensor {
             AnyTensor::Coo(t) => t.values().inner().len(),
             AnyTensor::Csx(t) => t.values().inner().len(),
             AnyTensor::Csf(t) => t.values().inner().len(),
+            AnyTensor::Gcs(t) => t.matrix().values().inner().len(),
+            AnyTensor::Dm(t) => t.storage().value_bytes(),
         }
     }
 
@@ -186,6 +227,117 @@ impl AnyTensor {
                 names,
                 super::Validation::Trusted,
             )?),
+            AnyTensor::Gcs(t) => AnyTensor::Gcs(t.with_names(names)?),
+            AnyTensor::Dm(t) => AnyTensor::Dm(t.with_names(names)?),
+        })
+    }
+
+    /// Visit every stored entry with its (logical) coordinates, in storage order,
+    /// without copying the buffers. Dense tensors yield their non-zero elements; DM
+    /// tensors yield what their views show. Fails if the value type is not `V`, or
+    /// on a structure that a trusted construction let through (never panics).
+    pub fn for_each_entry<V: Value>(&self, f: &mut dyn FnMut(&[usize], V)) -> Result<()> {
+        if self.value_type() != V::TYPE {
+            return Err(type_mismatch(V::TYPE, self.value_type()));
+        }
+        match self {
+            AnyTensor::Dense(t) => {
+                t.downcast::<V>()
+                    .ok_or_else(|| internal("dense"))?
+                    .for_each(|c, v| {
+                        if !v.is_zero() {
+                            f(c, v)
+                        }
+                    });
+                Ok(())
+            }
+            AnyTensor::Coo(t) => with_index_type!(t.index_type(), J => {
+                t.downcast::<V, J>().ok_or_else(|| internal("coo"))?.for_each(f);
+                Ok(())
+            }),
+            AnyTensor::Csx(t) => {
+                let t = t.unify_index_types()?;
+                with_index_type!(t.index_type(), J => {
+                    t.downcast::<V, J, J>().ok_or_else(|| internal("csx"))?.for_each(f)
+                })
+            }
+            AnyTensor::Csf(t) => {
+                let t = t.unify_index_types()?;
+                with_index_type!(t.index_type(), J => {
+                    t.downcast::<V, J, J>().ok_or_else(|| internal("csf"))?.for_each(f)
+                })
+            }
+            AnyTensor::Gcs(t) => {
+                let mut c = vec![0usize; t.shape().len()];
+                let map = t.map();
+                AnyTensor::Csx(t.matrix().clone()).for_each_entry::<V>(&mut |r, v| {
+                    map.promote(r, &mut c);
+                    f(&c, v)
+                })
+            }
+            AnyTensor::Dm(t) => t.for_each_entry::<V>(f),
+        }
+    }
+
+    /// The element at `coords` (stored duplicates summed, zero when none), or
+    /// `None` outside the shape. Fails if the value type is not `V`.
+    pub fn get<V: Value>(&self, coords: &[usize]) -> Result<Option<V>> {
+        if self.value_type() != V::TYPE {
+            return Err(type_mismatch(V::TYPE, self.value_type()));
+        }
+        Ok(match self {
+            AnyTensor::Dense(t) => t
+                .downcast::<V>()
+                .ok_or_else(|| internal("dense"))?
+                .get(coords),
+            AnyTensor::Coo(t) => {
+                with_index_type!(t.index_type(), J => t.downcast::<V, J>().ok_or_else(|| internal("coo"))?.get(coords))
+            }
+            AnyTensor::Csx(t) => {
+                let t = t.unify_index_types()?;
+                with_index_type!(t.index_type(), J => t.downcast::<V, J, J>().ok_or_else(|| internal("csx"))?.get(coords))
+            }
+            AnyTensor::Csf(t) => {
+                let t = t.unify_index_types()?;
+                with_index_type!(t.index_type(), J => t.downcast::<V, J, J>().ok_or_else(|| internal("csf"))?.get(coords))
+            }
+            AnyTensor::Gcs(t) => {
+                if coords.len() != t.shape().len()
+                    || coords.iter().zip(t.shape()).any(|(c, d)| c >= d)
+                {
+                    return Ok(None);
+                }
+                let mut r = [0usize; 2];
+                t.map().reduce(coords, &mut r);
+                return AnyTensor::Csx(t.matrix().clone()).get::<V>(&r);
+            }
+            AnyTensor::Dm(t) => return t.get::<V>(coords),
+        })
+    }
+
+    /// Reduce this tensor to GCS with the given map (`map.shape()` must be this
+    /// tensor's shape), compressed along `axis`, with `index_type` for both the
+    /// matrix indices and indptr.
+    pub fn to_gcs(
+        &self,
+        map: DimMap,
+        axis: CompressedAxis,
+        index_type: IndexType,
+    ) -> Result<AnyTensor> {
+        with_value_type!(self.value_type(), V => {
+            let coo = self.to_coo::<V, i64>()?;
+            with_index_type!(index_type, I => {
+                Ok(AnyTensor::Gcs(GcsTensor::<V, I, I>::from_coo(&coo, map, axis)?.into()))
+            })
+        })
+    }
+
+    /// Wrap this tensor's entries, reduced by `map`, in a DM tensor whose storage
+    /// has format `storage` (int64 indices).
+    pub fn to_dm(&self, map: DimMap, storage: Format) -> Result<AnyTensor> {
+        with_value_type!(self.value_type(), V => {
+            let coo = self.to_coo::<V, i64>()?;
+            Ok(AnyTensor::Dm(DmTensor::<V>::from_coo(&coo, map, storage)?.into()))
         })
     }
 
@@ -216,12 +368,41 @@ impl AnyTensor {
                     t.downcast::<V, J, J>().ok_or_else(|| internal("csf"))?.to_coo::<I>()
                 })
             }
+            AnyTensor::Gcs(_) | AnyTensor::Dm(_) => {
+                let n = self.shape().len();
+                let mut coords: Vec<I> = Vec::new();
+                let mut values: Vec<V> = Vec::new();
+                let mut bad = None;
+                self.for_each_entry::<V>(&mut |c, v| {
+                    for &x in c {
+                        match I::try_from_usize(x) {
+                            Some(i) => coords.push(i),
+                            None => bad = Some(x),
+                        }
+                    }
+                    values.push(v);
+                })?;
+                if let Some(x) = bad {
+                    return Err(Error::overflow("coordinate", x.to_string(), I::TYPE.name()));
+                }
+                debug_assert_eq!(coords.len(), n * values.len());
+                CooTensor::from_trusted_parts(
+                    self.shape(),
+                    coords.into(),
+                    values.into(),
+                    self.dim_names(),
+                    None,
+                )
+            }
         }
     }
 
     /// Rewrite the tensor in another format with the given index type (for CSX and
     /// CSF both indices and indptr). `axis_order` applies to CSF (default: the
-    /// source's order for a CSF source, else `0..ndim`). Entries are kept as they
+    /// source's order for a CSF source, else `0..ndim`). GCS targets use the
+    /// mapping with the fewest bytes ([`best_mapping`](super::gcs::best_mapping),
+    /// CSR); DM targets wrap COO storage with the identity map (use
+    /// [`to_gcs`](Self::to_gcs) / [`to_dm`](Self::to_dm) to choose). Entries are kept as they
     /// are (duplicates included), except that a dense result sums duplicates and
     /// drops nothing: zeros stored explicitly in a sparse tensor stay zeros.
     ///
@@ -253,6 +434,15 @@ impl AnyTensor {
                     Format::Csr => coo.to_csx::<I, I>(CompressedAxis::Row)?.into(),
                     Format::Csc => coo.to_csx::<I, I>(CompressedAxis::Column)?.into(),
                     Format::Csf => coo.to_csf::<I, I>(&order)?.into(),
+                    Format::Gcs => {
+                        let (map, _) = super::gcs::best_mapping(coo.shape(), coo.nnz(), CompressedAxis::Row)?;
+                        AnyTensor::Gcs(GcsTensor::<V, I, I>::from_coo(&coo, map, CompressedAxis::Row)?.into())
+                    }
+                    Format::Dm => {
+                        let map = DimMap::identity(coo.shape().to_vec())?;
+                        let storage: AnyTensor = CooTensor::<V, I>::from_trusted_parts(coo.shape(), coo.coords().clone(), coo.values().clone(), &[], Some(coo.is_canonical()))?.into();
+                        AnyTensor::Dm(AnyDm::try_new(map, storage, coo.dim_names().to_vec())?)
+                    }
                 })
             })
         })
@@ -272,6 +462,16 @@ impl<V: Value, I: Index> From<CooTensor<V, I>> for AnyTensor {
 impl<V: Value, I: Index, P: Index> From<CsxMatrix<V, I, P>> for AnyTensor {
     fn from(t: CsxMatrix<V, I, P>) -> Self {
         AnyTensor::Csx(t.into())
+    }
+}
+impl<V: Value, I: Index, P: Index> From<GcsTensor<V, I, P>> for AnyTensor {
+    fn from(t: GcsTensor<V, I, P>) -> Self {
+        AnyTensor::Gcs(t.into())
+    }
+}
+impl<V: Value> From<DmTensor<V>> for AnyTensor {
+    fn from(t: DmTensor<V>) -> Self {
+        AnyTensor::Dm(t.into())
     }
 }
 impl<V: Value, I: Index, P: Index> From<CsfTensor<V, I, P>> for AnyTensor {

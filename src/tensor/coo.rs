@@ -278,7 +278,8 @@ impl<V: Value, I: Index> CooTensor<V, I> {
     }
 
     /// A row-major COO tensor from parts this crate computed itself (O(ndim)
-    /// structural checks only). `canonical: None` computes the flag (O(nnz·ndim)).
+    /// structural checks only). `canonical: None` computes the flag (O(nnz·ndim));
+    /// empty `dim_names` leave the dimensions unnamed.
     pub(crate) fn from_trusted_parts(
         shape: &[usize],
         coords: ScalarBuffer<I>,
@@ -292,15 +293,18 @@ impl<V: Value, I: Index> CooTensor<V, I> {
                 check_canonical(&coords, CoordLayout::RowMajor, values.len(), shape.len()).is_ok()
             }
         };
-        Self::try_new_with(
+        let t = Self::try_new_with(
             shape.to_vec(),
             coords,
             CoordLayout::RowMajor,
             values,
             canonical,
             Validation::Trusted,
-        )?
-        .with_dim_names(dim_names.to_vec())
+        )?;
+        if dim_names.is_empty() {
+            return Ok(t);
+        }
+        t.with_dim_names(dim_names.to_vec())
     }
 
     /// Build from `(coordinates, value)` pairs, in the given order (not canonical
@@ -610,6 +614,48 @@ impl<V: Value, I: Index> CooTensor<V, I> {
             Validation::Trusted,
         )?
         .with_dim_names(self.dim_names().to_vec())
+    }
+}
+
+impl<V: Value, I: Index> CooTensor<V, I> {
+    /// Visit every stored entry in storage order with its coordinates.
+    pub fn for_each(&self, mut f: impl FnMut(&[usize], V)) {
+        let mut c = vec![0usize; self.ndim()];
+        for k in 0..self.nnz() {
+            for (d, x) in c.iter_mut().enumerate() {
+                *x = self.coord(k, d);
+            }
+            f(&c, self.values[k]);
+        }
+    }
+
+    /// The sum of the stored entries at `coords` (zero when none), or `None` when
+    /// the coordinates are outside the shape. O(nnz) unless the tensor is
+    /// canonical (then a binary search).
+    pub fn get(&self, coords: &[usize]) -> Option<V> {
+        if coords.len() != self.ndim() || coords.iter().zip(self.shape()).any(|(c, d)| c >= d) {
+            return None;
+        }
+        let row = |k: usize| (0..self.ndim()).map(move |d| self.coord(k, d));
+        if self.is_canonical() {
+            let (mut lo, mut hi) = (0, self.nnz());
+            while lo < hi {
+                let mid = (lo + hi) / 2;
+                match row(mid).cmp(coords.iter().copied()) {
+                    Ordering::Less => lo = mid + 1,
+                    Ordering::Greater => hi = mid,
+                    Ordering::Equal => return Some(self.values[mid]),
+                }
+            }
+            return Some(V::ZERO);
+        }
+        let mut acc = V::ZERO;
+        for k in 0..self.nnz() {
+            if row(k).eq(coords.iter().copied()) {
+                acc = acc.checked_sum(self.values[k]).unwrap_or(acc);
+            }
+        }
+        Some(acc)
     }
 }
 

@@ -324,6 +324,79 @@ impl<V: Value, I: Index, P: Index> CsfTensor<V, I, P> {
     }
 }
 
+impl<V: Value, I: Index, P: Index> CsfTensor<V, I, P> {
+    /// Visit every stored entry in leaf order with its coordinates. Errors (never
+    /// panics) on a tree that a trusted construction let through.
+    pub fn for_each(&self, mut f: impl FnMut(&[usize], V)) -> Result<()> {
+        let mut cur = vec![0usize; self.ndim()];
+        for node in 0..self.indices[0].len() {
+            self.visit(0, node, &mut cur, &mut f)?;
+        }
+        Ok(())
+    }
+
+    fn visit(
+        &self,
+        level: usize,
+        node: usize,
+        cur: &mut [usize],
+        f: &mut impl FnMut(&[usize], V),
+    ) -> Result<()> {
+        let n = self.ndim();
+        cur[self.any.axis_order[level]] = self.indices[level][node].as_usize();
+        if level == n - 1 {
+            let v = *self.values.get(node).ok_or_else(|| {
+                Error::invariant(
+                    "CSF tree",
+                    Some(node),
+                    "leaf without a value (trusted input was invalid)",
+                )
+            })?;
+            f(cur, v);
+            return Ok(());
+        }
+        let p = &self.indptr[level];
+        let (lo, hi) = (p[node].as_usize(), p[node + 1].as_usize());
+        if lo > hi || hi > self.indices[level + 1].len() {
+            return Err(Error::invariant(
+                format!("indptr[{level}]"),
+                Some(node),
+                "bad child range (trusted input was invalid)",
+            ));
+        }
+        for child in lo..hi {
+            self.visit(level + 1, child, cur, f)?;
+        }
+        Ok(())
+    }
+
+    /// The sum of the stored entries at `coords` (zero when none), or `None` when
+    /// the coordinates are outside the shape. Descends the tree level by level.
+    pub fn get(&self, coords: &[usize]) -> Option<V> {
+        if coords.len() != self.ndim() || coords.iter().zip(self.shape()).any(|(c, d)| c >= d) {
+            return None;
+        }
+        let n = self.ndim();
+        let mut acc = V::ZERO;
+        let mut stack = vec![(0usize, 0usize, self.indices[0].len())];
+        while let Some((level, lo, hi)) = stack.pop() {
+            let want = coords[self.any.axis_order[level]];
+            for node in lo..hi.min(self.indices[level].len()) {
+                if self.indices[level][node].as_usize() != want {
+                    continue;
+                }
+                if level == n - 1 {
+                    acc = acc.checked_sum(*self.values.get(node)?).unwrap_or(acc);
+                } else {
+                    let p = &self.indptr[level];
+                    stack.push((level + 1, p[node].as_usize(), p[node + 1].as_usize()));
+                }
+            }
+        }
+        Some(acc)
+    }
+}
+
 impl<V: Value, I: Index, P: Index> Convert<V> for CsfTensor<V, I, P> {
     fn to_coo<J: Index>(&self) -> Result<CooTensor<V, J>> {
         let n = self.ndim();

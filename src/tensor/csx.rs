@@ -264,6 +264,53 @@ impl<V: Value, I: Index, P: Index> CsxMatrix<V, I, P> {
     }
 }
 
+impl<V: Value, I: Index, P: Index> CsxMatrix<V, I, P> {
+    /// Visit every stored entry in storage order with its `[row, column]`.
+    /// Errors (never panics) on an indptr that a trusted construction let through.
+    pub fn for_each(&self, mut f: impl FnMut(&[usize], V)) -> Result<()> {
+        let (major, _) = self.axis().dims();
+        for (m, w) in self.indptr.windows(2).enumerate() {
+            let (lo, hi) = (w[0].as_usize(), w[1].as_usize());
+            let Some(slice) = self.indices.get(lo..hi) else {
+                return Err(Error::invariant(
+                    "indptr",
+                    Some(m + 1),
+                    "indptr decreases or exceeds nnz (trusted input was invalid)",
+                ));
+            };
+            for (k, &x) in (lo..hi).zip(slice) {
+                let c = if major == 0 {
+                    [m, x.as_usize()]
+                } else {
+                    [x.as_usize(), m]
+                };
+                f(&c, self.values[k]);
+            }
+        }
+        Ok(())
+    }
+
+    /// The sum of the stored entries at `[row, column]` (zero when none), or
+    /// `None` when the coordinates are outside the shape.
+    pub fn get(&self, coords: &[usize]) -> Option<V> {
+        let (major, minor) = self.axis().dims();
+        if coords.len() != 2 || coords[0] >= self.shape()[0] || coords[1] >= self.shape()[1] {
+            return None;
+        }
+        let (lo, hi) = (
+            self.indptr.get(coords[major])?.as_usize(),
+            self.indptr.get(coords[major] + 1)?.as_usize(),
+        );
+        let mut acc = V::ZERO;
+        for k in lo..hi.min(self.nnz()) {
+            if self.indices[k].as_usize() == coords[minor] {
+                acc = acc.checked_sum(self.values[k]).unwrap_or(acc);
+            }
+        }
+        Some(acc)
+    }
+}
+
 impl<V: Value, I: Index, P: Index> Convert<V> for CsxMatrix<V, I, P> {
     fn to_coo<J: Index>(&self) -> Result<CooTensor<V, J>> {
         let (major, _) = self.axis().dims();

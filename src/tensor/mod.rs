@@ -10,6 +10,9 @@ pub mod coo;
 pub mod csf;
 pub mod csx;
 pub mod dense;
+pub mod dm;
+pub mod gcs;
+pub mod levels;
 pub mod validate;
 
 pub use any::AnyTensor;
@@ -17,6 +20,8 @@ pub use coo::{AnyCoo, CooTensor, CoordLayout};
 pub use csf::{AnyCsf, CsfTensor};
 pub use csx::{AnyCsx, CompressedAxis, CsxMatrix};
 pub use dense::{AnyDense, DenseTensor};
+pub use dm::{AnyDm, DmTensor};
+pub use gcs::{AnyGcs, GcsTensor};
 pub use validate::Validation;
 
 use std::fmt;
@@ -38,6 +43,10 @@ pub enum Format {
     Csc,
     /// Compressed sparse fibers.
     Csf,
+    /// Generalized compressed storage: an N-D tensor reduced to a CSR / CSC matrix.
+    Gcs,
+    /// Dimensions mapping: an N-D view over a storage tensor of any format.
+    Dm,
 }
 
 impl Format {
@@ -49,6 +58,8 @@ impl Format {
             Format::Csr => "csr",
             Format::Csc => "csc",
             Format::Csf => "csf",
+            Format::Gcs => "gcs",
+            Format::Dm => "dm",
         }
     }
 }
@@ -68,10 +79,14 @@ impl std::str::FromStr for Format {
             "csr" => Format::Csr,
             "csc" => Format::Csc,
             "csf" => Format::Csf,
+            "gcs" => Format::Gcs,
+            "dm" => Format::Dm,
             _ => {
                 return Err(Error::Parse {
                     what: "format".into(),
-                    detail: format!("unknown format {s:?} (expected coo, csr, csc, csf or dense)"),
+                    detail: format!(
+                        "unknown format {s:?} (expected coo, csr, csc, csf, dense, gcs or dm)"
+                    ),
                 })
             }
         })

@@ -1,0 +1,663 @@
+//! Dimension mapping: the N-D <-> M-D index maps behind GCS and DM tensors, and the
+//! no-copy views (permute, select, slice, reshape, broadcast, rotate) of DM tensors.
+//!
+//! Names follow the GCS / DM proposals (`../shared/SEEDS`): a [`DimMap`] has a
+//! logical `shape` (N dimensions), `dimensions` (a permutation of 0..N) and
+//! `partitioning` (M-1 split points into `dimensions`). Part `g` holds the
+//! dimensions `dimensions[p[g]..p[g+1]]` (with p\[0\] = 0 and p\[M\] = N); its
+//! *strides* are the row-major strides of those dimensions' extents, and its
+//! *reduced extent* is their product.
+//!
+//! Invariants of a [`DimMap`], checked by [`DimMap::try_new`]:
+//! 1. every extent is at most `i64::MAX`;
+//! 2. `dimensions` is a permutation of `0..N`;
+//! 3. `partitioning` is non-decreasing with every point in `0..=N` (an empty part has
+//!    extent 1: it lets a 1-D tensor be stored as an `n x 1` matrix);
+//! 4. every reduced extent (product of a part's extents) fits `usize` and
+//!    `i64::MAX`.
+//!
+//! ```
+//! use arrow_sparse::dims::DimMap;
+//! // The seed's strides example.
+//! let m = DimMap::try_new(vec![2, 3, 4, 5, 6], vec![2, 4, 1, 3, 0], vec![3])?;
+//! assert_eq!(m.strides(0), &[18, 3, 1]);
+//! assert_eq!(m.strides(1), &[2, 1]);
+//! assert_eq!(m.reduced_shape(), &[4 * 6 * 3, 5 * 2]);
+//! let mut r = [0; 2];
+//! m.reduce(&[1, 2, 3, 4, 5], &mut r);
+//! let mut back = [0; 5];
+//! m.promote(&r, &mut back);
+//! assert_eq!(back, [1, 2, 3, 4, 5]);
+//! # Ok::<(), arrow_sparse::Error>(())
+//! ```
+
+use crate::error::{Error, Result};
+use crate::tensor::validate::{check_permutation, check_shape, MAX_EXTENT};
+use crate::types::IndexType;
+
+/// An N-D to M-D dimension map (see the module docs for its invariants).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct DimMap {
+    shape: Vec<usize>,
+    dimensions: Vec<usize>,
+    partitioning: Vec<usize>,
+    /// Per part: the strides of its dimensions, in `dimensions` order.
+    strides: Vec<Vec<usize>>,
+    reduced: Vec<usize>,
+}
+
+impl DimMap {
+    /// Build and check a map.
+    pub fn try_new(
+        shape: Vec<usize>,
+        dimensions: Vec<usize>,
+        partitioning: Vec<usize>,
+    ) -> Result<Self> {
+        let n = shape.len();
+        check_shape(&shape, "dimension map")?;
+        check_permutation("dimensions", &dimensions, n)?;
+        let mut prev = 0;
+        for (i, &p) in partitioning.iter().enumerate() {
+            if p < prev || p > n {
+                return Err(Error::invariant(
+                    "partitioning",
+                    Some(i),
+                    format!("split points must be non-decreasing and within 0..={n}, found {partitioning:?}"),
+                ));
+            }
+            prev = p;
+        }
+        let bounds: Vec<usize> = std::iter::once(0)
+            .chain(partitioning.iter().copied())
+            .chain(std::iter::once(n))
+            .collect();
+        let mut strides = Vec::with_capacity(bounds.len() - 1);
+        let mut reduced = Vec::with_capacity(bounds.len() - 1);
+        for w in bounds.windows(2) {
+            let dims = &dimensions[w[0]..w[1]];
+            let mut s = vec![1usize; dims.len()];
+            let mut acc = 1usize;
+            for (k, &d) in dims.iter().enumerate().rev() {
+                s[k] = acc;
+                acc = acc
+                    .checked_mul(shape[d])
+                    .filter(|&x| x <= MAX_EXTENT)
+                    .ok_or_else(|| {
+                        Error::overflow(
+                            "reduced extent",
+                            format!(
+                                "product of extents {:?}",
+                                dims.iter().map(|&d| shape[d]).collect::<Vec<_>>()
+                            ),
+                            "int64",
+                        )
+                    })?;
+            }
+            strides.push(s);
+            reduced.push(acc);
+        }
+        Ok(DimMap {
+            shape,
+            dimensions,
+            partitioning,
+            strides,
+            reduced,
+        })
+    }
+
+    /// The identity map of a shape onto itself (M = N, one dimension per part).
+    pub fn identity(shape: Vec<usize>) -> Result<Self> {
+        let n = shape.len();
+        Self::try_new(shape, (0..n).collect(), (1..n).collect())
+    }
+
+    /// The logical (N-D) shape.
+    pub fn shape(&self) -> &[usize] {
+        &self.shape
+    }
+    /// The dimension permutation.
+    pub fn dimensions(&self) -> &[usize] {
+        &self.dimensions
+    }
+    /// The split points.
+    pub fn partitioning(&self) -> &[usize] {
+        &self.partitioning
+    }
+    /// N.
+    pub fn ndim(&self) -> usize {
+        self.shape.len()
+    }
+    /// M = `partitioning.len() + 1`.
+    pub fn reduced_ndim(&self) -> usize {
+        self.reduced.len()
+    }
+    /// The M-D shape: per part, the product of its extents.
+    pub fn reduced_shape(&self) -> &[usize] {
+        &self.reduced
+    }
+    /// The dimensions of part `g` (for M = 2: part 0 = rows, part 1 = columns).
+    pub fn part(&self, g: usize) -> &[usize] {
+        let start = if g == 0 { 0 } else { self.partitioning[g - 1] };
+        let end = self
+            .partitioning
+            .get(g)
+            .copied()
+            .unwrap_or(self.shape.len());
+        &self.dimensions[start..end]
+    }
+    /// The strides of part `g`, one per dimension of [`part(g)`](Self::part).
+    pub fn strides(&self, g: usize) -> &[usize] {
+        &self.strides[g]
+    }
+
+    /// N-to-M reduction: `out[g] = sum(strides(g)[i] * coords[part(g)[i]])`.
+    /// `coords` must lie inside the shape (the sums then cannot overflow).
+    #[inline]
+    pub fn reduce(&self, coords: &[usize], out: &mut [usize]) {
+        for (g, o) in out.iter_mut().enumerate().take(self.reduced.len()) {
+            *o = self
+                .part(g)
+                .iter()
+                .zip(&self.strides[g])
+                .map(|(&d, &s)| coords[d] * s)
+                .sum();
+        }
+    }
+
+    /// M-to-N promotion: `out[part(g)[i]] = (reduced[g] / strides(g)[i]) % shape[part(g)[i]]`.
+    #[inline]
+    pub fn promote(&self, reduced: &[usize], out: &mut [usize]) {
+        for (g, &r) in reduced.iter().enumerate().take(self.reduced.len()) {
+            for (&d, &s) in self.part(g).iter().zip(&self.strides[g]) {
+                out[d] = if self.shape[d] == 0 {
+                    0
+                } else {
+                    (r / s) % self.shape[d]
+                };
+            }
+        }
+    }
+
+    /// Error unless every reduced coordinate (`0..extent`) fits `index_type`.
+    pub fn check_index_type(&self, index_type: IndexType) -> Result<()> {
+        for (g, &e) in self.reduced.iter().enumerate() {
+            if e > 0 && (e - 1) as u64 > index_type.max_value() {
+                return Err(Error::overflow(
+                    format!("reduced extent of part {g} (dimensions {:?})", self.part(g)),
+                    format!("coordinate {}", e - 1),
+                    index_type.name(),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The same map with the logical dimensions permuted: logical dimension `i`
+    /// of the result is dimension `order[i]` of `self` (a transpose that changes
+    /// the map, not the storage).
+    pub fn permuted(&self, order: &[usize]) -> Result<DimMap> {
+        check_permutation("permutation", order, self.ndim())?;
+        let mut inverse = vec![0; order.len()];
+        for (i, &o) in order.iter().enumerate() {
+            inverse[o] = i;
+        }
+        let shape = order.iter().map(|&o| self.shape[o]).collect();
+        let dimensions = self.dimensions.iter().map(|&d| inverse[d]).collect();
+        DimMap::try_new(shape, dimensions, self.partitioning.clone())
+    }
+}
+
+/// One no-copy view step of a DM tensor, from an input shape to an output shape.
+/// Forward (output coordinates to input coordinates) serves lookups; the inverse
+/// (input to zero, one or several output coordinates) serves sparse iteration.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ViewOp {
+    /// Output dimension `i` is input dimension `order[i]`.
+    Permute {
+        /// A permutation of the input dimensions.
+        order: Vec<usize>,
+    },
+    /// Fix input dimension `dim` at `index`; the output has one dimension less.
+    Select {
+        /// The input dimension removed.
+        dim: usize,
+        /// The index kept.
+        index: usize,
+    },
+    /// Keep indices `start, start+step, ..` below `stop` of dimension `dim`.
+    Slice {
+        /// The dimension sliced.
+        dim: usize,
+        /// First index kept.
+        start: usize,
+        /// Exclusive end.
+        stop: usize,
+        /// Step (>= 1).
+        step: usize,
+    },
+    /// Same number of elements, new shape (row-major order of elements kept).
+    Reshape {
+        /// The output shape.
+        shape: Vec<usize>,
+    },
+    /// Repeat each dimension: output extent `shape[d]` must be a multiple of the
+    /// input extent; output index `i` reads input index `i % extent`.
+    Broadcast {
+        /// The output shape (same number of dimensions).
+        shape: Vec<usize>,
+    },
+    /// Roll dimension `dim` by `shift` (numpy.roll): output index `j` reads input
+    /// index `(j - shift) mod extent`.
+    Rotate {
+        /// The dimension rolled.
+        dim: usize,
+        /// The shift (any sign).
+        shift: i64,
+    },
+}
+
+fn ravel(coords: &[usize], shape: &[usize]) -> usize {
+    coords
+        .iter()
+        .zip(shape)
+        .fold(0, |acc, (&c, &d)| acc * d + c)
+}
+
+fn unravel(mut linear: usize, shape: &[usize], out: &mut [usize]) {
+    for (o, &d) in out.iter_mut().zip(shape).rev() {
+        if d == 0 {
+            *o = 0;
+        } else {
+            *o = linear % d;
+            linear /= d;
+        }
+    }
+}
+
+fn rem(x: i128, n: usize) -> usize {
+    x.rem_euclid(n as i128) as usize
+}
+
+impl ViewOp {
+    /// Check the op against its input shape and return its output shape.
+    pub fn output_shape(&self, input: &[usize]) -> Result<Vec<usize>> {
+        let n = input.len();
+        let bad_dim = |dim: usize| {
+            Error::shape(
+                "view dimension",
+                format!("a dimension below {n}"),
+                dim.to_string(),
+            )
+        };
+        match self {
+            ViewOp::Permute { order } => {
+                check_permutation("permute order", order, n)?;
+                Ok(order.iter().map(|&o| input[o]).collect())
+            }
+            ViewOp::Select { dim, index } => {
+                let extent = *input.get(*dim).ok_or_else(|| bad_dim(*dim))?;
+                if *index >= extent {
+                    return Err(Error::IndexOutOfBounds {
+                        buffer: format!("select on dimension {dim}"),
+                        position: 0,
+                        value: *index as i128,
+                        bound: extent as u64,
+                    });
+                }
+                let mut out = input.to_vec();
+                out.remove(*dim);
+                Ok(out)
+            }
+            ViewOp::Slice {
+                dim,
+                start,
+                stop,
+                step,
+            } => {
+                let extent = *input.get(*dim).ok_or_else(|| bad_dim(*dim))?;
+                if *step == 0 || start > stop || *stop > extent {
+                    return Err(Error::shape(
+                        format!("slice of dimension {dim}"),
+                        format!("start <= stop <= {extent} and step >= 1"),
+                        format!("{start}..{stop} step {step}"),
+                    ));
+                }
+                let mut out = input.to_vec();
+                out[*dim] = (stop - start).div_ceil(*step);
+                Ok(out)
+            }
+            ViewOp::Reshape { shape } => {
+                check_shape(shape, "reshape")?;
+                let size = |s: &[usize]| s.iter().try_fold(1usize, |a, &d| a.checked_mul(d));
+                match (size(input), size(shape)) {
+                    (Some(a), Some(b)) if a == b => Ok(shape.clone()),
+                    (a, b) => Err(Error::shape(
+                        "reshape",
+                        format!("{a:?} elements (shape {input:?}), fitting usize"),
+                        format!("{b:?} elements (shape {shape:?})"),
+                    )),
+                }
+            }
+            ViewOp::Broadcast { shape } => {
+                check_shape(shape, "broadcast")?;
+                let ok = shape.len() == n
+                    && shape
+                        .iter()
+                        .zip(input)
+                        .all(|(&t, &s)| if s == 0 { t == 0 } else { t % s == 0 });
+                if !ok {
+                    return Err(Error::shape(
+                        "broadcast",
+                        format!("multiples of {input:?}"),
+                        format!("{shape:?}"),
+                    ));
+                }
+                Ok(shape.clone())
+            }
+            ViewOp::Rotate { dim, .. } => {
+                input.get(*dim).ok_or_else(|| bad_dim(*dim))?;
+                Ok(input.to_vec())
+            }
+        }
+    }
+
+    /// Forward map: output coordinates to input coordinates.
+    pub fn forward(
+        &self,
+        input: &[usize],
+        output: &[usize],
+        out_coords: &[usize],
+        in_coords: &mut Vec<usize>,
+    ) {
+        in_coords.clear();
+        match self {
+            ViewOp::Permute { order } => {
+                in_coords.resize(input.len(), 0);
+                for (i, &o) in order.iter().enumerate() {
+                    in_coords[o] = out_coords[i];
+                }
+            }
+            ViewOp::Select { dim, index } => {
+                in_coords.extend_from_slice(out_coords);
+                in_coords.insert(*dim, *index);
+            }
+            ViewOp::Slice {
+                dim, start, step, ..
+            } => {
+                in_coords.extend_from_slice(out_coords);
+                in_coords[*dim] = start + out_coords[*dim] * step;
+            }
+            ViewOp::Reshape { .. } => {
+                in_coords.resize(input.len(), 0);
+                unravel(ravel(out_coords, output), input, in_coords);
+            }
+            ViewOp::Broadcast { .. } => {
+                in_coords.extend(
+                    out_coords
+                        .iter()
+                        .zip(input)
+                        .map(|(&c, &s)| if s == 0 { 0 } else { c % s }),
+                );
+            }
+            ViewOp::Rotate { dim, shift } => {
+                in_coords.extend_from_slice(out_coords);
+                in_coords[*dim] = rem(out_coords[*dim] as i128 - *shift as i128, input[*dim]);
+            }
+        }
+    }
+
+    /// Inverse map: every output coordinate tuple that reads `in_coords`.
+    pub fn inverse(
+        &self,
+        input: &[usize],
+        output: &[usize],
+        in_coords: &[usize],
+        f: &mut dyn FnMut(&[usize]),
+    ) {
+        match self {
+            ViewOp::Permute { order } => {
+                let c: Vec<usize> = order.iter().map(|&o| in_coords[o]).collect();
+                f(&c)
+            }
+            ViewOp::Select { dim, index } => {
+                if in_coords[*dim] == *index {
+                    let mut c = in_coords.to_vec();
+                    c.remove(*dim);
+                    f(&c)
+                }
+            }
+            ViewOp::Slice {
+                dim,
+                start,
+                stop,
+                step,
+            } => {
+                let x = in_coords[*dim];
+                if x >= *start && x < *stop && (x - start) % step == 0 {
+                    let mut c = in_coords.to_vec();
+                    c[*dim] = (x - start) / step;
+                    f(&c)
+                }
+            }
+            ViewOp::Reshape { .. } => {
+                let mut c = vec![0; output.len()];
+                unravel(ravel(in_coords, input), output, &mut c);
+                f(&c)
+            }
+            ViewOp::Broadcast { .. } => {
+                // every combination of repeats, odometer over the dimensions
+                let reps: Vec<usize> = output
+                    .iter()
+                    .zip(input)
+                    .map(|(&t, &s)| t.checked_div(s).unwrap_or(0))
+                    .collect();
+                if reps.contains(&0) {
+                    return;
+                }
+                let mut k = vec![0usize; reps.len()];
+                let mut c = in_coords.to_vec();
+                loop {
+                    for d in 0..c.len() {
+                        c[d] = in_coords[d] + k[d] * input[d];
+                    }
+                    f(&c);
+                    let mut d = reps.len();
+                    loop {
+                        if d == 0 {
+                            return;
+                        }
+                        d -= 1;
+                        k[d] += 1;
+                        if k[d] < reps[d] {
+                            break;
+                        }
+                        k[d] = 0;
+                    }
+                }
+            }
+            ViewOp::Rotate { dim, shift } => {
+                let mut c = in_coords.to_vec();
+                c[*dim] = rem(in_coords[*dim] as i128 + *shift as i128, input[*dim]);
+                f(&c)
+            }
+        }
+    }
+}
+
+/// A chain of [`ViewOp`]s with the shape before and after each step.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct ViewChain {
+    ops: Vec<ViewOp>,
+    /// `shapes[0]` is the base shape, `shapes[i + 1]` the output of `ops[i]`.
+    shapes: Vec<Vec<usize>>,
+}
+
+impl ViewChain {
+    /// An empty chain over `base`.
+    pub fn new(base: Vec<usize>) -> Self {
+        ViewChain {
+            ops: Vec::new(),
+            shapes: vec![base],
+        }
+    }
+
+    /// Append an op (checked against the current output shape).
+    pub fn push(&self, op: ViewOp) -> Result<ViewChain> {
+        let out = op.output_shape(self.output_shape())?;
+        let mut next = self.clone();
+        next.ops.push(op);
+        next.shapes.push(out);
+        Ok(next)
+    }
+
+    /// Build a chain from ops (checked).
+    pub fn from_ops(base: Vec<usize>, ops: Vec<ViewOp>) -> Result<ViewChain> {
+        ops.into_iter()
+            .try_fold(ViewChain::new(base), |c, op| c.push(op))
+    }
+
+    /// The ops, first applied first.
+    pub fn ops(&self) -> &[ViewOp] {
+        &self.ops
+    }
+    /// Whether there is no op.
+    pub fn is_empty(&self) -> bool {
+        self.ops.is_empty()
+    }
+    /// The shape the chain starts from.
+    pub fn base_shape(&self) -> &[usize] {
+        &self.shapes[0]
+    }
+    /// The shape the chain produces.
+    pub fn output_shape(&self) -> &[usize] {
+        self.shapes.last().map(Vec::as_slice).unwrap_or(&[])
+    }
+
+    /// Output coordinates to base coordinates.
+    pub fn forward(&self, coords: &[usize]) -> Vec<usize> {
+        let mut cur = coords.to_vec();
+        let mut next = Vec::new();
+        for (i, op) in self.ops.iter().enumerate().rev() {
+            op.forward(&self.shapes[i], &self.shapes[i + 1], &cur, &mut next);
+            std::mem::swap(&mut cur, &mut next);
+        }
+        cur
+    }
+
+    /// Every output coordinate tuple that reads base coordinates `base`.
+    pub fn inverse(&self, base: &[usize], f: &mut dyn FnMut(&[usize])) {
+        self.inverse_from(0, base, f)
+    }
+
+    fn inverse_from(&self, i: usize, c: &[usize], f: &mut dyn FnMut(&[usize])) {
+        match self.ops.get(i) {
+            None => f(c),
+            Some(op) => op.inverse(&self.shapes[i], &self.shapes[i + 1], c, &mut |next| {
+                self.inverse_from(i + 1, next, f)
+            }),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seed_strides_example() {
+        let m = DimMap::try_new(vec![2, 3, 4, 5, 6], vec![2, 4, 1, 3, 0], vec![3]).unwrap();
+        assert_eq!(m.part(0), &[2, 4, 1]);
+        assert_eq!(m.part(1), &[3, 0]);
+        assert_eq!(m.strides(0), &[18, 3, 1]);
+        assert_eq!(m.strides(1), &[2, 1]);
+    }
+
+    #[test]
+    fn reduce_promote_round_trip_everywhere() {
+        let m = DimMap::try_new(vec![2, 3, 4], vec![2, 0, 1], vec![1]).unwrap();
+        assert_eq!(m.reduced_shape(), &[4, 6]);
+        let (mut r, mut b) = ([0; 2], [0; 3]);
+        for i in 0..2 {
+            for j in 0..3 {
+                for k in 0..4 {
+                    m.reduce(&[i, j, k], &mut r);
+                    assert_eq!(r, [k, i * 3 + j]);
+                    m.promote(&r, &mut b);
+                    assert_eq!(b, [i, j, k]);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn bad_maps_are_errors() {
+        assert!(DimMap::try_new(vec![2, 3], vec![0, 0], vec![1]).is_err());
+        assert!(DimMap::try_new(vec![2, 3], vec![0, 1], vec![3]).is_err());
+        assert!(DimMap::try_new(vec![2, 3, 4], vec![0, 1, 2], vec![2, 1]).is_err());
+        let big = 1usize << 40;
+        assert!(matches!(
+            DimMap::try_new(vec![big, big], vec![0, 1], vec![]),
+            Err(Error::Overflow { .. })
+        ));
+        let m = DimMap::try_new(vec![300, 300], vec![0, 1], vec![0]).unwrap();
+        assert_eq!(m.reduced_shape(), &[1, 90_000]);
+        assert!(m.check_index_type(IndexType::Int16).is_err());
+        assert!(m.check_index_type(IndexType::Int32).is_ok());
+        // empty parts: a 1-D tensor as an n x 1 matrix
+        let v = DimMap::try_new(vec![5], vec![0], vec![1]).unwrap();
+        assert_eq!(v.reduced_shape(), &[5, 1]);
+    }
+
+    #[test]
+    fn views_forward_and_inverse_agree() {
+        let base = vec![3, 4];
+        let chains = [
+            vec![ViewOp::Permute { order: vec![1, 0] }],
+            vec![ViewOp::Select { dim: 1, index: 2 }],
+            vec![ViewOp::Slice {
+                dim: 1,
+                start: 1,
+                stop: 4,
+                step: 2,
+            }],
+            vec![ViewOp::Reshape { shape: vec![2, 6] }],
+            vec![ViewOp::Broadcast { shape: vec![6, 4] }],
+            vec![ViewOp::Rotate { dim: 1, shift: -5 }],
+            vec![
+                ViewOp::Rotate { dim: 0, shift: 1 },
+                ViewOp::Reshape { shape: vec![12] },
+                ViewOp::Slice {
+                    dim: 0,
+                    start: 2,
+                    stop: 11,
+                    step: 3,
+                },
+            ],
+        ];
+        for ops in chains {
+            let chain = ViewChain::from_ops(base.clone(), ops.clone()).unwrap();
+            let out = chain.output_shape().to_vec();
+            let size: usize = out.iter().product();
+            // every output element maps forward to a base element whose inverse
+            // images include it
+            for lin in 0..size {
+                let mut c = vec![0; out.len()];
+                unravel(lin, &out, &mut c);
+                let b = chain.forward(&c);
+                assert!(b.iter().zip(&base).all(|(x, d)| x < d), "{ops:?}");
+                let mut found = false;
+                chain.inverse(&b, &mut |o| found |= o == c.as_slice());
+                assert!(found, "{ops:?} {c:?} -> {b:?}");
+            }
+        }
+        assert!(
+            ViewChain::from_ops(base.clone(), vec![ViewOp::Reshape { shape: vec![5] }]).is_err()
+        );
+        assert!(
+            ViewChain::from_ops(base.clone(), vec![ViewOp::Broadcast { shape: vec![4, 4] }])
+                .is_err()
+        );
+        assert!(ViewChain::from_ops(base, vec![ViewOp::Select { dim: 0, index: 3 }]).is_err());
+    }
+}

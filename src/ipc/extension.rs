@@ -1,0 +1,321 @@
+//! GCS and DM tensors on the wire: the storage tensor's plain message plus
+//! extension metadata (`ARROW:extension:name` / `ARROW:extension:metadata`, JSON)
+//! in the Message's `custom_metadata`. A reader that ignores the metadata (such as
+//! libarrow) sees a valid tensor of the storage shape. Specified in
+//! `format/SPEC.md` section 8 and `format/extension-metadata.schema.json`.
+
+use serde_json::{json, Map, Value as J};
+
+use crate::dims::{DimMap, ViewChain, ViewOp};
+use crate::error::{Error, Result};
+use crate::tensor::{AnyDm, AnyGcs, AnyTensor};
+
+/// Key of the extension name.
+pub const EXTENSION_NAME: &str = "ARROW:extension:name";
+/// Key of the extension metadata (JSON).
+pub const EXTENSION_METADATA: &str = "ARROW:extension:metadata";
+/// Extension name of GCS tensors.
+pub const GCS_NAME: &str = "arrow_sparse.gcs";
+/// Extension name of DM tensors.
+pub const DM_NAME: &str = "arrow_sparse.dm";
+/// The metadata version this crate writes and reads.
+pub const VERSION: u64 = 1;
+
+/// Most DM levels (nested maps) a message may describe.
+const MAX_LEVELS: usize = 64;
+/// Most view ops per DM level.
+const MAX_VIEWS: usize = 256;
+
+fn map_json(kind: &str, map: &DimMap, names: &[String]) -> Map<String, J> {
+    let mut m = Map::new();
+    m.insert("kind".into(), json!(kind));
+    m.insert("shape".into(), json!(map.shape()));
+    m.insert("dim_names".into(), json!(names));
+    m.insert("dimensions".into(), json!(map.dimensions()));
+    m.insert("partitioning".into(), json!(map.partitioning()));
+    m
+}
+
+fn op_json(op: &ViewOp) -> J {
+    match op {
+        ViewOp::Permute { order } => json!({"op": "permute", "order": order}),
+        ViewOp::Select { dim, index } => json!({"op": "select", "dim": dim, "index": index}),
+        ViewOp::Slice {
+            dim,
+            start,
+            stop,
+            step,
+        } => json!({"op": "slice", "dim": dim, "start": start, "stop": stop, "step": step}),
+        ViewOp::Reshape { shape } => json!({"op": "reshape", "shape": shape}),
+        ViewOp::Broadcast { shape } => json!({"op": "broadcast", "shape": shape}),
+        ViewOp::Rotate { dim, shift } => json!({"op": "rotate", "dim": dim, "shift": shift}),
+    }
+}
+
+/// Split a GCS / DM tensor into its plain storage tensor and the custom metadata
+/// that describes it. Plain tensors come back unchanged.
+pub(crate) fn lower(
+    tensor: &AnyTensor,
+    custom: &[(String, String)],
+) -> Result<(AnyTensor, Vec<(String, String)>)> {
+    let (name, meta, storage) = match tensor {
+        AnyTensor::Gcs(g) => {
+            let mut m = map_json("gcs", g.map(), g.dim_names());
+            m.remove("kind");
+            m.insert("version".into(), json!(VERSION));
+            (GCS_NAME, J::Object(m), AnyTensor::Csx(g.matrix().clone()))
+        }
+        AnyTensor::Dm(d) => {
+            let mut levels = Vec::new();
+            let mut cur = AnyTensor::Dm(d.clone());
+            let storage = loop {
+                match cur {
+                    AnyTensor::Dm(d) => {
+                        let mut m = map_json("dm", d.map(), d.dim_names());
+                        m.insert(
+                            "views".into(),
+                            J::Array(d.views().ops().iter().map(op_json).collect()),
+                        );
+                        levels.push(J::Object(m));
+                        cur = d.storage().clone();
+                    }
+                    AnyTensor::Gcs(g) => {
+                        levels.push(J::Object(map_json("gcs", g.map(), g.dim_names())));
+                        break AnyTensor::Csx(g.matrix().clone());
+                    }
+                    plain => break plain,
+                }
+            };
+            if levels.len() > MAX_LEVELS {
+                return Err(Error::Unsupported(format!(
+                    "a DM chain of {} levels (at most {MAX_LEVELS} are written)",
+                    levels.len()
+                )));
+            }
+            (
+                DM_NAME,
+                json!({"version": VERSION, "maps": levels}),
+                storage,
+            )
+        }
+        plain => return Ok((plain.clone(), custom.to_vec())),
+    };
+    let mut out: Vec<(String, String)> = custom
+        .iter()
+        .filter(|(k, _)| k != EXTENSION_NAME && k != EXTENSION_METADATA)
+        .cloned()
+        .collect();
+    out.push((EXTENSION_NAME.into(), name.into()));
+    out.push((EXTENSION_METADATA.into(), meta.to_string()));
+    Ok((storage, out))
+}
+
+fn parse_err(detail: impl Into<String>) -> Error {
+    Error::Parse {
+        what: "extension metadata".into(),
+        detail: detail.into(),
+    }
+}
+
+fn field<'a>(o: &'a Map<String, J>, key: &str) -> Result<&'a J> {
+    o.get(key)
+        .ok_or_else(|| parse_err(format!("missing field {key:?}")))
+}
+
+fn usize_of(v: &J, what: &str) -> Result<usize> {
+    v.as_u64()
+        .and_then(|x| usize::try_from(x).ok())
+        .ok_or_else(|| parse_err(format!("{what} must be a non-negative integer, found {v}")))
+}
+
+fn usizes(o: &Map<String, J>, key: &str) -> Result<Vec<usize>> {
+    match field(o, key)? {
+        J::Array(a) => a.iter().map(|v| usize_of(v, key)).collect(),
+        other => Err(parse_err(format!("{key} must be an array, found {other}"))),
+    }
+}
+
+fn names(o: &Map<String, J>, ndim: usize) -> Result<Vec<String>> {
+    match o.get("dim_names") {
+        None => Ok(vec![String::new(); ndim]),
+        Some(J::Array(a)) => a
+            .iter()
+            .map(|v| {
+                v.as_str()
+                    .map(str::to_string)
+                    .ok_or_else(|| parse_err("dim_names must be strings"))
+            })
+            .collect(),
+        Some(other) => Err(parse_err(format!(
+            "dim_names must be an array, found {other}"
+        ))),
+    }
+}
+
+fn object(v: &J, what: &str) -> Result<Map<String, J>> {
+    v.as_object()
+        .cloned()
+        .ok_or_else(|| parse_err(format!("{what} must be an object")))
+}
+
+fn parse_map(o: &Map<String, J>) -> Result<DimMap> {
+    DimMap::try_new(
+        usizes(o, "shape")?,
+        usizes(o, "dimensions")?,
+        usizes(o, "partitioning")?,
+    )
+}
+
+fn parse_op(v: &J) -> Result<ViewOp> {
+    let o = object(v, "a view")?;
+    let u = |k: &str| usize_of(field(&o, k)?, k);
+    Ok(match field(&o, "op")?.as_str() {
+        Some("permute") => ViewOp::Permute {
+            order: usizes(&o, "order")?,
+        },
+        Some("select") => ViewOp::Select {
+            dim: u("dim")?,
+            index: u("index")?,
+        },
+        Some("slice") => ViewOp::Slice {
+            dim: u("dim")?,
+            start: u("start")?,
+            stop: u("stop")?,
+            step: u("step")?,
+        },
+        Some("reshape") => ViewOp::Reshape {
+            shape: usizes(&o, "shape")?,
+        },
+        Some("broadcast") => ViewOp::Broadcast {
+            shape: usizes(&o, "shape")?,
+        },
+        Some("rotate") => ViewOp::Rotate {
+            dim: u("dim")?,
+            shift: field(&o, "shift")?
+                .as_i64()
+                .ok_or_else(|| parse_err("rotate shift must be an integer"))?,
+        },
+        other => return Err(parse_err(format!("unknown view op {other:?}"))),
+    })
+}
+
+fn check_version(o: &Map<String, J>) -> Result<()> {
+    match field(o, "version")?.as_u64() {
+        Some(VERSION) => Ok(()),
+        _ => Err(parse_err(format!(
+            "unsupported version {} (this reader knows version {VERSION})",
+            o["version"]
+        ))),
+    }
+}
+
+/// Rebuild a GCS / DM tensor from a decoded plain tensor and its metadata; the
+/// extension keys are removed from the returned metadata (the writer derives
+/// them again from the tensor). Unknown extension names pass through untouched.
+pub(crate) fn raise(
+    tensor: AnyTensor,
+    custom: Vec<(String, String)>,
+    max_broadcast: u64,
+) -> Result<(AnyTensor, Vec<(String, String)>)> {
+    let name = custom
+        .iter()
+        .find(|(k, _)| k == EXTENSION_NAME)
+        .map(|(_, v)| v.as_str());
+    if name != Some(GCS_NAME) && name != Some(DM_NAME) {
+        return Ok((tensor, custom));
+    }
+    let text = custom
+        .iter()
+        .find(|(k, _)| k == EXTENSION_METADATA)
+        .map(|(_, v)| v.as_str())
+        .ok_or_else(|| {
+            parse_err(format!(
+                "{EXTENSION_NAME} is {name:?} but {EXTENSION_METADATA} is missing"
+            ))
+        })?;
+    let meta: J =
+        serde_json::from_str(text).map_err(|e| parse_err(format!("invalid JSON: {e}")))?;
+    let meta = object(&meta, "the metadata")?;
+    check_version(&meta)?;
+    let raised = if name == Some(GCS_NAME) {
+        wrap_gcs(tensor, &meta)?
+    } else {
+        let levels = match field(&meta, "maps")? {
+            J::Array(a) if !a.is_empty() && a.len() <= MAX_LEVELS => a.clone(),
+            _ => {
+                return Err(parse_err(format!(
+                    "maps must be an array of 1 to {MAX_LEVELS} maps"
+                )))
+            }
+        };
+        let mut repeat: u64 = 1;
+        let mut cur = tensor;
+        for level in levels.iter().rev() {
+            let o = object(level, "a map")?;
+            cur = match field(&o, "kind")?.as_str() {
+                Some("gcs") => wrap_gcs(cur, &o)?,
+                Some("dm") => {
+                    let map = parse_map(&o)?;
+                    let ops = match o.get("views") {
+                        None => Vec::new(),
+                        Some(J::Array(a)) if a.len() <= MAX_VIEWS => {
+                            a.iter().map(parse_op).collect::<Result<Vec<_>>>()?
+                        }
+                        Some(_) => {
+                            return Err(parse_err(format!(
+                                "views must be an array of at most {MAX_VIEWS} ops"
+                            )))
+                        }
+                    };
+                    let chain = ViewChain::from_ops(map.shape().to_vec(), ops)?;
+                    repeat = repeat.saturating_mul(broadcast_factor(&chain));
+                    if repeat > max_broadcast {
+                        return Err(parse_err(format!(
+                            "broadcast views repeat every stored entry {repeat} times (limit {max_broadcast}, see ReadOptions::max_broadcast)"
+                        )));
+                    }
+                    let n = chain.output_shape().len();
+                    let names = names(&o, n)?;
+                    AnyTensor::Dm(AnyDm::try_new(map, cur, Vec::new())?.with_views(chain, names)?)
+                }
+                other => return Err(parse_err(format!("unknown map kind {other:?}"))),
+            };
+        }
+        cur
+    };
+    let rest = custom
+        .into_iter()
+        .filter(|(k, _)| k != EXTENSION_NAME && k != EXTENSION_METADATA)
+        .collect();
+    Ok((raised, rest))
+}
+
+fn wrap_gcs(storage: AnyTensor, o: &Map<String, J>) -> Result<AnyTensor> {
+    let map = parse_map(o)?;
+    let names = names(o, map.ndim())?;
+    match storage {
+        AnyTensor::Csx(m) => Ok(AnyTensor::Gcs(AnyGcs::try_new(map, m, names)?)),
+        other => Err(Error::invariant(
+            "GCS storage",
+            None,
+            format!("must be a CSR or CSC matrix, found {}", other.format()),
+        )),
+    }
+}
+
+/// How many logical entries one stored entry can become through broadcasts.
+fn broadcast_factor(chain: &ViewChain) -> u64 {
+    let mut shape = chain.base_shape().to_vec();
+    let mut factor: u64 = 1;
+    for op in chain.ops() {
+        if let ViewOp::Broadcast { shape: out } = op {
+            for (&t, &s) in out.iter().zip(&shape) {
+                if let Some(k) = t.checked_div(s) {
+                    factor = factor.saturating_mul(k as u64);
+                }
+            }
+        }
+        shape = op.output_shape(&shape).unwrap_or_default();
+    }
+    factor
+}

@@ -1,0 +1,398 @@
+//! DM: dimensions mapping. An N-D view, through a [`DimMap`] and a chain of
+//! no-copy [`ViewOp`]s, over a storage tensor of any format (dense, COO, CSX, CSF,
+//! GCS or another DM, nested to any depth).
+//!
+//! Views (permute, select, slice, reshape, broadcast, rotate) change the map and
+//! never the buffers: the storage is shared, so a view of a memory-mapped tensor
+//! allocates nothing proportional to nnz.
+
+use std::marker::PhantomData;
+
+use super::validate::check_dim_names;
+use super::{AnyTensor, Convert, CooTensor};
+use crate::dims::{DimMap, ViewChain, ViewOp};
+use crate::error::{Error, Result};
+use crate::types::{Index, Value, ValueType};
+
+/// A DM tensor of any value type.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AnyDm {
+    map: DimMap,
+    views: ViewChain,
+    dim_names: Vec<String>,
+    storage: Box<AnyTensor>,
+}
+
+impl AnyDm {
+    /// The validating constructor: every DM tensor is built here. The storage has
+    /// passed its own constructor; this checks that its shape is the map's reduced
+    /// shape (so its dimensionality is `partitioning.len() + 1`) and the names.
+    pub fn try_new(map: DimMap, storage: AnyTensor, dim_names: Vec<String>) -> Result<Self> {
+        if storage.shape() != map.reduced_shape() {
+            return Err(Error::shape(
+                "DM storage",
+                format!("the reduced shape {:?}", map.reduced_shape()),
+                format!("{:?}", storage.shape()),
+            ));
+        }
+        let dim_names = if dim_names.is_empty() {
+            vec![String::new(); map.ndim()]
+        } else {
+            dim_names
+        };
+        check_dim_names(&dim_names, map.ndim())?;
+        let views = ViewChain::new(map.shape().to_vec());
+        Ok(AnyDm {
+            map,
+            views,
+            dim_names,
+            storage: Box::new(storage),
+        })
+    }
+
+    /// Apply a chain of views recorded elsewhere (e.g. read from extension
+    /// metadata). The chain must start from the map's shape.
+    pub fn with_views(mut self, views: ViewChain, dim_names: Vec<String>) -> Result<Self> {
+        if views.base_shape() != self.map.shape() {
+            return Err(Error::shape(
+                "DM views",
+                format!("a chain over {:?}", self.map.shape()),
+                format!("{:?}", views.base_shape()),
+            ));
+        }
+        let dim_names = if dim_names.is_empty() {
+            vec![String::new(); views.output_shape().len()]
+        } else {
+            dim_names
+        };
+        check_dim_names(&dim_names, views.output_shape().len())?;
+        self.views = views;
+        self.dim_names = dim_names;
+        Ok(self)
+    }
+
+    /// The logical shape (after the views).
+    pub fn shape(&self) -> &[usize] {
+        self.views.output_shape()
+    }
+    /// One name per logical dimension (`""` where unnamed).
+    pub fn dim_names(&self) -> &[String] {
+        &self.dim_names
+    }
+    /// The map from the base shape to the storage shape.
+    pub fn map(&self) -> &DimMap {
+        &self.map
+    }
+    /// The views from the base shape to the logical shape.
+    pub fn views(&self) -> &ViewChain {
+        &self.views
+    }
+    /// The storage tensor.
+    pub fn storage(&self) -> &AnyTensor {
+        &self.storage
+    }
+    /// The value type.
+    pub fn value_type(&self) -> ValueType {
+        self.storage.value_type()
+    }
+
+    /// The typed view, if the value type is `V` (zero-copy).
+    pub fn downcast<V: Value>(&self) -> Option<DmTensor<V>> {
+        (self.value_type() == V::TYPE).then(|| DmTensor {
+            any: self.clone(),
+            _v: PhantomData,
+        })
+    }
+
+    fn push(&self, op: ViewOp, names: Vec<String>) -> Result<AnyDm> {
+        let mut out = self.clone();
+        out.views = self.views.push(op)?;
+        out.dim_names = names;
+        Ok(out)
+    }
+
+    /// Reorder the dimensions: dimension `i` of the result is dimension `order[i]`.
+    /// Without earlier views this rewrites the map's `dimensions` (the result is a
+    /// plain DM tensor); after other views it appends a permute view.
+    pub fn permute(&self, order: &[usize]) -> Result<AnyDm> {
+        super::validate::check_permutation("permute order", order, self.shape().len())?;
+        let names = order.iter().map(|&o| self.dim_names[o].clone()).collect();
+        if self.views.is_empty() {
+            let mut out = self.clone();
+            out.map = self.map.permuted(order)?;
+            out.views = ViewChain::new(out.map.shape().to_vec());
+            out.dim_names = names;
+            return Ok(out);
+        }
+        self.push(
+            ViewOp::Permute {
+                order: order.to_vec(),
+            },
+            names,
+        )
+    }
+
+    /// Swap two dimensions.
+    pub fn transpose(&self, a: usize, b: usize) -> Result<AnyDm> {
+        let n = self.shape().len();
+        if a >= n || b >= n {
+            return Err(Error::shape(
+                "transpose",
+                format!("dimensions below {n}"),
+                format!("{a}, {b}"),
+            ));
+        }
+        let mut order: Vec<usize> = (0..n).collect();
+        order.swap(a, b);
+        self.permute(&order)
+    }
+
+    /// Fix dimension `dim` at `index` (the result has one dimension less).
+    pub fn select(&self, dim: usize, index: usize) -> Result<AnyDm> {
+        let mut names = self.dim_names.clone();
+        if dim < names.len() {
+            names.remove(dim);
+        }
+        self.push(ViewOp::Select { dim, index }, names)
+    }
+
+    /// Keep `start..stop` (every `step`-th index) of dimension `dim`.
+    pub fn slice(&self, dim: usize, start: usize, stop: usize, step: usize) -> Result<AnyDm> {
+        self.push(
+            ViewOp::Slice {
+                dim,
+                start,
+                stop,
+                step,
+            },
+            self.dim_names.clone(),
+        )
+    }
+
+    /// A new shape with the same number of elements (row-major order kept);
+    /// dimension names are cleared.
+    pub fn reshape(&self, shape: &[usize]) -> Result<AnyDm> {
+        self.push(
+            ViewOp::Reshape {
+                shape: shape.to_vec(),
+            },
+            vec![String::new(); shape.len()],
+        )
+    }
+
+    /// Repeat dimensions: every extent of `shape` is a multiple of the current one.
+    pub fn broadcast(&self, shape: &[usize]) -> Result<AnyDm> {
+        self.push(
+            ViewOp::Broadcast {
+                shape: shape.to_vec(),
+            },
+            self.dim_names.clone(),
+        )
+    }
+
+    /// Roll dimension `dim` by `shift` (numpy.roll semantics).
+    pub fn rotate(&self, dim: usize, shift: i64) -> Result<AnyDm> {
+        self.push(ViewOp::Rotate { dim, shift }, self.dim_names.clone())
+    }
+
+    /// Visit every non-zero entry of the logical tensor: each stored entry of the
+    /// storage, promoted through the map and sent through the inverse of the views
+    /// (which may drop it, or repeat it for a broadcast).
+    pub fn for_each_entry<V: Value>(&self, f: &mut dyn FnMut(&[usize], V)) -> Result<()> {
+        let mut base = vec![0usize; self.map.ndim()];
+        let (map, views) = (&self.map, &self.views);
+        self.storage.for_each_entry::<V>(&mut |sc, v| {
+            map.promote(sc, &mut base);
+            views.inverse(&base, &mut |c| f(c, v));
+        })
+    }
+
+    /// The element at logical `coords`, or `None` outside the shape.
+    pub fn get<V: Value>(&self, coords: &[usize]) -> Result<Option<V>> {
+        if coords.len() != self.shape().len()
+            || coords.iter().zip(self.shape()).any(|(c, d)| c >= d)
+        {
+            return Ok(None);
+        }
+        let base = self.views.forward(coords);
+        let mut r = vec![0usize; self.map.reduced_ndim()];
+        self.map.reduce(&base, &mut r);
+        self.storage.get::<V>(&r)
+    }
+
+    pub(crate) fn with_names(mut self, names: Vec<String>) -> Result<Self> {
+        check_dim_names(&names, self.shape().len())?;
+        self.dim_names = names;
+        Ok(self)
+    }
+}
+
+/// A DM tensor with values `V` (the storage keeps its own index types).
+///
+/// ```
+/// use arrow_sparse::{dims::DimMap, AnyDm, AnyTensor, Convert, CooTensor, DmTensor};
+/// // A 2 x 3 x 4 tensor stored as a 4 x 6 CSR matrix: dimensions (2, 0, 1), split at 1.
+/// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3, 4], &[(vec![1, 2, 3], 7.0), (vec![0, 1, 0], 1.0)])?;
+/// let map = DimMap::try_new(vec![2, 3, 4], vec![2, 0, 1], vec![1])?;
+/// let dm = DmTensor::<f64>::from_coo(&coo, map, arrow_sparse::Format::Csr)?;
+/// // a no-copy view: transpose, then take index 1 of the (new) first dimension
+/// let v = dm.transpose(0, 2)?.select(0, 3)?;
+/// assert_eq!(v.shape(), &[3, 2]);
+/// assert_eq!(v.get(&[2, 1])?, Some(7.0));
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct DmTensor<V: Value> {
+    any: AnyDm,
+    _v: PhantomData<V>,
+}
+
+impl<V: Value> DmTensor<V> {
+    /// Wrap a storage tensor whose value type is `V` (see [`AnyDm::try_new`]).
+    pub fn try_new(map: DimMap, storage: AnyTensor) -> Result<Self> {
+        if storage.value_type() != V::TYPE {
+            return Err(Error::Type {
+                what: "DM storage value type".into(),
+                expected: V::TYPE.name().into(),
+                found: storage.value_type().name().into(),
+            });
+        }
+        Ok(DmTensor {
+            any: AnyDm::try_new(map, storage, Vec::new())?,
+            _v: PhantomData,
+        })
+    }
+
+    /// Reduce `coo` (of shape `map.shape()`) with `map` and store the reduced
+    /// tensor in `storage` format (int64 indices; CSF in natural axis order).
+    pub fn from_coo<I: Index>(
+        coo: &CooTensor<V, I>,
+        map: DimMap,
+        storage: super::Format,
+    ) -> Result<Self> {
+        if coo.shape() != map.shape() {
+            return Err(Error::shape(
+                "DM source",
+                format!("shape {:?}", map.shape()),
+                format!("{:?}", coo.shape()),
+            ));
+        }
+        let m = map.reduced_ndim();
+        let mut reduced: Vec<i64> = Vec::with_capacity(m * coo.nnz());
+        let mut r = vec![0usize; m];
+        coo.for_each(|c, _| {
+            map.reduce(c, &mut r);
+            reduced.extend(r.iter().map(|&x| x as i64));
+        });
+        let flat: AnyTensor = CooTensor::<V, i64>::from_trusted_parts(
+            map.reduced_shape(),
+            reduced.into(),
+            coo.values().clone(),
+            &[],
+            None,
+        )?
+        .into();
+        let stored = if storage == super::Format::Coo {
+            flat
+        } else {
+            flat.convert(storage, crate::IndexType::Int64, None)?
+        };
+        let t = Self::try_new(map, stored)?;
+        Ok(DmTensor {
+            any: t.any.with_names(coo.dim_names().to_vec())?,
+            _v: PhantomData,
+        })
+    }
+
+    /// The type-erased tensor.
+    pub fn as_any(&self) -> &AnyDm {
+        &self.any
+    }
+    /// The logical shape.
+    pub fn shape(&self) -> &[usize] {
+        self.any.shape()
+    }
+    /// The map from the base shape to the storage.
+    pub fn map(&self) -> &DimMap {
+        self.any.map()
+    }
+    /// The storage tensor.
+    pub fn storage(&self) -> &AnyTensor {
+        self.any.storage()
+    }
+    fn wrap(any: AnyDm) -> Self {
+        DmTensor {
+            any,
+            _v: PhantomData,
+        }
+    }
+    /// See [`AnyDm::permute`].
+    pub fn permute(&self, order: &[usize]) -> Result<Self> {
+        self.any.permute(order).map(Self::wrap)
+    }
+    /// See [`AnyDm::transpose`].
+    pub fn transpose(&self, a: usize, b: usize) -> Result<Self> {
+        self.any.transpose(a, b).map(Self::wrap)
+    }
+    /// See [`AnyDm::select`].
+    pub fn select(&self, dim: usize, index: usize) -> Result<Self> {
+        self.any.select(dim, index).map(Self::wrap)
+    }
+    /// See [`AnyDm::slice`].
+    pub fn slice(&self, dim: usize, start: usize, stop: usize, step: usize) -> Result<Self> {
+        self.any.slice(dim, start, stop, step).map(Self::wrap)
+    }
+    /// See [`AnyDm::reshape`].
+    pub fn reshape(&self, shape: &[usize]) -> Result<Self> {
+        self.any.reshape(shape).map(Self::wrap)
+    }
+    /// See [`AnyDm::broadcast`].
+    pub fn broadcast(&self, shape: &[usize]) -> Result<Self> {
+        self.any.broadcast(shape).map(Self::wrap)
+    }
+    /// See [`AnyDm::rotate`].
+    pub fn rotate(&self, dim: usize, shift: i64) -> Result<Self> {
+        self.any.rotate(dim, shift).map(Self::wrap)
+    }
+    /// The element at logical `coords`, or `None` outside the shape.
+    pub fn get(&self, coords: &[usize]) -> Result<Option<V>> {
+        self.any.get::<V>(coords)
+    }
+    /// Visit every non-zero entry of the logical tensor.
+    pub fn for_each(&self, mut f: impl FnMut(&[usize], V)) -> Result<()> {
+        self.any.for_each_entry::<V>(&mut f)
+    }
+}
+
+impl<V: Value> Convert<V> for DmTensor<V> {
+    fn to_coo<J: Index>(&self) -> Result<CooTensor<V, J>> {
+        let mut coords: Vec<J> = Vec::new();
+        let mut values: Vec<V> = Vec::new();
+        let mut bad = None;
+        self.for_each(|c, v| {
+            for &x in c {
+                match J::try_from_usize(x) {
+                    Some(j) => coords.push(j),
+                    None => bad = Some(x),
+                }
+            }
+            values.push(v);
+        })?;
+        if let Some(x) = bad {
+            return Err(Error::overflow("coordinate", x.to_string(), J::TYPE.name()));
+        }
+        CooTensor::from_trusted_parts(
+            self.shape(),
+            coords.into(),
+            values.into(),
+            self.any.dim_names(),
+            None,
+        )
+    }
+}
+
+impl<V: Value> From<DmTensor<V>> for AnyDm {
+    fn from(t: DmTensor<V>) -> Self {
+        t.any
+    }
+}

@@ -1,0 +1,306 @@
+//! GCS: generalized compressed storage. An N-D tensor reduced to 2-D by a
+//! [`DimMap`] (dimensions + one split point) and stored as CSR (GCRS) or CSC (GCCS).
+
+use super::validate::{check_dim_names, Validation};
+use super::{recast, AnyCsx, CompressedAxis, Convert, CooTensor, CsxMatrix};
+use crate::dims::DimMap;
+use crate::error::{Error, Result};
+use crate::types::{Index, IndexType, Value, ValueType};
+
+/// A GCS tensor of any value, index and indptr type.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AnyGcs {
+    map: DimMap,
+    dim_names: Vec<String>,
+    matrix: AnyCsx,
+}
+
+impl AnyGcs {
+    /// The validating constructor: every GCS tensor is built here. The matrix has
+    /// already passed its own constructor; this checks that the map reduces to 2
+    /// dimensions whose extents are the matrix's shape, and the dim names.
+    pub fn try_new(map: DimMap, matrix: AnyCsx, dim_names: Vec<String>) -> Result<Self> {
+        if map.reduced_ndim() != 2 {
+            return Err(Error::shape(
+                "GCS partitioning",
+                "one split point (2 parts)",
+                format!("{:?}", map.partitioning()),
+            ));
+        }
+        if matrix.shape() != map.reduced_shape() {
+            return Err(Error::shape(
+                "GCS matrix",
+                format!("the reduced shape {:?}", map.reduced_shape()),
+                format!("{:?}", matrix.shape()),
+            ));
+        }
+        let dim_names = if dim_names.is_empty() {
+            vec![String::new(); map.ndim()]
+        } else {
+            dim_names
+        };
+        check_dim_names(&dim_names, map.ndim())?;
+        Ok(AnyGcs {
+            map,
+            dim_names,
+            matrix,
+        })
+    }
+
+    /// The logical N-D shape.
+    pub fn shape(&self) -> &[usize] {
+        self.map.shape()
+    }
+    /// One name per logical dimension (`""` where unnamed).
+    pub fn dim_names(&self) -> &[String] {
+        &self.dim_names
+    }
+    /// The dimension map (N-D to the 2-D matrix).
+    pub fn map(&self) -> &DimMap {
+        &self.map
+    }
+    /// The reduced 2-D matrix.
+    pub fn matrix(&self) -> &AnyCsx {
+        &self.matrix
+    }
+    /// Number of stored entries.
+    pub fn nnz(&self) -> usize {
+        self.matrix.nnz()
+    }
+    /// The value type.
+    pub fn value_type(&self) -> ValueType {
+        self.matrix.value_type()
+    }
+    /// The type of the matrix indices.
+    pub fn index_type(&self) -> IndexType {
+        self.matrix.index_type()
+    }
+
+    /// The typed view, if the types are `V`, `I` and `P` (zero-copy).
+    pub fn downcast<V: Value, I: Index, P: Index>(&self) -> Option<GcsTensor<V, I, P>> {
+        Some(GcsTensor {
+            matrix: self.matrix.downcast()?,
+            any: self.clone(),
+        })
+    }
+
+    pub(crate) fn with_names(mut self, names: Vec<String>) -> Result<Self> {
+        check_dim_names(&names, self.map.ndim())?;
+        self.dim_names = names;
+        Ok(self)
+    }
+}
+
+/// A GCS tensor with values `V`, matrix indices `I` and indptr `P`.
+///
+/// ```
+/// use arrow_sparse::{dims::DimMap, CompressedAxis, Convert, CooTensor, GcsTensor};
+/// // The seed's (2, 3, 4) example with partitioning (2,).
+/// let coo = CooTensor::<i32, i64>::from_entries(vec![2, 3, 4], &[
+///     (vec![0, 0, 1], 1), (vec![0, 0, 2], 2), (vec![0, 0, 3], 3), (vec![0, 2, 1], 4), (vec![1, 0, 0], 5),
+///     (vec![1, 0, 3], 6), (vec![1, 2, 0], 7), (vec![1, 2, 2], 8), (vec![1, 2, 3], 9)])?;
+/// let map = DimMap::try_new(vec![2, 3, 4], vec![0, 1, 2], vec![2])?;
+/// let gcs = GcsTensor::<i32, i64>::from_coo(&coo, map, CompressedAxis::Row)?;
+/// assert_eq!(gcs.matrix().indptr().as_ref(), &[0, 3, 3, 4, 6, 6, 9]);
+/// assert_eq!(gcs.matrix().indices().as_ref(), &[1, 2, 3, 1, 0, 3, 0, 2, 3]);
+/// assert_eq!(gcs.get(&[1, 2, 2]), Some(8));
+/// assert_eq!(gcs.to_coo::<i64>()?.canonicalize()?, coo.canonicalize()?);
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct GcsTensor<V: Value, I: Index, P: Index = I> {
+    any: AnyGcs,
+    matrix: CsxMatrix<V, I, P>,
+}
+
+impl<V: Value, I: Index, P: Index> GcsTensor<V, I, P> {
+    /// Wrap a reduced matrix (see [`AnyGcs::try_new`]).
+    pub fn try_new(map: DimMap, matrix: CsxMatrix<V, I, P>) -> Result<Self> {
+        let any = AnyGcs::try_new(map, matrix.as_any().clone(), Vec::new())?;
+        Ok(GcsTensor { any, matrix })
+    }
+
+    /// Reduce a COO tensor of shape `map.shape()` with `map` and compress it along
+    /// `axis`. Fails with [`Error::Overflow`] when a reduced coordinate does not
+    /// fit `I` or nnz does not fit `P`.
+    pub fn from_coo<J: Index>(
+        coo: &CooTensor<V, J>,
+        map: DimMap,
+        axis: CompressedAxis,
+    ) -> Result<Self> {
+        if coo.shape() != map.shape() {
+            return Err(Error::shape(
+                "GCS source",
+                format!("shape {:?}", map.shape()),
+                format!("{:?}", coo.shape()),
+            ));
+        }
+        if map.reduced_ndim() != 2 {
+            return Err(Error::shape(
+                "GCS partitioning",
+                "one split point",
+                format!("{:?}", map.partitioning()),
+            ));
+        }
+        // only the minor (uncompressed) part is stored as indices
+        let minor = axis.dims().1;
+        let extent = map.reduced_shape()[minor];
+        if extent > 0 && (extent - 1) as u64 > I::TYPE.max_value() {
+            return Err(Error::overflow(
+                format!("reduced extent of dimensions {:?}", map.part(minor)),
+                format!("coordinate {}", extent - 1),
+                I::TYPE.name(),
+            ));
+        }
+        let mut reduced: Vec<i64> = Vec::with_capacity(2 * coo.nnz());
+        let mut r = [0usize; 2];
+        coo.for_each(|c, _| {
+            map.reduce(c, &mut r);
+            reduced.extend([r[0] as i64, r[1] as i64]);
+        });
+        let flat = CooTensor::<V, i64>::from_trusted_parts(
+            map.reduced_shape(),
+            reduced.into(),
+            coo.values().clone(),
+            &[],
+            None,
+        )?;
+        let wide = flat.coo_to_csx::<P>(axis)?;
+        let indices = recast::<i64, I>(wide.indices(), "GCS matrix indices")?;
+        let matrix = CsxMatrix::try_new_with(
+            axis,
+            map.reduced_shape().to_vec(),
+            wide.indptr().clone(),
+            indices,
+            wide.values().clone(),
+            Validation::Trusted,
+        )?;
+        Self::try_new(map, matrix)?.with_dim_names(coo.dim_names().to_vec())
+    }
+
+    /// Attach dimension names (one per logical dimension).
+    pub fn with_dim_names(mut self, names: Vec<String>) -> Result<Self> {
+        self.any = self.any.with_names(names)?;
+        Ok(self)
+    }
+
+    /// The logical N-D shape.
+    pub fn shape(&self) -> &[usize] {
+        self.any.shape()
+    }
+    /// One name per logical dimension.
+    pub fn dim_names(&self) -> &[String] {
+        self.any.dim_names()
+    }
+    /// The dimension map.
+    pub fn map(&self) -> &DimMap {
+        self.any.map()
+    }
+    /// The reduced matrix.
+    pub fn matrix(&self) -> &CsxMatrix<V, I, P> {
+        &self.matrix
+    }
+    /// Number of stored entries.
+    pub fn nnz(&self) -> usize {
+        self.matrix.nnz()
+    }
+    /// The type-erased tensor.
+    pub fn as_any(&self) -> &AnyGcs {
+        &self.any
+    }
+
+    /// The element at N-D `coords` (stored entries summed, zero when none), or
+    /// `None` outside the shape.
+    pub fn get(&self, coords: &[usize]) -> Option<V> {
+        if coords.len() != self.shape().len()
+            || coords.iter().zip(self.shape()).any(|(c, d)| c >= d)
+        {
+            return None;
+        }
+        let mut r = [0usize; 2];
+        self.map().reduce(coords, &mut r);
+        self.matrix.get(&r)
+    }
+
+    /// Visit every stored entry (storage order) with its N-D coordinates.
+    pub fn for_each(&self, mut f: impl FnMut(&[usize], V)) -> Result<()> {
+        let mut c = vec![0usize; self.shape().len()];
+        let map = self.any.map();
+        self.matrix.for_each(|r, v| {
+            map.promote(r, &mut c);
+            f(&c, v)
+        })
+    }
+}
+
+impl<V: Value, I: Index, P: Index> Convert<V> for GcsTensor<V, I, P> {
+    fn to_coo<J: Index>(&self) -> Result<CooTensor<V, J>> {
+        let n = self.shape().len();
+        let mut coords: Vec<J> = Vec::with_capacity(n * self.nnz());
+        let mut bad = None;
+        self.for_each(|c, _| {
+            for &x in c {
+                match J::try_from_usize(x) {
+                    Some(j) => coords.push(j),
+                    None => bad = Some(x),
+                }
+            }
+        })?;
+        if let Some(x) = bad {
+            return Err(Error::overflow("coordinate", x.to_string(), J::TYPE.name()));
+        }
+        CooTensor::from_trusted_parts(
+            self.shape(),
+            coords.into(),
+            self.matrix.values().clone(),
+            self.dim_names(),
+            None,
+        )
+    }
+}
+
+impl<V: Value, I: Index, P: Index> From<GcsTensor<V, I, P>> for AnyGcs {
+    fn from(t: GcsTensor<V, I, P>) -> Self {
+        t.any
+    }
+}
+
+/// The mapping (dimensions, partitioning) that stores `shape` with `nnz` entries
+/// in the fewest bytes as GCS with `axis`, using the narrowest signed index types
+/// that fit (indptr holds nnz, indices hold the minor extent). Storage size only
+/// depends on which dimensions go to the rows, so subsets are enumerated (up to 20
+/// dimensions); ties keep the natural dimension order. Returns the mapping and
+/// its byte count (index buffers only; values are the same for every mapping).
+pub fn best_mapping(shape: &[usize], nnz: usize, axis: CompressedAxis) -> Result<(DimMap, usize)> {
+    let n = shape.len();
+    if n > 20 {
+        return Err(Error::Unsupported(format!(
+            "best_mapping enumerates 2^ndim subsets; {n} dimensions are too many"
+        )));
+    }
+    let mut best: Option<(usize, DimMap)> = None;
+    for mask in 0u32..(1u32 << n) {
+        let rows: Vec<usize> = (0..n).filter(|d| mask & (1 << d) != 0).collect();
+        let cols: Vec<usize> = (0..n).filter(|d| mask & (1 << d) == 0).collect();
+        let dims: Vec<usize> = rows.iter().chain(&cols).copied().collect();
+        let Ok(map) = DimMap::try_new(shape.to_vec(), dims, vec![rows.len()]) else {
+            continue;
+        };
+        let (major, minor) = axis.dims();
+        let (me, mi) = (map.reduced_shape()[major], map.reduced_shape()[minor]);
+        let wp = IndexType::narrowest_signed(nnz as u64).byte_width();
+        let wi = IndexType::narrowest_signed(mi.saturating_sub(1) as u64).byte_width();
+        let Some(bytes) = me
+            .checked_add(1)
+            .and_then(|x| x.checked_mul(wp))
+            .and_then(|x| x.checked_add(nnz * wi))
+        else {
+            continue;
+        };
+        if best.as_ref().is_none_or(|(b, _)| bytes < *b) {
+            best = Some((bytes, map));
+        }
+    }
+    best.map(|(b, m)| (m, b))
+        .ok_or_else(|| Error::Unsupported("no GCS mapping fits".into()))
+}

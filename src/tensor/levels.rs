@@ -1,0 +1,483 @@
+//! The level view: every format described as MLIR's sparse tensor storage does it,
+//! as a sequence of levels (dense, compressed, singleton) with their position and
+//! coordinate buffers, zero-copy, plus the map from dimensions to levels.
+//!
+//! ```
+//! use arrow_sparse::{AnyTensor, CompressedAxis, Convert, CooTensor};
+//! let m = CooTensor::<f32, i32>::from_entries(vec![8, 8], &[(vec![0, 1], 1.1), (vec![0, 4], 2.2), (vec![7, 2], 3.3)])?;
+//! let csr: AnyTensor = m.to_csx::<i32, i32>(CompressedAxis::Row)?.into();
+//! assert_eq!(
+//!     csr.levels()?.mlir_encoding(),
+//!     "#sparse_tensor.encoding<{ map = (d0, d1) -> (d0 : dense, d1 : compressed), posWidth = 32, crdWidth = 32 }>"
+//! );
+//! # Ok::<(), arrow_sparse::Error>(())
+//! ```
+
+use std::fmt::Write as _;
+
+use arrow_buffer::ScalarBuffer;
+
+use super::{AnyTensor, CoordLayout};
+use crate::buffer::{with_index_slice, IndexBuffer, ValueBuffer};
+use crate::error::{Error, Result};
+use crate::types::{Index, IndexType};
+use crate::with_index_type;
+
+/// How a level stores its coordinates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LevelKind {
+    /// Every coordinate of the level is present; nothing stored.
+    Dense,
+    /// Positions (segment bounds per parent) and coordinates.
+    Compressed,
+    /// One coordinate per parent entry, no positions.
+    Singleton,
+}
+
+/// A zero-copy, possibly strided, view of index elements: element `i` is
+/// `buffer[offset + i * stride]`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Strided {
+    /// The buffer (shared with the tensor).
+    pub buffer: IndexBuffer,
+    /// First element.
+    pub offset: usize,
+    /// Distance between elements.
+    pub stride: usize,
+    /// Number of elements.
+    pub len: usize,
+}
+
+impl Strided {
+    fn whole(buffer: &IndexBuffer) -> Self {
+        Strided {
+            len: buffer.len(),
+            buffer: buffer.clone(),
+            offset: 0,
+            stride: 1,
+        }
+    }
+    /// Element `i` as usize (`None` if out of range or negative).
+    pub fn get(&self, i: usize) -> Option<usize> {
+        (i < self.len)
+            .then(|| self.buffer.get_usize(self.offset + i * self.stride))
+            .flatten()
+    }
+}
+
+/// One storage level.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Level {
+    /// The level's kind.
+    pub kind: LevelKind,
+    /// The level's extent.
+    pub size: usize,
+    /// Positions (compressed levels).
+    pub positions: Option<Strided>,
+    /// Coordinates (compressed and singleton levels).
+    pub coordinates: Option<Strided>,
+    /// Coordinates may repeat within a segment.
+    pub non_unique: bool,
+    /// Coordinates may be unsorted within a segment.
+    pub non_ordered: bool,
+    /// Singleton coordinates stored structure-of-arrays (contiguous per level).
+    pub soa: bool,
+}
+
+/// A level coordinate as a linear combination `sum(coef * d[dim])` of dimension
+/// coordinates (one term for plain formats; several for GCS and DM parts).
+pub type LevelExpr = Vec<(usize, usize)>;
+
+/// The level view of a tensor.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LevelView {
+    /// Number of dimensions.
+    pub ndim: usize,
+    /// The levels, outermost first.
+    pub levels: Vec<Level>,
+    /// Per level, its coordinate in terms of the dimensions.
+    pub dim_to_lvl: Vec<LevelExpr>,
+    /// The values, one per leaf (dense levels included).
+    pub values: ValueBuffer,
+    /// Bit width of the positions (0 when there are none).
+    pub pos_width: usize,
+    /// Bit width of the coordinates (0 when there are none).
+    pub crd_width: usize,
+}
+
+fn prop_name(l: &Level) -> String {
+    let kind = match l.kind {
+        LevelKind::Dense => "dense",
+        LevelKind::Compressed => "compressed",
+        LevelKind::Singleton => "singleton",
+    };
+    let mut props = Vec::new();
+    if l.non_unique {
+        props.push("nonunique");
+    }
+    if l.non_ordered {
+        props.push("nonordered");
+    }
+    if l.soa {
+        props.push("soa");
+    }
+    if props.is_empty() {
+        kind.to_string()
+    } else {
+        format!("{kind}({})", props.join(", "))
+    }
+}
+
+impl LevelView {
+    /// The equivalent MLIR `#sparse_tensor.encoding` attribute.
+    pub fn mlir_encoding(&self) -> String {
+        let dims: Vec<String> = (0..self.ndim).map(|d| format!("d{d}")).collect();
+        let mut s = format!(
+            "#sparse_tensor.encoding<{{ map = ({}) -> (",
+            dims.join(", ")
+        );
+        for (i, (l, e)) in self.levels.iter().zip(&self.dim_to_lvl).enumerate() {
+            if i > 0 {
+                s.push_str(", ");
+            }
+            let terms: Vec<String> = e
+                .iter()
+                .map(|&(d, c)| {
+                    if c == 1 {
+                        format!("d{d}")
+                    } else {
+                        format!("d{d} * {c}")
+                    }
+                })
+                .collect();
+            let _ = write!(
+                s,
+                "{} : {}",
+                if terms.is_empty() {
+                    "0".to_string()
+                } else {
+                    terms.join(" + ")
+                },
+                prop_name(l)
+            );
+        }
+        s.push(')');
+        if self.pos_width > 0 {
+            let _ = write!(s, ", posWidth = {}", self.pos_width);
+        }
+        if self.crd_width > 0 {
+            let _ = write!(s, ", crdWidth = {}", self.crd_width);
+        }
+        s.push_str(" }>");
+        s
+    }
+}
+
+/// `[0, n]` in the given index type: the implicit positions of a root level.
+fn root_positions(ty: IndexType, n: usize) -> Result<Strided> {
+    let b = with_index_type!(ty, T => {
+        let end = T::try_from_usize(n).ok_or_else(|| Error::overflow("root positions", n.to_string(), ty.name()))?;
+        T::wrap(ScalarBuffer::from(vec![<T as arrow_buffer::ArrowNativeType>::usize_as(0), end]))
+    });
+    Ok(Strided::whole(&b))
+}
+
+/// (unique, ordered) of the coordinates within each segment `positions[i]..positions[i+1]`.
+fn segment_props(coords: &IndexBuffer, positions: Option<&IndexBuffer>) -> (bool, bool) {
+    let segs: Vec<(usize, usize)> = match positions {
+        None => vec![(0, coords.len())],
+        Some(p) => (0..p.len().saturating_sub(1))
+            .filter_map(|i| Some((p.get_usize(i)?, p.get_usize(i + 1)?)))
+            .collect(),
+    };
+    with_index_slice!(coords.as_slice(), s => {
+        let (mut unique, mut ordered) = (true, true);
+        for (lo, hi) in segs {
+            if let Some(seg) = s.get(lo..hi) {
+                for w in seg.windows(2) {
+                    if w[1] < w[0] { ordered = false; unique = false; }
+                    if w[1] == w[0] { unique = false; }
+                }
+            }
+        }
+        (unique, ordered)
+    })
+}
+
+fn compressed(size: usize, positions: Strided, coordinates: Strided, props: (bool, bool)) -> Level {
+    Level {
+        kind: LevelKind::Compressed,
+        size,
+        positions: Some(positions),
+        coordinates: Some(coordinates),
+        non_unique: !props.0,
+        non_ordered: !props.1,
+        soa: false,
+    }
+}
+
+fn dense(size: usize) -> Level {
+    Level {
+        kind: LevelKind::Dense,
+        size,
+        positions: None,
+        coordinates: None,
+        non_unique: false,
+        non_ordered: false,
+        soa: false,
+    }
+}
+
+impl AnyTensor {
+    /// The level view of this tensor (zero-copy apart from the two-element root
+    /// positions of COO and CSF). DM tensors with views have none: materialise
+    /// them first.
+    pub fn levels(&self) -> Result<LevelView> {
+        let bits = |t: IndexType| t.byte_width() * 8;
+        match self {
+            AnyTensor::Dense(t) => {
+                let n = t.shape().len();
+                let order: Vec<usize> = if t.is_row_major() {
+                    (0..n).collect()
+                } else if t.is_column_major() {
+                    (0..n).rev().collect()
+                } else {
+                    return Err(Error::Unsupported(
+                        "level view of a dense tensor with general strides".into(),
+                    ));
+                };
+                Ok(LevelView {
+                    ndim: n,
+                    levels: order.iter().map(|&d| dense(t.shape()[d])).collect(),
+                    dim_to_lvl: order.iter().map(|&d| vec![(d, 1)]).collect(),
+                    values: t.values().clone(),
+                    pos_width: 0,
+                    crd_width: 0,
+                })
+            }
+            AnyTensor::Coo(t) => {
+                let (n, nnz) = (t.shape().len(), t.nnz());
+                let canonical = t.is_canonical();
+                let soa = t.layout() == CoordLayout::ColumnMajor && n > 1;
+                let coords = |d: usize| match t.layout() {
+                    CoordLayout::RowMajor => Strided {
+                        buffer: t.coords().clone(),
+                        offset: d,
+                        stride: n,
+                        len: nnz,
+                    },
+                    CoordLayout::ColumnMajor => Strided {
+                        buffer: t.coords().clone(),
+                        offset: d * nnz,
+                        stride: 1,
+                        len: nnz,
+                    },
+                };
+                let mut levels = vec![Level {
+                    kind: LevelKind::Compressed,
+                    size: t.shape()[0],
+                    positions: Some(root_positions(t.index_type(), nnz)?),
+                    coordinates: Some(coords(0)),
+                    non_unique: n > 1 || !canonical,
+                    non_ordered: !canonical,
+                    soa: false,
+                }];
+                for d in 1..n {
+                    levels.push(Level {
+                        kind: LevelKind::Singleton,
+                        size: t.shape()[d],
+                        positions: None,
+                        coordinates: Some(coords(d)),
+                        non_unique: d + 1 < n || !canonical,
+                        non_ordered: !canonical,
+                        soa,
+                    });
+                }
+                let w = bits(t.index_type());
+                Ok(LevelView {
+                    ndim: n,
+                    levels,
+                    dim_to_lvl: (0..n).map(|d| vec![(d, 1)]).collect(),
+                    values: t.values().clone(),
+                    pos_width: w,
+                    crd_width: w,
+                })
+            }
+            AnyTensor::Csx(t) => {
+                let (major, minor) = t.axis().dims();
+                let props = segment_props(t.indices(), Some(t.indptr()));
+                Ok(LevelView {
+                    ndim: 2,
+                    levels: vec![
+                        dense(t.shape()[major]),
+                        compressed(
+                            t.shape()[minor],
+                            Strided::whole(t.indptr()),
+                            Strided::whole(t.indices()),
+                            props,
+                        ),
+                    ],
+                    dim_to_lvl: vec![vec![(major, 1)], vec![(minor, 1)]],
+                    values: t.values().clone(),
+                    pos_width: bits(t.indptr_type()),
+                    crd_width: bits(t.index_type()),
+                })
+            }
+            AnyTensor::Csf(t) => {
+                let n = t.shape().len();
+                let mut levels = Vec::with_capacity(n);
+                for l in 0..n {
+                    let size = t.shape()[t.axis_order()[l]];
+                    let (positions, props) = if l == 0 {
+                        let p = root_positions(t.indptr_type(), t.indices()[0].len())?;
+                        (p, segment_props(&t.indices()[0], None))
+                    } else {
+                        (
+                            Strided::whole(&t.indptr()[l - 1]),
+                            segment_props(&t.indices()[l], Some(&t.indptr()[l - 1])),
+                        )
+                    };
+                    levels.push(compressed(
+                        size,
+                        positions,
+                        Strided::whole(&t.indices()[l]),
+                        props,
+                    ));
+                }
+                Ok(LevelView {
+                    ndim: n,
+                    levels,
+                    dim_to_lvl: t.axis_order().iter().map(|&d| vec![(d, 1)]).collect(),
+                    values: t.values().clone(),
+                    pos_width: bits(t.indptr_type()),
+                    crd_width: bits(t.index_type()),
+                })
+            }
+            AnyTensor::Gcs(g) => {
+                let inner = AnyTensor::Csx(g.matrix().clone()).levels()?;
+                Ok(compose(inner, g.map()))
+            }
+            AnyTensor::Dm(d) => {
+                if !d.views().is_empty() {
+                    return Err(Error::Unsupported(
+                        "level view of a DM tensor with views (materialise it first)".into(),
+                    ));
+                }
+                let inner = d.storage().levels()?;
+                Ok(compose(inner, d.map()))
+            }
+        }
+    }
+}
+
+/// Rewrite level expressions over the reduced (storage) dimensions in terms of
+/// the logical dimensions: reduced dimension `g` is `sum(strides(g)[i] * d[part(g)[i]])`.
+fn compose(mut view: LevelView, map: &crate::dims::DimMap) -> LevelView {
+    view.dim_to_lvl = view
+        .dim_to_lvl
+        .iter()
+        .map(|e| {
+            let mut out: LevelExpr = Vec::new();
+            for &(g, c) in e {
+                for (&d, &s) in map.part(g).iter().zip(map.strides(g)) {
+                    out.push((d, c * s));
+                }
+            }
+            out
+        })
+        .collect();
+    view.ndim = map.ndim();
+    view
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dims::DimMap;
+    use crate::{CompressedAxis, Convert, CooTensor};
+
+    fn sample() -> CooTensor<f32, i64> {
+        CooTensor::from_entries(
+            vec![2, 3, 4],
+            &[
+                (vec![0, 0, 1], 1.0),
+                (vec![1, 2, 3], 9.0),
+                (vec![0, 2, 1], 4.0),
+            ],
+        )
+        .unwrap()
+        .canonicalize()
+        .unwrap()
+    }
+
+    #[test]
+    fn mlir_encodings() {
+        let coo = sample();
+        let any: AnyTensor = coo.clone().into();
+        assert_eq!(
+            any.levels().unwrap().mlir_encoding(),
+            "#sparse_tensor.encoding<{ map = (d0, d1, d2) -> (d0 : compressed(nonunique), d1 : singleton(nonunique), d2 : singleton), posWidth = 64, crdWidth = 64 }>"
+        );
+        let csf: AnyTensor = coo.to_csf::<i16, i32>(&[2, 0, 1]).unwrap().into();
+        assert_eq!(
+            csf.levels().unwrap().mlir_encoding(),
+            "#sparse_tensor.encoding<{ map = (d0, d1, d2) -> (d2 : compressed, d0 : compressed, d1 : compressed), posWidth = 32, crdWidth = 16 }>"
+        );
+        let gcs = any
+            .to_gcs(
+                DimMap::try_new(vec![2, 3, 4], vec![2, 1, 0], vec![1]).unwrap(),
+                CompressedAxis::Row,
+                IndexType::Int32,
+            )
+            .unwrap();
+        assert_eq!(
+            gcs.levels().unwrap().mlir_encoding(),
+            "#sparse_tensor.encoding<{ map = (d0, d1, d2) -> (d2 : dense, d1 * 2 + d0 : compressed), posWidth = 32, crdWidth = 32 }>"
+        );
+        let dense: AnyTensor = coo.to_dense().unwrap().into();
+        assert_eq!(dense.levels().unwrap().mlir_encoding(), "#sparse_tensor.encoding<{ map = (d0, d1, d2) -> (d0 : dense, d1 : dense, d2 : dense) }>");
+    }
+
+    #[test]
+    fn levels_share_the_buffers() {
+        let coo = sample();
+        let csr: AnyTensor = CooTensor::<f32, i64>::from_entries(
+            vec![3, 4],
+            &[(vec![0, 3], 1.0), (vec![0, 1], 2.0), (vec![2, 0], 3.0)],
+        )
+        .unwrap()
+        .to_csx::<i64, i64>(CompressedAxis::Row)
+        .unwrap()
+        .into();
+        let v = csr.levels().unwrap();
+        let AnyTensor::Csx(m) = &csr else { panic!() };
+        assert_eq!(
+            v.levels[1]
+                .positions
+                .as_ref()
+                .unwrap()
+                .buffer
+                .inner()
+                .as_ptr(),
+            m.indptr().inner().as_ptr()
+        );
+        assert_eq!(
+            v.levels[1]
+                .coordinates
+                .as_ref()
+                .unwrap()
+                .buffer
+                .inner()
+                .as_ptr(),
+            m.indices().inner().as_ptr()
+        );
+        assert!(!v.levels[1].non_ordered);
+        // row-major COO: level d reads every ndim-th coordinate
+        let lv = AnyTensor::from(coo.clone()).levels().unwrap();
+        let c2 = lv.levels[2].coordinates.as_ref().unwrap();
+        assert_eq!(
+            (0..3).map(|i| c2.get(i).unwrap()).collect::<Vec<_>>(),
+            vec![1, 1, 3]
+        );
+    }
+}
