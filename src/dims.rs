@@ -297,6 +297,13 @@ impl ViewOp {
             }
             ViewOp::Select { dim, index } => {
                 let extent = *input.get(*dim).ok_or_else(|| bad_dim(*dim))?;
+                if n == 1 {
+                    return Err(Error::shape(
+                        "select",
+                        "a view of at least 2 dimensions (a view keeps one)",
+                        "1 dimension",
+                    ));
+                }
                 if *index >= extent {
                     return Err(Error::IndexOutOfBounds {
                         buffer: format!("select on dimension {dim}"),

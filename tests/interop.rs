@@ -490,3 +490,88 @@ fn custom_metadata_is_invisible_to_libarrow_and_kept_by_us() {
     let theirs = common::run_peer(&peer, &["dump", path.to_str().unwrap()]);
     common::assert_same_dump(&our_dump(&path), &theirs, "custom metadata");
 }
+
+/// GCS and DM files: libarrow reads the storage message (the reduced matrix for
+/// GCS) with exactly the expected entries; arrow-sparse restores the N-D tensor.
+#[test]
+fn gcs_and_dm_files_degrade_to_their_storage_for_libarrow() {
+    use arrow_sparse::dims::DimMap;
+    let Some(peer) = common::peer() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let mut r = Rng(2024);
+    let shape = vec![4usize, 5, 6, 3];
+    let coo: AnyTensor =
+        random_coo::<f64, i64>(&mut r, &shape, 60, true, CoordLayout::RowMajor).into();
+    let mut tensors = Vec::new();
+    for (dims, part, axis, it) in [
+        (vec![0, 1, 2, 3], 2, CompressedAxis::Row, IndexType::Int64),
+        (
+            vec![2, 0, 3, 1],
+            1,
+            CompressedAxis::Column,
+            IndexType::Int32,
+        ),
+        (vec![3, 2, 1, 0], 3, CompressedAxis::Row, IndexType::Int16),
+    ] {
+        let map = DimMap::try_new(shape.clone(), dims, vec![part]).unwrap();
+        tensors.push(
+            coo.to_gcs(map, axis, it)
+                .unwrap()
+                .with_dim_names(names(4, true))
+                .unwrap(),
+        );
+    }
+    for storage in [Format::Csf, Format::Dense, Format::Csr] {
+        let map = DimMap::try_new(shape.clone(), vec![1, 3, 0, 2], vec![2]).unwrap();
+        let AnyTensor::Dm(dm) = coo.to_dm(map, storage).unwrap() else {
+            unreachable!()
+        };
+        tensors.push(AnyTensor::Dm(dm.slice(1, 1, 5, 2).unwrap()));
+    }
+    let path = dir.path().join("gcs.arrow");
+    write(&path, &tensors);
+    // what libarrow sees: the storage tensors
+    let storage: Vec<AnyTensor> = tensors
+        .iter()
+        .map(|t| match t {
+            AnyTensor::Gcs(g) => AnyTensor::Csx(g.matrix().clone()),
+            AnyTensor::Dm(d) => d.storage().clone(),
+            other => other.clone(),
+        })
+        .collect();
+    let expected: String = storage
+        .iter()
+        .map(|t| json_line(t).unwrap() + "\n")
+        .collect();
+    let theirs = common::run_peer(&peer, &["dump", path.to_str().unwrap()]);
+    common::assert_same_dump(&expected, &theirs, "GCS/DM storage as libarrow reads it");
+    for (t, line) in storage.iter().zip(theirs.lines()) {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        assert_eq!(
+            v["shape"],
+            serde_json::json!(t.shape()),
+            "libarrow sees the reduced shape"
+        );
+    }
+    // what arrow-sparse sees: the N-D tensors, exactly
+    let back: Vec<AnyTensor> = ipc::read_file(&path, &Default::default())
+        .unwrap()
+        .into_iter()
+        .map(|m| m.tensor)
+        .collect();
+    assert_eq!(back, tensors);
+    // libarrow rewrites the storage byte for byte (the extension metadata is its
+    // custom_metadata, which libarrow drops)
+    let plain = dir.path().join("plain.arrow");
+    write(&plain, &storage);
+    let rewritten = dir.path().join("plain.libarrow.arrow");
+    common::run_peer(
+        &peer,
+        &[
+            "rewrite",
+            path.to_str().unwrap(),
+            rewritten.to_str().unwrap(),
+        ],
+    );
+    assert!(std::fs::read(&plain).unwrap() == std::fs::read(&rewritten).unwrap());
+}
