@@ -166,8 +166,8 @@ pub fn summary(index: usize, msg: &TensorMessage, message_bytes: Option<usize>) 
         AnyTensor::Gcs(g) => {
             let _ = writeln!(
                 s,
-                "  storage:     {:?} matrix {:?}",
-                g.matrix().axis(),
+                "  storage:     {} matrix {:?}",
+                AnyTensor::Csx(g.matrix().clone()).format(),
                 g.matrix().shape()
             );
         }

@@ -144,3 +144,95 @@ fn errors_are_one_line() {
         );
     }
 }
+
+#[test]
+fn convert_to_gcs_and_dm_and_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = golden("csf_f32_i16_order201.arrow");
+    let gcs = dir.path().join("gcs.arrow");
+    ok(&[
+        "convert",
+        &src,
+        gcs.to_str().unwrap(),
+        "--to",
+        "gcs",
+        "--dimensions",
+        "2,0,1",
+        "--partitioning",
+        "1",
+        "--compressed-axis",
+        "column",
+        "--index-type",
+        "int32",
+    ]);
+    let line = ok(&["dump", gcs.to_str().unwrap()]);
+    let v: serde_json::Value = serde_json::from_str(line.trim()).unwrap();
+    assert_eq!(v["format"], "gcs");
+    assert_eq!(v["shape"], serde_json::json!([3, 4, 5]));
+    assert_eq!(v["dimensions"], serde_json::json!([2, 0, 1]));
+    assert_eq!(v["partitioning"], serde_json::json!([1]));
+    let keys: Vec<&str> = line
+        .split("\":")
+        .map(|k| k.rsplit('"').next().unwrap())
+        .collect();
+    let pos = |k: &str| keys.iter().position(|x| *x == k).unwrap();
+    assert!(
+        pos("nnz") < pos("dimensions")
+            && pos("dimensions") < pos("partitioning")
+            && pos("partitioning") < pos("entries")
+    );
+    let reference: serde_json::Value =
+        serde_json::from_str(ok(&["dump", &src]).lines().next().unwrap()).unwrap();
+    assert_eq!(v["entries"], reference["entries"]);
+    let inspect = ok(&["inspect", gcs.to_str().unwrap()]);
+    assert!(
+        inspect.contains("dimensions [2, 0, 1], partitioning [1] -> reduced shape [5, 12]")
+            && inspect.contains("csc matrix [5, 12]"),
+        "{inspect}"
+    );
+    // default mapping: the one with the fewest bytes
+    let best = dir.path().join("best.arrow");
+    ok(&["convert", &src, best.to_str().unwrap(), "--to", "gcs"]);
+    assert!(ok(&["dump", best.to_str().unwrap()]).contains("\"format\":\"gcs\""));
+    // DM over CSR storage, and back to COO
+    let dm = dir.path().join("dm.arrow");
+    ok(&[
+        "convert",
+        &src,
+        dm.to_str().unwrap(),
+        "--to",
+        "dm",
+        "--dimensions",
+        "1,2,0",
+        "--partitioning",
+        "2",
+        "--storage",
+        "csr",
+    ]);
+    assert!(ok(&["inspect", dm.to_str().unwrap()]).contains("storage:     csr [20, 3]"));
+    let coo = dir.path().join("coo.arrow");
+    ok(&[
+        "convert",
+        dm.to_str().unwrap(),
+        coo.to_str().unwrap(),
+        "--to",
+        "coo",
+    ]);
+    let back: serde_json::Value =
+        serde_json::from_str(ok(&["dump", coo.to_str().unwrap()]).trim()).unwrap();
+    assert_eq!(back["entries"], reference["entries"]);
+    // a bad map is a one-line error
+    let r = cli(&[
+        "convert",
+        &src,
+        dm.to_str().unwrap(),
+        "--to",
+        "gcs",
+        "--dimensions",
+        "0,0,1",
+        "--partitioning",
+        "1",
+    ]);
+    assert_eq!(r.status.code(), Some(1));
+    assert_eq!(String::from_utf8_lossy(&r.stderr).lines().count(), 1);
+}

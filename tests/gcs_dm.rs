@@ -675,3 +675,47 @@ fn views_of_a_mapped_dm_tensor_copy_nothing() {
     assert_eq!(count, 50 * 10);
     let _ = json_line(&AnyTensor::Dm(view)).unwrap();
 }
+
+#[test]
+fn best_mapping_is_the_smallest() {
+    use arrow_sparse::tensor::gcs::best_mapping;
+    for (shape, nnz) in [
+        (vec![2usize, 3, 4], 9usize),
+        (vec![1000, 2, 70_000], 50_000),
+        (vec![5, 100_000, 3, 2], 1000),
+    ] {
+        for axis in [CompressedAxis::Row, CompressedAxis::Column] {
+            let (map, bytes) = best_mapping(&shape, nnz, axis).unwrap();
+            // brute force over every permutation and split point
+            let n = shape.len();
+            let mut perms = vec![vec![]];
+            for k in 0..n {
+                perms = perms
+                    .into_iter()
+                    .flat_map(|p: Vec<usize>| {
+                        (0..=p.len()).map(move |i| {
+                            let mut q = p.clone();
+                            q.insert(i, k);
+                            q
+                        })
+                    })
+                    .collect();
+            }
+            let size = |m: &DimMap| {
+                let (major, minor) = axis.dims();
+                let wp = IndexType::narrowest_signed(nnz as u64).byte_width();
+                let wi =
+                    IndexType::narrowest_signed(m.reduced_shape()[minor].saturating_sub(1) as u64)
+                        .byte_width();
+                (m.reduced_shape()[major] + 1) * wp + nnz * wi
+            };
+            assert_eq!(size(&map), bytes);
+            for p in perms {
+                for split in 0..=n {
+                    let m = DimMap::try_new(shape.clone(), p.clone(), vec![split]).unwrap();
+                    assert!(size(&m) >= bytes, "{p:?}/{split} beats the best mapping");
+                }
+            }
+        }
+    }
+}
