@@ -348,7 +348,34 @@ fn built_tensors() -> Vec<Built> {
     let coo_1d =
         CooTensor::<i8, u32>::from_entries(vec![10], &[(vec![7], -3), (vec![2], 5)]).unwrap();
     let dense_u32 = DenseTensor::<u32>::try_new(vec![5], vec![0, 1, 0, 2, 3].into()).unwrap();
+    // GCS and DM: the extension metadata JSON is fuzzed along with the rest
+    let gcs = AnyTensor::from(coo3.clone())
+        .to_gcs(
+            arrow_sparse::dims::DimMap::try_new(vec![3, 4, 5], vec![2, 0, 1], vec![1]).unwrap(),
+            CompressedAxis::Column,
+            arrow_sparse::IndexType::Int16,
+        )
+        .unwrap();
+    let AnyTensor::Dm(dm) = AnyTensor::from(coo3.clone())
+        .to_dm(
+            arrow_sparse::dims::DimMap::try_new(vec![3, 4, 5], vec![1, 2, 0], vec![1]).unwrap(),
+            arrow_sparse::Format::Csr,
+        )
+        .unwrap()
+    else {
+        unreachable!()
+    };
+    let dm_views = AnyTensor::Dm(
+        dm.slice(1, 1, 4, 2)
+            .unwrap()
+            .broadcast(&[6, 2, 5])
+            .unwrap()
+            .rotate(2, -2)
+            .unwrap(),
+    );
     vec![
+        ("gcs_f32_i16_csc", gcs, vec![], w.clone()),
+        ("dm_views_over_csr", dm_views, vec![], w.clone()),
         ("coo_rowmajor_f64_i64", coo_rm.into(), vec![], w.clone()),
         ("coo_colmajor_i32_i32", coo_cm.into(), vec![], w.clone()),
         ("csr_f32_i32", csr.into(), vec![], w.clone()),
@@ -1332,6 +1359,8 @@ fn index_buffers(t: &AnyTensor) -> Vec<(String, IndexBuffer)> {
             );
             v
         }
+        AnyTensor::Gcs(g) => index_buffers(&AnyTensor::Csx(g.matrix().clone())),
+        AnyTensor::Dm(d) => index_buffers(d.storage()),
         _ => Vec::new(),
     }
 }
