@@ -24,6 +24,7 @@ cargo test --locked --doc
 
 step "examples"
 cargo run --locked --quiet --example end_to_end -- "$(mktemp -d)"
+cargo run --locked --quiet --example gcs_dm
 
 step "CLI on a golden file written by libarrow"
 cargo run --locked --quiet --bin arrow-sparse -- dump format/golden/csf_f32_i16_order201.arrow
