@@ -32,6 +32,7 @@ pub mod dims;
 pub mod dump;
 pub mod error;
 pub mod ipc;
+pub mod kernels;
 pub mod tensor;
 pub mod types;
 

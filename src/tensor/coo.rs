@@ -5,7 +5,9 @@ use std::cmp::Ordering;
 use arrow_buffer::ScalarBuffer;
 
 use super::validate::{check_dim_names, check_permutation, check_shape, Validation};
-use super::{recast, CompressedAxis, Convert, CsfTensor, CsxMatrix, DenseTensor};
+use super::{recast, Convert, DenseTensor};
+#[cfg(test)]
+use super::{CompressedAxis, CsfTensor, CsxMatrix};
 use crate::buffer::{with_index_slice, IndexBuffer, ValueBuffer};
 use crate::error::{Error, Result};
 use crate::types::{Index, IndexType, Value, ValueType};
@@ -430,7 +432,15 @@ impl<V: Value, I: Index> CooTensor<V, I> {
 
     /// Sort lexicographically and sum duplicates. Integer sums are checked: an
     /// overflow is an [`Error::Overflow`]. The result is row-major and canonical.
+    /// Runs the radix-sort kernel ([`crate::kernels::convert::canonicalize`]).
     pub fn canonicalize(&self) -> Result<Self> {
+        crate::kernels::convert::canonicalize(self)
+    }
+
+    /// [`canonicalize`](Self::canonicalize) by a comparison sort: the reference
+    /// the kernel is tested against.
+    #[cfg(test)]
+    pub(crate) fn canonicalize_by_comparison(&self) -> Result<Self> {
         if self.is_canonical() && self.layout() == CoordLayout::RowMajor {
             return Ok(self.clone());
         }
@@ -513,6 +523,7 @@ impl<V: Value, I: Index> CooTensor<V, I> {
             .with_dim_names(self.dim_names().to_vec())
     }
 
+    #[cfg(test)]
     pub(crate) fn coo_to_csx<P: Index>(&self, axis: CompressedAxis) -> Result<CsxMatrix<V, I, P>> {
         if self.ndim() != 2 {
             return Err(Error::shape(
@@ -565,6 +576,7 @@ impl<V: Value, I: Index> CooTensor<V, I> {
         .with_dim_names(self.dim_names().to_vec())
     }
 
+    #[cfg(test)]
     pub(crate) fn coo_to_csf<P: Index>(&self, axis_order: &[usize]) -> Result<CsfTensor<V, I, P>> {
         let n = self.ndim();
         if n < 2 {

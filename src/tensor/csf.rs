@@ -443,7 +443,7 @@ impl<V: Value, I: Index, P: Index> Convert<V> for CsfTensor<V, I, P> {
             )?
             .with_dim_names(self.dim_names().to_vec());
         }
-        self.to_coo::<J>()?.coo_to_csf(axis_order)
+        crate::kernels::convert::coo_to_csf(&self.to_coo::<J>()?, axis_order)
     }
 }
 

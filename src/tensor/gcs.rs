@@ -165,7 +165,7 @@ impl<V: Value, I: Index, P: Index> GcsTensor<V, I, P> {
             &[],
             None,
         )?;
-        let wide = flat.coo_to_csx::<P>(axis)?;
+        let wide = crate::kernels::convert::coo_to_csx::<V, i64, P>(&flat, axis)?;
         let indices = recast::<i64, I>(wide.indices(), "GCS matrix indices")?;
         let matrix = CsxMatrix::try_new_with(
             axis,

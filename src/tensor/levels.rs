@@ -441,14 +441,22 @@ mod tests {
     #[test]
     fn levels_share_the_buffers() {
         let coo = sample();
-        let csr: AnyTensor = CooTensor::<f32, i64>::from_entries(
-            vec![3, 4],
-            &[(vec![0, 3], 1.0), (vec![0, 1], 2.0), (vec![2, 0], 3.0)],
-        )
-        .unwrap()
-        .to_csx::<i64, i64>(CompressedAxis::Row)
-        .unwrap()
-        .into();
+        let entries = [(vec![0, 3], 1.0), (vec![0, 1], 2.0), (vec![2, 0], 3.0)];
+        let unsorted = CooTensor::<f32, i64>::from_entries(vec![3, 4], &entries).unwrap();
+        let u: AnyTensor = unsorted
+            .to_csx::<i64, i64>(CompressedAxis::Row)
+            .unwrap()
+            .into();
+        assert!(
+            u.levels().unwrap().levels[1].non_ordered,
+            "row 0 holds columns 3, 1"
+        );
+        let csr: AnyTensor = unsorted
+            .canonicalize()
+            .unwrap()
+            .to_csx::<i64, i64>(CompressedAxis::Row)
+            .unwrap()
+            .into();
         let v = csr.levels().unwrap();
         let AnyTensor::Csx(m) = &csr else { panic!() };
         assert_eq!(

@@ -120,14 +120,16 @@ pub trait Convert<V: Value> {
         self.to_coo::<i64>()?.coo_to_dense()
     }
 
-    /// A CSR or CSC matrix (2-D tensors only).
+    /// A CSR or CSC matrix (2-D tensors only), by a counting sort
+    /// ([`kernels::convert::coo_to_csx`](crate::kernels::convert::coo_to_csx)).
     fn to_csx<I: Index, P: Index>(&self, axis: CompressedAxis) -> Result<CsxMatrix<V, I, P>> {
-        self.to_coo::<I>()?.coo_to_csx(axis)
+        crate::kernels::convert::coo_to_csx(&self.to_coo::<I>()?, axis)
     }
 
-    /// A CSF tensor with the given axis order (ndim >= 2).
+    /// A CSF tensor with the given axis order (ndim >= 2), by a radix sort
+    /// ([`kernels::convert::coo_to_csf`](crate::kernels::convert::coo_to_csf)).
     fn to_csf<I: Index, P: Index>(&self, axis_order: &[usize]) -> Result<CsfTensor<V, I, P>> {
-        self.to_coo::<I>()?.coo_to_csf(axis_order)
+        crate::kernels::convert::coo_to_csf(&self.to_coo::<I>()?, axis_order)
     }
 }
 

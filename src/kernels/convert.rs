@@ -1,0 +1,601 @@
+//! Fast conversions: counting sorts (O(nnz + extent)) instead of comparison sorts,
+//! zero-copy shortcuts when the input is already in the target order, and
+//! parallel passes where they pay. Every output is the unique result of a stable
+//! sort, so it does not depend on the number of threads.
+
+use arrow_buffer::ScalarBuffer;
+use rayon::prelude::*;
+
+use crate::error::{Error, Result};
+use crate::tensor::{
+    CompressedAxis, CooTensor, CoordLayout, CsfTensor, CsxMatrix, DenseTensor, Validation,
+};
+use crate::types::{Index, Value};
+
+/// Below this many entries, passes run on one thread.
+const PARALLEL_MIN: usize = 1 << 18;
+
+fn alloc_zeroed(n: usize, what: &str) -> Result<Vec<usize>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(n)
+        .map_err(|_| Error::overflow(format!("{what} allocation"), n.to_string(), "memory"))?;
+    v.resize(n, 0);
+    Ok(v)
+}
+
+fn to_index<T: Index>(x: usize, what: &str) -> Result<T> {
+    T::try_from_usize(x)
+        .ok_or_else(|| Error::overflow(what.to_string(), x.to_string(), T::TYPE.name()))
+}
+
+/// Coordinate `d` of every entry, as a closure over the raw buffer.
+#[inline(always)]
+fn coord_fn<I: Index>(
+    coords: &[I],
+    layout: CoordLayout,
+    nnz: usize,
+    ndim: usize,
+    d: usize,
+) -> impl Fn(usize) -> usize + Sync + '_ {
+    move |k| match layout {
+        CoordLayout::RowMajor => coords[k * ndim + d].as_usize(),
+        CoordLayout::ColumnMajor => coords[d * nnz + k].as_usize(),
+    }
+}
+
+/// Per-key counts turned into start offsets (`offsets[key]`), with the total.
+fn histogram(
+    n: usize,
+    extent: usize,
+    key: &(impl Fn(usize) -> usize + Sync),
+) -> Result<Vec<usize>> {
+    let mut counts = alloc_zeroed(extent + 1, "histogram")?;
+    for k in 0..n {
+        let c = key(k);
+        if c >= extent {
+            // `as_usize` sign-extended negative coordinates: report them as such
+            return Err(Error::IndexOutOfBounds {
+                buffer: "coordinates".into(),
+                position: k,
+                value: c as isize as i128,
+                bound: extent as u64,
+            });
+        }
+        counts[c + 1] += 1;
+    }
+    for i in 1..=extent {
+        counts[i] += counts[i - 1];
+    }
+    Ok(counts)
+}
+
+/// Split keys `0..extent` into at most `parts` ranges of about equal entry counts.
+fn bands(offsets: &[usize], parts: usize) -> Vec<(usize, usize)> {
+    let extent = offsets.len() - 1;
+    let total = offsets[extent];
+    let mut out = Vec::new();
+    let mut start = 0;
+    for p in 1..=parts {
+        let target = total * p / parts;
+        let end = if p == parts {
+            extent
+        } else {
+            offsets
+                .partition_point(|&o| o <= target)
+                .saturating_sub(1)
+                .clamp(start, extent)
+        };
+        if end > start || p == parts {
+            out.push((start, end));
+            start = end;
+        }
+    }
+    out
+}
+
+/// Stable counting scatter: for every entry `k` (in order) with key `key(k)`,
+/// write `minor(k)` and `value(k)` at the next free slot of its key. Runs one band
+/// of keys per task; each band owns a contiguous part of the output.
+fn scatter<I: Index, V: Value>(
+    n: usize,
+    offsets: &[usize],
+    key: &(impl Fn(usize) -> usize + Sync),
+    minor: &(impl Fn(usize) -> I + Sync),
+    value: &(impl Fn(usize) -> V + Sync),
+) -> (Vec<I>, Vec<V>) {
+    let mut idx = vec![I::usize_as(0); n];
+    let mut val = vec![V::ZERO; n];
+    let parts = if n >= PARALLEL_MIN {
+        rayon::current_num_threads().max(1)
+    } else {
+        1
+    };
+    let bands = bands(offsets, parts);
+    // carve the outputs into the bands' contiguous regions
+    let mut idx_parts = Vec::with_capacity(bands.len());
+    let mut val_parts = Vec::with_capacity(bands.len());
+    let (mut ri, mut rv) = (idx.as_mut_slice(), val.as_mut_slice());
+    for &(lo, hi) in &bands {
+        let len = offsets[hi] - offsets[lo];
+        let (a, b) = ri.split_at_mut(len);
+        let (c, d) = rv.split_at_mut(len);
+        idx_parts.push(a);
+        val_parts.push(c);
+        ri = b;
+        rv = d;
+    }
+    let work = |((lo, hi), (oi, ov)): ((usize, usize), (&mut [I], &mut [V]))| {
+        let base = offsets[lo];
+        let mut next: Vec<usize> = offsets[lo..hi].iter().map(|o| o - base).collect();
+        for k in 0..n {
+            let c = key(k);
+            if c >= lo && c < hi {
+                let p = next[c - lo];
+                next[c - lo] = p + 1;
+                oi[p] = minor(k);
+                ov[p] = value(k);
+            }
+        }
+    };
+    let jobs: Vec<_> = bands
+        .iter()
+        .copied()
+        .zip(idx_parts.into_iter().zip(val_parts))
+        .collect();
+    if jobs.len() > 1 {
+        jobs.into_par_iter().for_each(work);
+    } else {
+        jobs.into_iter().for_each(work);
+    }
+    (idx, val)
+}
+
+fn indptr_from<P: Index>(offsets: &[usize]) -> Result<Vec<P>> {
+    let total = offsets.last().copied().unwrap_or(0);
+    to_index::<P>(total, "indptr")?;
+    Ok(offsets.iter().map(|&o| P::usize_as(o)).collect())
+}
+
+/// COO (2-D) to CSR or CSC by a stable counting sort on the compressed
+/// coordinate: O(nnz + extent). Entries keep their storage order within a row
+/// (column), so a canonical COO gives sorted indices. A canonical COO converted
+/// to CSR is not scattered at all: indptr comes from the row runs and the values
+/// (and, for column-major coordinates, the indices) are shared, not copied.
+pub fn coo_to_csx<V: Value, I: Index, P: Index>(
+    coo: &CooTensor<V, I>,
+    axis: CompressedAxis,
+) -> Result<CsxMatrix<V, I, P>> {
+    if coo.ndim() != 2 {
+        return Err(Error::shape(
+            "CSR/CSC conversion",
+            "a 2-D tensor",
+            format!("{}-D", coo.ndim()),
+        ));
+    }
+    let (major, minor) = axis.dims();
+    let (nnz, extent) = (coo.nnz(), coo.shape()[major]);
+    let (c, layout) = (&coo.coords()[..], coo.layout());
+    let key = coord_fn(c, layout, nnz, 2, major);
+    let out = if coo.is_canonical() && axis == CompressedAxis::Row {
+        let mut indptr: Vec<P> = Vec::new();
+        indptr
+            .try_reserve_exact(extent + 1)
+            .map_err(|_| Error::overflow("indptr allocation", extent.to_string(), "memory"))?;
+        to_index::<P>(nnz, "indptr")?;
+        indptr.push(P::usize_as(0));
+        let mut k = 0;
+        for row in 0..extent {
+            while k < nnz && key(k) == row {
+                k += 1;
+            }
+            indptr.push(P::usize_as(k));
+        }
+        if k != nnz {
+            return Err(Error::invariant(
+                "COO canonical flag",
+                Some(k),
+                "row coordinates are not sorted",
+            ));
+        }
+        let indices: ScalarBuffer<I> = match layout {
+            CoordLayout::ColumnMajor => coo.coords().slice(nnz, nnz),
+            CoordLayout::RowMajor => c
+                .iter()
+                .skip(1)
+                .step_by(2)
+                .copied()
+                .collect::<Vec<I>>()
+                .into(),
+        };
+        CsxMatrix::try_new_with(
+            axis,
+            coo.shape().to_vec(),
+            indptr.into(),
+            indices,
+            coo.values().clone(),
+            Validation::Trusted,
+        )?
+    } else {
+        let offsets = histogram(nnz, extent, &key)?;
+        let mi = coord_fn(c, layout, nnz, 2, minor);
+        let vals = &coo.values()[..];
+        let (idx, val) = scatter(nnz, &offsets, &key, &|k| I::usize_as(mi(k)), &|k| vals[k]);
+        CsxMatrix::try_new_with(
+            axis,
+            coo.shape().to_vec(),
+            indptr_from::<P>(&offsets)?.into(),
+            idx.into(),
+            val.into(),
+            Validation::Trusted,
+        )?
+    };
+    out.with_dim_names(coo.dim_names().to_vec())
+}
+
+/// The same matrix compressed along the other axis (CSR <-> CSC), by a stable
+/// counting sort on the indices: O(nnz + extent); indices come out sorted.
+pub fn transpose_csx<V: Value, I: Index, P: Index>(
+    m: &CsxMatrix<V, I, P>,
+) -> Result<CsxMatrix<V, I, P>> {
+    let (major, minor) = m.axis().dims();
+    let other = match m.axis() {
+        CompressedAxis::Row => CompressedAxis::Column,
+        CompressedAxis::Column => CompressedAxis::Row,
+    };
+    let nnz = m.nnz();
+    let (ptr, idx, vals) = (&m.indptr()[..], &m.indices()[..], &m.values()[..]);
+    // the major coordinate of entry k, from indptr: expand once (nnz reads)
+    let mut owner: Vec<u32> = Vec::new();
+    let wide = m.shape()[major] > u32::MAX as usize;
+    let mut owner64: Vec<usize> = Vec::new();
+    if wide {
+        owner64.reserve_exact(nnz);
+    } else {
+        owner.reserve_exact(nnz);
+    }
+    for (r, w) in ptr.windows(2).enumerate() {
+        let (lo, hi) = (w[0].as_usize(), w[1].as_usize());
+        if lo > hi || hi > nnz {
+            return Err(Error::invariant(
+                "indptr",
+                Some(r),
+                "indptr decreases or exceeds nnz (trusted input was invalid)",
+            ));
+        }
+        if wide {
+            owner64.extend(std::iter::repeat_n(r, hi - lo));
+        } else {
+            owner.extend(std::iter::repeat_n(r as u32, hi - lo));
+        }
+    }
+    let key = |k: usize| idx[k].as_usize();
+    let offsets = histogram(nnz, m.shape()[minor], &key)?;
+    let owner_of = |k: usize| if wide { owner64[k] } else { owner[k] as usize };
+    let (new_idx, new_val) = scatter(nnz, &offsets, &key, &|k| I::usize_as(owner_of(k)), &|k| {
+        vals[k]
+    });
+    CsxMatrix::try_new_with(
+        other,
+        m.shape().to_vec(),
+        indptr_from::<P>(&offsets)?.into(),
+        new_idx.into(),
+        new_val.into(),
+        Validation::Trusted,
+    )?
+    .with_dim_names(m.dim_names().to_vec())
+}
+
+/// The permutation that sorts the entries stably by their coordinates taken in
+/// `order` (most significant first): LSD radix sort with one counting pass per
+/// dimension when the extents are small enough (O(ndim · (nnz + extent))), a
+/// comparison sort otherwise.
+pub fn sort_permutation<V: Value, I: Index>(
+    coo: &CooTensor<V, I>,
+    order: &[usize],
+) -> Result<Vec<usize>> {
+    let (nnz, ndim) = (coo.nnz(), coo.ndim());
+    crate::tensor::validate::check_permutation("sort order", order, ndim)?;
+    let cheap = order.iter().all(|&d| coo.shape()[d] <= 4 * nnz + (1 << 16));
+    if !cheap {
+        return coo.sort_permutation(order);
+    }
+    let (c, layout) = (&coo.coords()[..], coo.layout());
+    let mut perm: Vec<usize> = (0..nnz).collect();
+    let mut tmp = vec![0usize; nnz];
+    for &d in order.iter().rev() {
+        let key = coord_fn(c, layout, nnz, ndim, d);
+        let extent = coo.shape()[d];
+        let mut next = histogram(nnz, extent, &|i| key(perm[i]))?;
+        for &k in &perm {
+            let kk = key(k);
+            tmp[next[kk]] = k;
+            next[kk] += 1;
+        }
+        std::mem::swap(&mut perm, &mut tmp);
+    }
+    Ok(perm)
+}
+
+/// Sort lexicographically and sum duplicates (radix sort, then one merge pass).
+/// Integer sums are checked. The result is row-major and canonical.
+pub fn canonicalize<V: Value, I: Index>(coo: &CooTensor<V, I>) -> Result<CooTensor<V, I>> {
+    if coo.is_canonical() && coo.layout() == CoordLayout::RowMajor {
+        return Ok(coo.clone());
+    }
+    let (nnz, ndim) = (coo.nnz(), coo.ndim());
+    let order: Vec<usize> = (0..ndim).collect();
+    let perm = sort_permutation(coo, &order)?;
+    let (c, layout) = (&coo.coords()[..], coo.layout());
+    let at = |k: usize, d: usize| match layout {
+        CoordLayout::RowMajor => c[k * ndim + d],
+        CoordLayout::ColumnMajor => c[d * nnz + k],
+    };
+    let mut coords: Vec<I> = Vec::with_capacity(nnz * ndim);
+    let mut values: Vec<V> = Vec::with_capacity(nnz);
+    let mut prev: Option<usize> = None;
+    for &k in &perm {
+        if prev.is_some_and(|p| (0..ndim).all(|d| at(p, d) == at(k, d))) {
+            let last = values.len() - 1;
+            values[last] = values[last].checked_sum(coo.values()[k]).ok_or_else(|| {
+                Error::overflow(
+                    "sum of duplicate entries",
+                    format!("{:?} + {:?}", values[last], coo.values()[k]),
+                    V::TYPE.name(),
+                )
+            })?;
+        } else {
+            coords.extend((0..ndim).map(|d| at(k, d)));
+            values.push(coo.values()[k]);
+        }
+        prev = Some(k);
+    }
+    CooTensor::try_new_with(
+        coo.shape().to_vec(),
+        coords.into(),
+        CoordLayout::RowMajor,
+        values.into(),
+        true,
+        Validation::Trusted,
+    )?
+    .with_dim_names(coo.dim_names().to_vec())
+}
+
+/// COO to CSF with any axis order: a radix sort by the permuted coordinates
+/// (skipped for a canonical COO in natural order), then one pass building the
+/// levels.
+pub fn coo_to_csf<V: Value, I: Index, P: Index>(
+    coo: &CooTensor<V, I>,
+    axis_order: &[usize],
+) -> Result<CsfTensor<V, I, P>> {
+    let n = coo.ndim();
+    if n < 2 {
+        return Err(Error::shape(
+            "CSF conversion",
+            "ndim >= 2",
+            format!("ndim {n}"),
+        ));
+    }
+    crate::tensor::validate::check_permutation("axis_order", axis_order, n)?;
+    let natural = axis_order.iter().enumerate().all(|(i, &a)| i == a);
+    let nnz = coo.nnz();
+    let perm: Option<Vec<usize>> = if coo.is_canonical() && natural {
+        None
+    } else {
+        Some(sort_permutation(coo, axis_order)?)
+    };
+    let (c, layout) = (&coo.coords()[..], coo.layout());
+    let at = |k: usize, d: usize| match layout {
+        CoordLayout::RowMajor => c[k * n + d],
+        CoordLayout::ColumnMajor => c[d * nnz + k],
+    };
+    let entry = |i: usize| perm.as_ref().map_or(i, |p| p[i]);
+    let mut indptr: Vec<Vec<P>> = vec![Vec::new(); n - 1];
+    let mut indices: Vec<Vec<I>> = vec![Vec::new(); n];
+    indices[n - 1].reserve_exact(nnz);
+    to_index::<P>(nnz, "CSF indptr")?;
+    let mut prev: Option<usize> = None;
+    for i in 0..nnz {
+        let k = entry(i);
+        let first_diff = match prev {
+            None => 0,
+            Some(p) => axis_order
+                .iter()
+                .position(|&d| at(p, d) != at(k, d))
+                .unwrap_or(n - 1),
+        };
+        for lev in first_diff..n {
+            if lev < n - 1 {
+                indptr[lev].push(P::usize_as(indices[lev + 1].len()));
+            }
+            indices[lev].push(at(k, axis_order[lev]));
+        }
+        prev = Some(k);
+    }
+    for lev in 0..n - 1 {
+        let len = indices[lev + 1].len();
+        indptr[lev].push(P::usize_as(len));
+    }
+    let values: ScalarBuffer<V> = match &perm {
+        None => coo.values().clone(),
+        Some(p) => p
+            .iter()
+            .map(|&k| coo.values()[k])
+            .collect::<Vec<V>>()
+            .into(),
+    };
+    CsfTensor::try_new_with(
+        coo.shape().to_vec(),
+        axis_order.to_vec(),
+        indptr.into_iter().map(ScalarBuffer::from).collect(),
+        indices.into_iter().map(ScalarBuffer::from).collect(),
+        values,
+        Validation::Trusted,
+    )?
+    .with_dim_names(coo.dim_names().to_vec())
+}
+
+/// The non-zeros of a row-major dense tensor, in parallel row blocks: returns,
+/// per block of `CHUNK` leading-dimension rows, the flat offsets of non-zeros.
+fn dense_nonzeros<V: Value>(d: &DenseTensor<V>) -> Result<(Vec<usize>, usize)> {
+    let size: usize = d.shape().iter().product();
+    if size == 0 {
+        return Ok((Vec::new(), 0));
+    }
+    let contiguous = d.as_any().is_row_major() && d.values().len() >= size;
+    if !contiguous {
+        return Err(Error::Unsupported(
+            "fast dense conversions need a row-major tensor".into(),
+        ));
+    }
+    let vals = &d.values()[..size];
+    let block = super::CHUNK * 8;
+    let parts: Vec<Vec<usize>> = vals
+        .par_chunks(block)
+        .enumerate()
+        .map(|(b, chunk)| {
+            chunk
+                .iter()
+                .enumerate()
+                .filter(|(_, v)| !v.is_zero())
+                .map(|(i, _)| b * block + i)
+                .collect()
+        })
+        .collect();
+    let total = parts.iter().map(Vec::len).sum();
+    let mut flat = Vec::with_capacity(total);
+    for p in parts {
+        flat.extend(p);
+    }
+    Ok((flat, total))
+}
+
+/// Dense (row-major or strided) to canonical COO, scanning in parallel.
+pub fn dense_to_coo<V: Value, I: Index>(d: &DenseTensor<V>) -> Result<CooTensor<V, I>> {
+    let d = if d.as_any().is_row_major() {
+        d.clone()
+    } else {
+        crate::Convert::to_dense(d)?
+    };
+    let shape = d.shape().to_vec();
+    if let Some(&big) = shape.iter().max() {
+        if big > 0 {
+            to_index::<I>(big - 1, "coordinate")?;
+        }
+    }
+    let (flat, nnz) = dense_nonzeros(&d)?;
+    let ndim = shape.len();
+    let strides = crate::tensor::dense::row_major_strides(&shape);
+    let mut coords = vec![I::usize_as(0); nnz * ndim];
+    coords
+        .par_chunks_mut(ndim.max(1) * super::CHUNK)
+        .zip(flat.par_chunks(super::CHUNK))
+        .for_each(|(out, offs)| {
+            for (row, &o) in out.chunks_mut(ndim).zip(offs) {
+                let mut rem = o;
+                for (x, &s) in row.iter_mut().zip(&strides) {
+                    *x = I::usize_as(rem / s);
+                    rem %= s;
+                }
+            }
+        });
+    let vals = &d.values()[..];
+    let values: Vec<V> = flat.par_iter().map(|&o| vals[o]).collect();
+    CooTensor::try_new_with(
+        shape,
+        coords.into(),
+        CoordLayout::RowMajor,
+        values.into(),
+        true,
+        Validation::Trusted,
+    )?
+    .with_dim_names(d.dim_names().to_vec())
+}
+
+/// Dense to CSR / CSC. CSR from a row-major tensor needs no sort at all.
+pub fn dense_to_csx<V: Value, I: Index, P: Index>(
+    d: &DenseTensor<V>,
+    axis: CompressedAxis,
+) -> Result<CsxMatrix<V, I, P>> {
+    if d.ndim() != 2 {
+        return Err(Error::shape(
+            "CSR/CSC conversion",
+            "a 2-D tensor",
+            format!("{}-D", d.ndim()),
+        ));
+    }
+    let coo = dense_to_coo::<V, I>(d)?;
+    coo_to_csx(&coo, axis)
+}
+
+/// Dense to CSF with any axis order.
+pub fn dense_to_csf<V: Value, I: Index, P: Index>(
+    d: &DenseTensor<V>,
+    axis_order: &[usize],
+) -> Result<CsfTensor<V, I, P>> {
+    let coo = dense_to_coo::<V, I>(d)?;
+    coo_to_csf(&coo, axis_order)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Convert;
+
+    fn random(n: usize, shape: &[usize], seed: u64) -> CooTensor<f64, i64> {
+        let mut s = seed | 1;
+        let mut next = || {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            s
+        };
+        let entries: Vec<(Vec<usize>, f64)> = (0..n)
+            .map(|_| {
+                (
+                    shape
+                        .iter()
+                        .map(|&d| (next() % d as u64) as usize)
+                        .collect(),
+                    (next() % 1000) as f64,
+                )
+            })
+            .collect();
+        CooTensor::from_entries(shape.to_vec(), &entries).unwrap()
+    }
+
+    #[test]
+    fn fast_paths_agree_with_the_reference() {
+        for (n, shape) in [
+            (0usize, vec![3usize, 4]),
+            (50, vec![7, 9]),
+            (300_000, vec![1000, 700]),
+        ] {
+            let coo = random(n, &shape, 7);
+            let canon = canonicalize(&coo).unwrap();
+            assert_eq!(canon, coo.canonicalize_by_comparison().unwrap());
+            for axis in [CompressedAxis::Row, CompressedAxis::Column] {
+                let fast = coo_to_csx::<f64, i64, i32>(&canon, axis).unwrap();
+                let slow = canon.coo_to_csx::<i32>(axis).unwrap();
+                assert_eq!(fast, slow, "{axis:?}");
+                let t = transpose_csx(&fast).unwrap();
+                assert_eq!(t.to_coo::<i64>().unwrap().canonicalize().unwrap(), canon);
+                // non-canonical input: same multiset of entries per row
+                let unsorted = coo_to_csx::<f64, i64, i64>(&coo, axis).unwrap();
+                assert_eq!(
+                    unsorted.to_coo::<i64>().unwrap().canonicalize().unwrap(),
+                    canon
+                );
+            }
+        }
+        let coo = random(5000, &[6, 7, 8], 3);
+        for order in [[0, 1, 2], [2, 0, 1], [1, 2, 0]] {
+            let fast = coo_to_csf::<f64, i64, i64>(&coo, &order).unwrap();
+            assert_eq!(fast, coo.coo_to_csf::<i64>(&order).unwrap());
+        }
+        let dense = coo.to_dense().unwrap();
+        assert_eq!(
+            dense_to_coo::<f64, i32>(&dense).unwrap(),
+            dense.to_coo::<i32>().unwrap()
+        );
+    }
+}

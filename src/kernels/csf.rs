@@ -1,0 +1,332 @@
+//! CSF tensor kernels: tensor-times-vector (TTV) along any mode and MTTKRP, plus
+//! the straightforward CSR-based MTTKRP they are measured against.
+
+use super::{narrow, Numeric};
+use crate::error::{Error, Result};
+use crate::tensor::{CooTensor, CsfTensor, CsxMatrix, DenseTensor, Validation};
+use crate::types::Index;
+
+fn check_factors<V: Numeric>(
+    shape: &[usize],
+    mode: usize,
+    factors: &[DenseTensor<V>],
+) -> Result<usize> {
+    let n = shape.len();
+    if mode >= n {
+        return Err(Error::shape(
+            "MTTKRP mode",
+            format!("a mode below {n}"),
+            mode.to_string(),
+        ));
+    }
+    if factors.len() != n {
+        return Err(Error::shape(
+            "MTTKRP factors",
+            format!("{n} factor matrices (one per mode; the mode's own is ignored)"),
+            factors.len().to_string(),
+        ));
+    }
+    let rank = factors
+        .iter()
+        .enumerate()
+        .find(|(d, _)| *d != mode)
+        .map_or(0, |(_, f)| f.shape().get(1).copied().unwrap_or(0));
+    for (d, f) in factors.iter().enumerate() {
+        if d != mode
+            && (f.ndim() != 2
+                || f.shape()[0] != shape[d]
+                || f.shape()[1] != rank
+                || !f.as_any().is_row_major())
+        {
+            return Err(Error::shape(
+                format!("factor matrix {d}"),
+                format!("row-major {} x {rank}", shape[d]),
+                format!("{:?}", f.shape()),
+            ));
+        }
+    }
+    Ok(rank)
+}
+
+/// MTTKRP on a CSF tensor: `M[i, r] = sum over entries x with x[mode] = i of
+/// value * prod_{d != mode} F_d[x[d], r]`. `factors` has one row-major
+/// `shape[d] x R` matrix per mode (the one at `mode` is not read). The result is
+/// `shape[mode] x R`, row-major.
+///
+/// The tree is walked once; the Hadamard products of the factor rows are shared
+/// by all entries below a node (the point of CSF), so a node costs one R-length
+/// product whatever the number of leaves under it.
+pub fn mttkrp<V: Numeric, I: Index, P: Index>(
+    t: &CsfTensor<V, I, P>,
+    mode: usize,
+    factors: &[DenseTensor<V>],
+) -> Result<DenseTensor<V>> {
+    let rank = check_factors(t.shape(), mode, factors)?;
+    let n = t.ndim();
+    let rows = t.shape()[mode];
+    let f: Vec<&[V]> = factors.iter().map(|x| &x.values()[..]).collect();
+    let mut prefix = vec![V::acc_zero(); (n + 1) * rank];
+    // slot 0 is the empty product: all ones
+    prefix[..rank].iter_mut().for_each(|p| *p = V::acc_one());
+    let mut w = Walk {
+        t,
+        mode,
+        rank,
+        order: t.axis_order(),
+        f: &f,
+        prefix: &mut prefix,
+        coord: &mut vec![0usize; n],
+        out: &mut vec![V::acc_zero(); rows * rank],
+    };
+    walk_children(0, 0, t.indices()[0].len(), &mut w)?;
+    let out: Vec<V> = std::mem::take(w.out)
+        .into_iter()
+        .map(|a| narrow::<V>(a, "MTTKRP sum"))
+        .collect::<Result<_>>()?;
+    DenseTensor::try_new(vec![rows, rank], out.into())
+}
+
+struct Walk<'a, V: Numeric, I: Index, P: Index> {
+    t: &'a CsfTensor<V, I, P>,
+    mode: usize,
+    rank: usize,
+    order: &'a [usize],
+    f: &'a [&'a [V]],
+    prefix: &'a mut [V::Acc],
+    coord: &'a mut [usize],
+    out: &'a mut Vec<V::Acc>,
+}
+
+fn walk_children<V: Numeric, I: Index, P: Index>(
+    level: usize,
+    lo: usize,
+    hi: usize,
+    w: &mut Walk<'_, V, I, P>,
+) -> Result<()> {
+    let (t, rank, n) = (w.t, w.rank, w.t.ndim());
+    for node in lo..hi {
+        let c = t.indices()[level][node].as_usize();
+        let d = w.order[level];
+        if c >= t.shape()[d] {
+            return Err(Error::IndexOutOfBounds {
+                buffer: format!("indices[{level}]"),
+                position: node,
+                value: c as i128,
+                bound: t.shape()[d] as u64,
+            });
+        }
+        w.coord[d] = c;
+        // slot level + 1 holds this level's product, slot level the parent's
+        let (before, rest) = w.prefix.split_at_mut((level + 1) * rank);
+        let here = &mut rest[..rank];
+        let parent = &before[level * rank..];
+        if d == w.mode {
+            here.copy_from_slice(parent);
+        } else {
+            let row = &w.f[d][c * rank..c * rank + rank];
+            for ((h, &pp), &x) in here.iter_mut().zip(parent).zip(row) {
+                *h = V::acc_mul(pp, x.to_acc());
+            }
+        }
+        if level == n - 1 {
+            let v = t
+                .values()
+                .get(node)
+                .copied()
+                .ok_or_else(|| Error::invariant("CSF tree", Some(node), "leaf without a value"))?
+                .to_acc();
+            let i = w.coord[w.mode];
+            let here = &w.prefix[(level + 1) * rank..(level + 2) * rank];
+            for (o, &h) in w.out[i * rank..i * rank + rank].iter_mut().zip(here) {
+                *o = V::acc_add(*o, V::acc_mul(v, h));
+            }
+        } else {
+            let p = &t.indptr()[level];
+            let (clo, chi) = (p[node].as_usize(), p[node + 1].as_usize());
+            if clo > chi || chi > t.indices()[level + 1].len() {
+                return Err(Error::invariant(
+                    format!("indptr[{level}]"),
+                    Some(node),
+                    "bad child range",
+                ));
+            }
+            walk_children(level + 1, clo, chi, w)?;
+        }
+    }
+    Ok(())
+}
+
+/// The CSR-based MTTKRP used as the baseline: the tensor matricized along `mode`
+/// (rows = the mode, columns = the other modes linearized, as a CSR matrix) and,
+/// per stored entry, the Hadamard product of the other modes' factor rows
+/// recomputed from its column index.
+pub fn mttkrp_csr<V: Numeric, I: Index, P: Index>(
+    m: &CsxMatrix<V, I, P>,
+    shape: &[usize],
+    mode: usize,
+    factors: &[DenseTensor<V>],
+) -> Result<DenseTensor<V>> {
+    let rank = check_factors(shape, mode, factors)?;
+    let others: Vec<usize> = (0..shape.len()).filter(|&d| d != mode).collect();
+    let cols: usize = others.iter().map(|&d| shape[d]).product();
+    if m.shape() != [shape[mode], cols] || m.axis() != crate::CompressedAxis::Row {
+        return Err(Error::shape(
+            "matricized tensor",
+            format!("CSR {} x {cols}", shape[mode]),
+            format!("{:?} {:?}", m.axis(), m.shape()),
+        ));
+    }
+    let f: Vec<&[V]> = factors.iter().map(|x| &x.values()[..]).collect();
+    let mut out = vec![V::acc_zero(); shape[mode] * rank];
+    let mut prod = vec![V::acc_zero(); rank];
+    let (ptr, idx, vals) = (&m.indptr()[..], &m.indices()[..], &m.values()[..]);
+    for i in 0..shape[mode] {
+        let (lo, hi) = (ptr[i].as_usize(), ptr[i + 1].as_usize().min(vals.len()));
+        for k in lo..hi.max(lo) {
+            let mut j = idx[k].as_usize();
+            prod.iter_mut().for_each(|p| *p = vals[k].to_acc());
+            for &d in others.iter().rev() {
+                let c = j % shape[d];
+                j /= shape[d];
+                for (p, &x) in prod.iter_mut().zip(&f[d][c * rank..c * rank + rank]) {
+                    *p = V::acc_mul(*p, x.to_acc());
+                }
+            }
+            for (o, &p) in out[i * rank..i * rank + rank].iter_mut().zip(&prod) {
+                *o = V::acc_add(*o, p);
+            }
+        }
+    }
+    let out: Vec<V> = out
+        .into_iter()
+        .map(|a| narrow::<V>(a, "MTTKRP sum"))
+        .collect::<Result<_>>()?;
+    DenseTensor::try_new(vec![shape[mode], rank], out.into())
+}
+
+/// Tensor-times-vector along `mode`: `Y[x without x[mode]] = sum value * v[x[mode]]`.
+/// The result is a canonical COO tensor of the other dimensions (ndim >= 2 input).
+/// When `mode` is the last level of the CSF tree, each fiber becomes one output
+/// entry without any sort.
+pub fn ttv<V: Numeric, I: Index, P: Index>(
+    t: &CsfTensor<V, I, P>,
+    mode: usize,
+    v: &[V],
+) -> Result<CooTensor<V, i64>> {
+    let n = t.ndim();
+    if mode >= n {
+        return Err(Error::shape(
+            "TTV mode",
+            format!("a mode below {n}"),
+            mode.to_string(),
+        ));
+    }
+    if v.len() != t.shape()[mode] {
+        return Err(Error::shape(
+            "TTV vector",
+            format!("length {}", t.shape()[mode]),
+            format!("length {}", v.len()),
+        ));
+    }
+    let out_shape: Vec<usize> = (0..n)
+        .filter(|&d| d != mode)
+        .map(|d| t.shape()[d])
+        .collect();
+    let order = t.axis_order();
+    let mut coords: Vec<i64> = Vec::new();
+    let mut values: Vec<V> = Vec::new();
+    if order[n - 1] == mode {
+        // one output entry per fiber of the last level
+        let mut cur = vec![0usize; n];
+        let ptr = &t.indptr()[n - 2];
+        let mut fiber_sum = |cur: &[usize], lo: usize, hi: usize| -> Result<()> {
+            let mut acc = V::acc_zero();
+            for k in lo..hi {
+                let c = t.indices()[n - 1][k].as_usize();
+                let x = *v.get(c).ok_or_else(|| Error::IndexOutOfBounds {
+                    buffer: format!("indices[{}]", n - 1),
+                    position: k,
+                    value: c as i128,
+                    bound: v.len() as u64,
+                })?;
+                acc = V::madd(acc, t.values()[k], x);
+            }
+            coords.extend((0..n).filter(|&d| d != mode).map(|d| cur[d] as i64));
+            values.push(narrow::<V>(acc, "TTV sum")?);
+            Ok(())
+        };
+        visit_fibers(t, 0, 0, t.indices()[0].len(), &mut cur, &mut |cur, node| {
+            let (lo, hi) = (ptr[node].as_usize(), ptr[node + 1].as_usize());
+            fiber_sum(cur, lo, hi)
+        })?;
+        let coo = CooTensor::try_new_with(
+            out_shape,
+            coords.into(),
+            crate::CoordLayout::RowMajor,
+            values.into(),
+            false,
+            Validation::Trusted,
+        )?;
+        // fibers come in tree order, which is lexicographic for natural orders only
+        return super::convert::canonicalize(&coo);
+    }
+    let mut overflow = false;
+    t.for_each(|c, x| {
+        coords.extend((0..n).filter(|&d| d != mode).map(|d| c[d] as i64));
+        let w = v.get(c[mode]).copied().unwrap_or(V::ZERO);
+        match V::from_acc(V::madd(V::acc_zero(), x, w)) {
+            Some(p) => values.push(p),
+            None => {
+                overflow = true;
+                values.push(V::ZERO)
+            }
+        }
+    })?;
+    if overflow {
+        return Err(Error::overflow(
+            "TTV product",
+            "a value times a vector element",
+            V::TYPE.name(),
+        ));
+    }
+    let coo = CooTensor::try_new_with(
+        out_shape,
+        coords.into(),
+        crate::CoordLayout::RowMajor,
+        values.into(),
+        false,
+        Validation::Trusted,
+    )?;
+    super::elementwise::sum_duplicates(&coo)
+}
+
+/// Visit the nodes of level `n - 2` (the fibers' parents) with the coordinates
+/// of their path.
+fn visit_fibers<V: Numeric, I: Index, P: Index>(
+    t: &CsfTensor<V, I, P>,
+    level: usize,
+    lo: usize,
+    hi: usize,
+    cur: &mut Vec<usize>,
+    f: &mut dyn FnMut(&[usize], usize) -> Result<()>,
+) -> Result<()> {
+    let n = t.ndim();
+    for node in lo..hi {
+        cur[t.axis_order()[level]] = t.indices()[level][node].as_usize();
+        if level == n - 2 {
+            f(cur, node)?;
+        } else {
+            let p = &t.indptr()[level];
+            let (clo, chi) = (p[node].as_usize(), p[node + 1].as_usize());
+            if clo > chi || chi > t.indices()[level + 1].len() {
+                return Err(Error::invariant(
+                    format!("indptr[{level}]"),
+                    Some(node),
+                    "bad child range",
+                ));
+            }
+            visit_fibers(t, level + 1, clo, chi, cur, f)?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,210 @@
+//! Element-wise operations on two sparse tensors of the same shape in any
+//! formats (union merge for add / subtract, intersection for multiply), scaling
+//! and mapping values.
+
+use arrow_buffer::ScalarBuffer;
+
+use super::Numeric;
+use crate::error::{Error, Result};
+use crate::tensor::{
+    AnyCoo, AnyCsf, AnyCsx, AnyDense, AnyTensor, CooTensor, CoordLayout, Validation,
+};
+use crate::types::{Index, Value};
+
+/// Sort and sum duplicates with the checked [`Numeric`] accumulator; entries
+/// that sum to zero are kept (they were stored).
+pub fn sum_duplicates<V: Numeric, I: Index>(coo: &CooTensor<V, I>) -> Result<CooTensor<V, I>> {
+    super::convert::canonicalize(coo)
+}
+
+/// The operation of [`binary`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BinaryOp {
+    /// `a + b` over the union of the entries.
+    Add,
+    /// `a - b` over the union of the entries.
+    Subtract,
+    /// `a * b` over the intersection of the entries.
+    Multiply,
+}
+
+/// `a op b` for two tensors of the same shape in any formats. Both are brought to
+/// canonical COO (a no-op for canonical COO inputs) and merged in one pass; the
+/// result is a canonical COO tensor with int64 coordinates. Results equal to zero
+/// are dropped. Integer results are checked (see the module docs of
+/// [`kernels`](super)).
+///
+/// ```
+/// use arrow_sparse::kernels::elementwise::{binary, BinaryOp};
+/// use arrow_sparse::{AnyTensor, CompressedAxis, Convert, CooTensor};
+/// let a = CooTensor::<i32, i64>::from_entries(vec![2, 2], &[(vec![0, 0], 1), (vec![1, 1], 2)])?;
+/// let b = CooTensor::<i32, i64>::from_entries(vec![2, 2], &[(vec![1, 1], 5), (vec![0, 1], 7)])?;
+/// let csr: AnyTensor = b.to_csx::<i32, i32>(CompressedAxis::Row)?.into();
+/// let sum = binary::<i32>(&a.clone().into(), &csr, BinaryOp::Add)?;
+/// assert_eq!(sum.values().as_ref(), &[1, 7, 7]);
+/// let prod = binary::<i32>(&a.into(), &csr, BinaryOp::Multiply)?;
+/// assert_eq!(prod.values().as_ref(), &[10]);
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
+pub fn binary<V: Numeric>(a: &AnyTensor, b: &AnyTensor, op: BinaryOp) -> Result<CooTensor<V, i64>> {
+    if a.shape() != b.shape() {
+        return Err(Error::shape(
+            "element-wise operand",
+            format!("shape {:?}", a.shape()),
+            format!("{:?}", b.shape()),
+        ));
+    }
+    let ca = super::convert::canonicalize(&a.to_coo::<V, i64>()?)?;
+    let cb = super::convert::canonicalize(&b.to_coo::<V, i64>()?)?;
+    let n = ca.ndim();
+    let (xa, xb) = (&ca.coords()[..], &cb.coords()[..]);
+    let (va, vb) = (&ca.values()[..], &cb.values()[..]);
+    let (mut i, mut j) = (0, 0);
+    let mut coords: Vec<i64> = Vec::new();
+    let mut values: Vec<V> = Vec::new();
+    let mut push = |c: &[i64], acc: V::Acc| -> Result<()> {
+        let v = super::narrow::<V>(acc, "element-wise result")?;
+        if !v.is_zero() {
+            coords.extend_from_slice(c);
+            values.push(v);
+        }
+        Ok(())
+    };
+    let zero = V::acc_zero();
+    while i < va.len() || j < vb.len() {
+        let ord = match (i < va.len(), j < vb.len()) {
+            (true, true) => xa[i * n..i * n + n].cmp(&xb[j * n..j * n + n]),
+            (true, false) => std::cmp::Ordering::Less,
+            _ => std::cmp::Ordering::Greater,
+        };
+        match ord {
+            std::cmp::Ordering::Less => {
+                if op != BinaryOp::Multiply {
+                    push(&xa[i * n..i * n + n], va[i].to_acc())?;
+                }
+                i += 1;
+            }
+            std::cmp::Ordering::Greater => {
+                match op {
+                    BinaryOp::Add => push(&xb[j * n..j * n + n], vb[j].to_acc())?,
+                    BinaryOp::Subtract => {
+                        push(&xb[j * n..j * n + n], V::acc_sub(zero, vb[j].to_acc()))?
+                    }
+                    BinaryOp::Multiply => {}
+                }
+                j += 1;
+            }
+            std::cmp::Ordering::Equal => {
+                let (p, q) = (va[i].to_acc(), vb[j].to_acc());
+                let r = match op {
+                    BinaryOp::Add => V::acc_add(p, q),
+                    BinaryOp::Subtract => V::acc_sub(p, q),
+                    BinaryOp::Multiply => V::acc_mul(p, q),
+                };
+                push(&xa[i * n..i * n + n], r)?;
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    CooTensor::try_new_with(
+        a.shape().to_vec(),
+        coords.into(),
+        CoordLayout::RowMajor,
+        values.into(),
+        true,
+        Validation::Trusted,
+    )?
+    .with_dim_names(a.dim_names().to_vec())
+}
+
+/// The same tensor, same format and index buffers (shared, not copied), with
+/// every stored value replaced by `f(value)` (a new value type is allowed).
+/// GCS and DM tensors map their storage.
+pub fn map_values<V: Value, W: Value>(
+    t: &AnyTensor,
+    f: impl Fn(V) -> W + Sync,
+) -> Result<AnyTensor> {
+    let map = |vals: &crate::ValueBuffer| -> Result<crate::ValueBuffer> {
+        let v = V::unwrap(vals).ok_or_else(|| Error::Type {
+            what: "value type".into(),
+            expected: V::TYPE.name().into(),
+            found: vals.data_type().name().into(),
+        })?;
+        Ok(W::wrap(ScalarBuffer::from(
+            v.iter().map(|&x| f(x)).collect::<Vec<W>>(),
+        )))
+    };
+    Ok(match t {
+        AnyTensor::Dense(d) => AnyTensor::Dense(AnyDense::try_new(
+            d.shape().to_vec(),
+            d.strides().to_vec(),
+            map(d.values())?,
+            d.dim_names().to_vec(),
+            Validation::Trusted,
+        )?),
+        AnyTensor::Coo(c) => AnyTensor::Coo(AnyCoo::try_new(
+            c.shape().to_vec(),
+            c.coords().clone(),
+            c.layout(),
+            map(c.values())?,
+            c.is_canonical(),
+            c.dim_names().to_vec(),
+            Validation::Trusted,
+        )?),
+        AnyTensor::Csx(c) => AnyTensor::Csx(AnyCsx::try_new(
+            c.axis(),
+            c.shape().to_vec(),
+            c.indptr().clone(),
+            c.indices().clone(),
+            map(c.values())?,
+            c.dim_names().to_vec(),
+            Validation::Trusted,
+        )?),
+        AnyTensor::Csf(c) => AnyTensor::Csf(AnyCsf::try_new(
+            c.shape().to_vec(),
+            c.axis_order().to_vec(),
+            c.indptr().to_vec(),
+            c.indices().to_vec(),
+            map(c.values())?,
+            c.dim_names().to_vec(),
+            Validation::Trusted,
+        )?),
+        AnyTensor::Gcs(g) => {
+            let AnyTensor::Csx(m) = map_values(&AnyTensor::Csx(g.matrix().clone()), f)? else {
+                unreachable!()
+            };
+            AnyTensor::Gcs(crate::AnyGcs::try_new(
+                g.map().clone(),
+                m,
+                g.dim_names().to_vec(),
+            )?)
+        }
+        AnyTensor::Dm(d) => {
+            let storage = map_values(d.storage(), f)?;
+            AnyTensor::Dm(
+                crate::AnyDm::try_new(d.map().clone(), storage, Vec::new())?
+                    .with_views(d.views().clone(), d.dim_names().to_vec())?,
+            )
+        }
+    })
+}
+
+/// Multiply every stored value by `alpha` (checked for integers).
+pub fn scale<V: Numeric>(t: &AnyTensor, alpha: V) -> Result<AnyTensor> {
+    let overflow = std::sync::atomic::AtomicBool::new(false);
+    let out = map_values::<V, V>(t, |x| {
+        V::from_acc(V::acc_mul(x.to_acc(), alpha.to_acc())).unwrap_or_else(|| {
+            overflow.store(true, std::sync::atomic::Ordering::Relaxed);
+            V::ZERO
+        })
+    })?;
+    if overflow.into_inner() {
+        return Err(Error::overflow(
+            "scale",
+            format!("a value times {alpha:?}"),
+            V::TYPE.name(),
+        ));
+    }
+    Ok(out)
+}

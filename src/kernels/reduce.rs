@@ -1,0 +1,122 @@
+//! Reductions: sums over all elements or along any set of axes, and equality
+//! with a tolerance.
+
+use super::{narrow, Numeric};
+use crate::error::{Error, Result};
+use crate::tensor::{AnyTensor, CooTensor, CoordLayout, Validation};
+
+/// The sum of every element (stored duplicates included), accumulated per the
+/// rule of [`kernels`](super).
+pub fn sum_all<V: Numeric>(t: &AnyTensor) -> Result<V> {
+    let mut acc = V::acc_zero();
+    t.for_each_entry::<V>(&mut |_, v| acc = V::acc_add(acc, v.to_acc()))?;
+    narrow::<V>(acc, "sum")
+}
+
+/// Sum along `axes` (any set of distinct dimensions): the result keeps the other
+/// dimensions, as a canonical COO tensor (int64 coordinates). Summing along every
+/// axis gives a 1-element tensor of shape `[1]`.
+pub fn sum_axes<V: Numeric>(t: &AnyTensor, axes: &[usize]) -> Result<CooTensor<V, i64>> {
+    let n = t.shape().len();
+    let mut drop = vec![false; n];
+    for &a in axes {
+        if a >= n || std::mem::replace(&mut drop[a], true) {
+            return Err(Error::shape(
+                "sum axes",
+                format!("distinct axes below {n}"),
+                format!("{axes:?}"),
+            ));
+        }
+    }
+    let keep: Vec<usize> = (0..n).filter(|&d| !drop[d]).collect();
+    if keep.is_empty() {
+        let s = sum_all::<V>(t)?;
+        return CooTensor::try_new_with(
+            vec![1],
+            vec![0i64].into(),
+            CoordLayout::RowMajor,
+            vec![s].into(),
+            true,
+            Validation::Trusted,
+        );
+    }
+    let shape: Vec<usize> = keep.iter().map(|&d| t.shape()[d]).collect();
+    let mut coords: Vec<i64> = Vec::new();
+    let mut values: Vec<V> = Vec::new();
+    t.for_each_entry::<V>(&mut |c, v| {
+        coords.extend(keep.iter().map(|&d| c[d] as i64));
+        values.push(v);
+    })?;
+    // sort by the kept coordinates and accumulate runs with the checked accumulator
+    let projected = CooTensor::try_new_with(
+        shape.clone(),
+        coords.into(),
+        CoordLayout::RowMajor,
+        values.into(),
+        false,
+        Validation::Trusted,
+    )?;
+    let m = keep.len();
+    let order: Vec<usize> = (0..m).collect();
+    let perm = super::convert::sort_permutation(&projected, &order)?;
+    let (pc, pv) = (&projected.coords()[..], &projected.values()[..]);
+    let mut out_c: Vec<i64> = Vec::new();
+    let mut out_v: Vec<V> = Vec::new();
+    let mut i = 0;
+    while i < perm.len() {
+        let key = &pc[perm[i] * m..perm[i] * m + m];
+        let mut acc = V::acc_zero();
+        let mut j = i;
+        while j < perm.len() && &pc[perm[j] * m..perm[j] * m + m] == key {
+            acc = V::acc_add(acc, pv[perm[j]].to_acc());
+            j += 1;
+        }
+        out_c.extend_from_slice(key);
+        out_v.push(narrow::<V>(acc, "sum")?);
+        i = j;
+    }
+    CooTensor::try_new_with(
+        shape,
+        out_c.into(),
+        CoordLayout::RowMajor,
+        out_v.into(),
+        true,
+        Validation::Trusted,
+    )?
+    .with_dim_names(keep.iter().map(|&d| t.dim_names()[d].clone()).collect())
+}
+
+/// Whether two tensors of any formats have the same shape and every element
+/// differs by at most `atol + rtol * |b|` (absent elements count as zero; NaN
+/// equals nothing).
+pub fn allclose<V: Numeric>(a: &AnyTensor, b: &AnyTensor, rtol: f64, atol: f64) -> Result<bool> {
+    if a.shape() != b.shape() {
+        return Ok(false);
+    }
+    let diff = super::elementwise::binary::<V>(a, b, super::elementwise::BinaryOp::Subtract);
+    let cb = super::convert::canonicalize(&b.to_coo::<V, i64>()?)?;
+    let d = match diff {
+        Ok(d) => d,
+        Err(Error::Overflow { .. }) => return Ok(false),
+        Err(e) => return Err(e),
+    };
+    let n = d.ndim();
+    let (bc, bv) = (&cb.coords()[..], &cb.values()[..]);
+    let mut j = 0;
+    for k in 0..d.nnz() {
+        let c = &d.coords()[k * n..k * n + n];
+        while j < bv.len() && &bc[j * n..j * n + n] < c {
+            j += 1;
+        }
+        let bval = if j < bv.len() && &bc[j * n..j * n + n] == c {
+            V::acc_to_f64(bv[j].to_acc()).abs()
+        } else {
+            0.0
+        };
+        let dv = V::acc_to_f64(d.values()[k].to_acc()).abs();
+        if dv.is_nan() || dv > atol + rtol * bval {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}

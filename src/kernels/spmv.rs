@@ -1,0 +1,305 @@
+//! Sparse matrix-vector (SpMV) and matrix-matrix (SpMM) products, reading the
+//! tensors' buffers in place.
+
+use rayon::prelude::*;
+
+use super::{narrow, Numeric, CHUNK};
+use crate::error::{Error, Result};
+use crate::tensor::{
+    AnyDm, AnyTensor, CompressedAxis, CooTensor, CoordLayout, CsxMatrix, DenseTensor, GcsTensor,
+};
+use crate::types::Index;
+use crate::with_index_type;
+
+fn check_len(what: &str, found: usize, expected: usize) -> Result<()> {
+    if found != expected {
+        return Err(Error::shape(
+            what,
+            format!("length {expected}"),
+            format!("length {found}"),
+        ));
+    }
+    Ok(())
+}
+
+/// One CSR row: `sum(values[k] * x[indices[k]])` over `lo..hi`.
+#[inline(always)]
+fn row_dot<V: Numeric, I: Index>(idx: &[I], vals: &[V], x: &[V]) -> V::Acc {
+    let mut acc = V::acc_zero();
+    for (&j, &v) in idx.iter().zip(vals) {
+        // indices were validated (or the tensor was trusted): `get` keeps an
+        // invalid trusted tensor from panicking, at no measurable cost
+        if let Some(&xj) = x.get(j.as_usize()) {
+            acc = V::madd(acc, v, xj);
+        }
+    }
+    acc
+}
+
+/// `y = A x` for a CSR or CSC matrix. CSR runs rows in parallel blocks; CSC
+/// scatters column by column on one thread (so sums keep one fixed order).
+///
+/// ```
+/// use arrow_sparse::{kernels::spmv::spmv_csx, CompressedAxis, CsxMatrix};
+/// // [[1, 0, 2], [0, 3, 0]]
+/// let a = CsxMatrix::<f64, i32>::try_new(CompressedAxis::Row, vec![2, 3], vec![0, 2, 3].into(), vec![0, 2, 1].into(), vec![1.0, 2.0, 3.0].into())?;
+/// assert_eq!(spmv_csx(&a, &[1.0, 10.0, 100.0])?, vec![201.0, 30.0]);
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
+pub fn spmv_csx<V: Numeric, I: Index, P: Index>(a: &CsxMatrix<V, I, P>, x: &[V]) -> Result<Vec<V>> {
+    let (rows, cols) = (a.shape()[0], a.shape()[1]);
+    check_len("SpMV vector", x.len(), cols)?;
+    let (ptr, idx, vals) = (&a.indptr()[..], &a.indices()[..], &a.values()[..]);
+    let nnz = vals.len();
+    let bound = |p: P| p.as_usize().min(nnz);
+    match a.axis() {
+        CompressedAxis::Row => {
+            let mut y = vec![V::ZERO; rows];
+            let bad = std::sync::atomic::AtomicBool::new(false);
+            let run = |(b, out): (usize, &mut [V])| {
+                for (r, yr) in out.iter_mut().enumerate() {
+                    let i = b * CHUNK + r;
+                    let (lo, hi) = (bound(ptr[i]), bound(ptr[i + 1]));
+                    let acc = if lo <= hi {
+                        row_dot(&idx[lo..hi], &vals[lo..hi], x)
+                    } else {
+                        V::acc_zero()
+                    };
+                    match V::from_acc(acc) {
+                        Some(v) => *yr = v,
+                        None => bad.store(true, std::sync::atomic::Ordering::Relaxed),
+                    }
+                }
+            };
+            if nnz >= 1 << 16 {
+                y.par_chunks_mut(CHUNK).enumerate().for_each(run);
+            } else {
+                y.chunks_mut(CHUNK).enumerate().for_each(run);
+            }
+            if bad.into_inner() {
+                return Err(Error::overflow("SpMV row sum", "a row", V::TYPE.name()));
+            }
+            Ok(y)
+        }
+        CompressedAxis::Column => {
+            let mut acc = vec![V::acc_zero(); rows];
+            for j in 0..cols {
+                let (lo, hi) = (bound(ptr[j]), bound(ptr[j + 1]));
+                if lo >= hi {
+                    continue;
+                }
+                let xj = x[j];
+                for (&i, &v) in idx[lo..hi].iter().zip(&vals[lo..hi]) {
+                    if let Some(slot) = acc.get_mut(i.as_usize()) {
+                        *slot = V::madd(*slot, v, xj);
+                    }
+                }
+            }
+            acc.into_iter()
+                .map(|s| narrow::<V>(s, "SpMV row sum"))
+                .collect()
+        }
+    }
+}
+
+/// `y = A x` for a 2-D COO matrix (entries in any order, duplicates add).
+pub fn spmv_coo<V: Numeric, I: Index>(a: &CooTensor<V, I>, x: &[V]) -> Result<Vec<V>> {
+    if a.ndim() != 2 {
+        return Err(Error::shape(
+            "COO SpMV",
+            "a 2-D matrix",
+            format!("{}-D", a.ndim()),
+        ));
+    }
+    let (rows, cols) = (a.shape()[0], a.shape()[1]);
+    check_len("SpMV vector", x.len(), cols)?;
+    let (c, vals, nnz) = (&a.coords()[..], &a.values()[..], a.nnz());
+    let mut acc = vec![V::acc_zero(); rows];
+    match a.layout() {
+        CoordLayout::RowMajor => {
+            for (rc, &v) in c.chunks_exact(2).zip(vals) {
+                if let (Some(slot), Some(&xj)) =
+                    (acc.get_mut(rc[0].as_usize()), x.get(rc[1].as_usize()))
+                {
+                    *slot = V::madd(*slot, v, xj);
+                }
+            }
+        }
+        CoordLayout::ColumnMajor => {
+            let (r, cc) = c.split_at(nnz);
+            for ((&i, &j), &v) in r.iter().zip(cc).zip(vals) {
+                if let (Some(slot), Some(&xj)) = (acc.get_mut(i.as_usize()), x.get(j.as_usize())) {
+                    *slot = V::madd(*slot, v, xj);
+                }
+            }
+        }
+    }
+    acc.into_iter()
+        .map(|s| narrow::<V>(s, "SpMV row sum"))
+        .collect()
+}
+
+/// GCS SpMV: the reduced matrix times `x`, a dense tensor over the column
+/// dimensions (in the map's column-part order, row-major); the result is a dense
+/// tensor over the row dimensions.
+pub fn spmv_gcs<V: Numeric, I: Index, P: Index>(
+    a: &GcsTensor<V, I, P>,
+    x: &DenseTensor<V>,
+) -> Result<DenseTensor<V>> {
+    let map = a.map();
+    let col_shape: Vec<usize> = map.part(1).iter().map(|&d| map.shape()[d]).collect();
+    if x.shape() != col_shape.as_slice() {
+        return Err(Error::shape(
+            "GCS SpMV operand",
+            format!(
+                "shape {col_shape:?} (the column dimensions {:?})",
+                map.part(1)
+            ),
+            format!("{:?}", x.shape()),
+        ));
+    }
+    let xv = crate::Convert::to_dense(x)?;
+    let y = spmv_csx(a.matrix(), &xv.values()[..])?;
+    let row_shape: Vec<usize> = map.part(0).iter().map(|&d| map.shape()[d]).collect();
+    DenseTensor::try_new(row_shape, y.into())
+}
+
+/// DM SpMV: a DM tensor without views whose storage is a CSR / CSC matrix (two
+/// parts) works like GCS: `x` over the column dimensions, result over the rows.
+pub fn spmv_dm<V: Numeric>(a: &AnyDm, x: &DenseTensor<V>) -> Result<DenseTensor<V>> {
+    if !a.views().is_empty() {
+        return Err(Error::Unsupported(
+            "SpMV of a DM tensor with views (materialise it first)".into(),
+        ));
+    }
+    let AnyTensor::Csx(m) = a.storage() else {
+        return Err(Error::Unsupported(format!(
+            "DM SpMV needs CSR / CSC storage, found {}",
+            a.storage().format()
+        )));
+    };
+    let m = m.unify_index_types()?;
+    with_index_type!(m.index_type(), J => {
+        let csx = m.downcast::<V, J, J>().ok_or_else(|| Error::Type { what: "DM value type".into(), expected: V::TYPE.name().into(), found: a.value_type().name().into() })?;
+        let g = GcsTensor::try_new(a.map().clone(), csx)?;
+        spmv_gcs(&g, x)
+    })
+}
+
+/// `C = A B` for a CSR / CSC matrix `A` (m x k) and a row-major dense `B`
+/// (k x n); `C` is row-major m x n. CSR runs row blocks in parallel.
+pub fn spmm_csx<V: Numeric, I: Index, P: Index>(
+    a: &CsxMatrix<V, I, P>,
+    b: &DenseTensor<V>,
+) -> Result<DenseTensor<V>> {
+    let (m, k) = (a.shape()[0], a.shape()[1]);
+    if b.ndim() != 2 || b.shape()[0] != k {
+        return Err(Error::shape(
+            "SpMM operand",
+            format!("a {k} x n matrix"),
+            format!("{:?}", b.shape()),
+        ));
+    }
+    let n = b.shape()[1];
+    let b = crate::Convert::to_dense(b)?;
+    let bv = &b.values()[..];
+    let (ptr, idx, vals) = (&a.indptr()[..], &a.indices()[..], &a.values()[..]);
+    let nnz = vals.len();
+    let bound = |p: P| p.as_usize().min(nnz);
+    let mut acc = vec![V::acc_zero(); m * n];
+    match a.axis() {
+        CompressedAxis::Row => {
+            let block = (CHUNK / n.max(1)).max(1);
+            let run = |(bi, out): (usize, &mut [V::Acc])| {
+                for (r, row) in out.chunks_mut(n.max(1)).enumerate() {
+                    let i = bi * block + r;
+                    let (lo, hi) = (bound(ptr[i]), bound(ptr[i + 1]));
+                    for kk in lo..hi.max(lo) {
+                        let j = idx[kk].as_usize();
+                        if j >= k {
+                            continue;
+                        }
+                        let v = vals[kk];
+                        for (o, &bj) in row.iter_mut().zip(&bv[j * n..j * n + n]) {
+                            *o = V::madd(*o, v, bj);
+                        }
+                    }
+                }
+            };
+            if n > 0 {
+                if nnz * n >= 1 << 16 {
+                    acc.par_chunks_mut(block * n).enumerate().for_each(run);
+                } else {
+                    acc.chunks_mut(block * n).enumerate().for_each(run);
+                }
+            }
+        }
+        CompressedAxis::Column => {
+            for j in 0..k {
+                for kk in bound(ptr[j])..bound(ptr[j + 1]).max(bound(ptr[j])) {
+                    let i = idx[kk].as_usize();
+                    if i >= m {
+                        continue;
+                    }
+                    let v = vals[kk];
+                    for (o, &bj) in acc[i * n..i * n + n].iter_mut().zip(&bv[j * n..j * n + n]) {
+                        *o = V::madd(*o, v, bj);
+                    }
+                }
+            }
+        }
+    }
+    let out: Vec<V> = acc
+        .into_iter()
+        .map(|s| narrow::<V>(s, "SpMM sum"))
+        .collect::<Result<_>>()?;
+    DenseTensor::try_new(vec![m, n], out.into())
+}
+
+/// `y = A x` for any 2-D sparse tensor (CSR, CSC, COO) or a GCS / DM tensor
+/// (with `x` over the column dimensions, flattened); dispatches on the format and
+/// the index types. The result is flat (row-major over the row dimensions).
+pub fn spmv<V: Numeric>(a: &AnyTensor, x: &[V]) -> Result<Vec<V>> {
+    let mismatch = || Error::Type {
+        what: "SpMV value type".into(),
+        expected: V::TYPE.name().into(),
+        found: a.value_type().name().into(),
+    };
+    match a {
+        AnyTensor::Csx(m) => {
+            let m = m.unify_index_types()?;
+            with_index_type!(m.index_type(), J => spmv_csx(&m.downcast::<V, J, J>().ok_or_else(mismatch)?, x))
+        }
+        AnyTensor::Coo(c) => {
+            with_index_type!(c.index_type(), J => spmv_coo(&c.downcast::<V, J>().ok_or_else(mismatch)?, x))
+        }
+        AnyTensor::Gcs(g) => {
+            let xd = operand(g.map(), x)?;
+            let m = g.matrix().unify_index_types()?;
+            let y = with_index_type!(m.index_type(), J => {
+                let csx = m.downcast::<V, J, J>().ok_or_else(mismatch)?;
+                spmv_gcs(&GcsTensor::try_new(g.map().clone(), csx)?, &xd)?
+            });
+            Ok(y.values().to_vec())
+        }
+        AnyTensor::Dm(d) => Ok(spmv_dm(d, &operand(d.map(), x)?)?.values().to_vec()),
+        other => Err(Error::Unsupported(format!(
+            "SpMV of a {} tensor",
+            other.format()
+        ))),
+    }
+}
+
+/// A flat vector as the dense operand over a two-part map's column dimensions.
+fn operand<V: Numeric>(map: &crate::dims::DimMap, x: &[V]) -> Result<DenseTensor<V>> {
+    if map.reduced_ndim() != 2 {
+        return Err(Error::shape(
+            "SpMV",
+            "a map with two parts",
+            format!("{} parts", map.reduced_ndim()),
+        ));
+    }
+    check_len("SpMV vector", x.len(), map.reduced_shape()[1])?;
+    let col_shape: Vec<usize> = map.part(1).iter().map(|&d| map.shape()[d]).collect();
+    DenseTensor::try_new(col_shape, x.to_vec().into())
+}

@@ -1,0 +1,396 @@
+//! Kernels against dense references: SpMV / SpMM in every format, CSF TTV and
+//! MTTKRP, element-wise operations, reductions, errors; and the zero-copy proof
+//! (SpMV on a memory-mapped tensor allocates nothing proportional to nnz).
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+
+use arrow_sparse::dims::DimMap;
+use arrow_sparse::ipc::{self, MmapReader, ReadOptions, TensorMessage, WriteOptions};
+use arrow_sparse::kernels::{convert, csf, elementwise, reduce, spmv};
+use arrow_sparse::{
+    AnyTensor, CompressedAxis, Convert, CooTensor, DenseTensor, Error, Format, IndexType,
+};
+
+struct Counting;
+static PEAK_SINGLE: AtomicUsize = AtomicUsize::new(0);
+static TOTAL: AtomicUsize = AtomicUsize::new(0);
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+        TOTAL.fetch_add(l.size(), Relaxed);
+        PEAK_SINGLE.fetch_max(l.size(), Relaxed);
+        unsafe { System.alloc(l) }
+    }
+    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+        unsafe { System.dealloc(p, l) }
+    }
+}
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+fn rng(seed: u64) -> impl FnMut() -> u64 {
+    let mut s = seed.wrapping_mul(2).wrapping_add(1);
+    move || {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        s
+    }
+}
+
+fn random_coo(shape: &[usize], nnz: usize, seed: u64) -> CooTensor<f64, i64> {
+    let mut r = rng(seed);
+    let entries: Vec<(Vec<usize>, f64)> = (0..nnz)
+        .map(|_| {
+            (
+                shape.iter().map(|&d| (r() % d as u64) as usize).collect(),
+                (r() % 2001) as f64 / 100.0 - 10.0,
+            )
+        })
+        .collect();
+    CooTensor::from_entries(shape.to_vec(), &entries).unwrap()
+}
+
+fn dense(t: &AnyTensor) -> (Vec<usize>, Vec<f64>) {
+    let d = t.convert(Format::Dense, IndexType::Int64, None).unwrap();
+    let AnyTensor::Dense(d) = d else {
+        unreachable!()
+    };
+    (
+        d.shape().to_vec(),
+        d.downcast::<f64>().unwrap().values().to_vec(),
+    )
+}
+
+fn close(a: &[f64], b: &[f64]) -> bool {
+    a.len() == b.len()
+        && a.iter()
+            .zip(b)
+            .all(|(x, y)| (x - y).abs() <= 1e-9 * (1.0 + y.abs()))
+}
+
+#[test]
+fn spmv_and_spmm_in_every_format() {
+    let coo = random_coo(&[37, 53], 400, 1);
+    let any: AnyTensor = coo.clone().into();
+    let (_, a) = dense(&any);
+    let x: Vec<f64> = (0..53).map(|j| j as f64 * 0.5 - 3.0).collect();
+    let expected: Vec<f64> = (0..37)
+        .map(|i| (0..53).map(|j| a[i * 53 + j] * x[j]).sum())
+        .collect();
+    for f in [Format::Coo, Format::Csr, Format::Csc] {
+        for it in [IndexType::Int32, IndexType::Int64, IndexType::UInt16] {
+            let t = any.convert(f, it, None).unwrap();
+            assert!(
+                close(&spmv::spmv::<f64>(&t, &x).unwrap(), &expected),
+                "{f:?} {it:?}"
+            );
+        }
+    }
+    // SpMM with a 53 x 4 dense matrix
+    let b: Vec<f64> = (0..53 * 4).map(|i| (i % 7) as f64 - 2.0).collect();
+    let bd = DenseTensor::<f64>::try_new(vec![53, 4], b.clone().into()).unwrap();
+    let want: Vec<f64> = (0..37 * 4)
+        .map(|ij| {
+            let (i, j) = (ij / 4, ij % 4);
+            (0..53).map(|k| a[i * 53 + k] * b[k * 4 + j]).sum()
+        })
+        .collect();
+    for axis in [CompressedAxis::Row, CompressedAxis::Column] {
+        let m = coo.to_csx::<i32, i64>(axis).unwrap();
+        assert!(
+            close(&spmv::spmm_csx(&m, &bd).unwrap().values()[..], &want),
+            "{axis:?}"
+        );
+    }
+    // shape mismatches are errors
+    assert!(matches!(
+        spmv::spmv::<f64>(&any, &x[..52]),
+        Err(Error::Shape { .. })
+    ));
+    let bad = DenseTensor::<f64>::try_new(vec![52, 4], vec![0.0; 208].into()).unwrap();
+    assert!(spmv::spmm_csx(&coo.to_csx::<i32, i32>(CompressedAxis::Row).unwrap(), &bad).is_err());
+}
+
+#[test]
+fn gcs_and_dm_spmv_reshape_the_result() {
+    let coo = random_coo(&[4, 5, 6], 70, 2);
+    let any: AnyTensor = coo.clone().into();
+    let (_, a) = dense(&any);
+    // rows = dims (2, 0), columns = dim 1
+    let map = DimMap::try_new(vec![4, 5, 6], vec![2, 0, 1], vec![2]).unwrap();
+    let x: Vec<f64> = (0..5).map(|j| j as f64 + 1.0).collect();
+    let mut want = vec![0.0; 24];
+    for i in 0..4 {
+        for j in 0..5 {
+            for k in 0..6 {
+                want[k * 4 + i] += a[(i * 5 + j) * 6 + k] * x[j];
+            }
+        }
+    }
+    let g = any
+        .to_gcs(map.clone(), CompressedAxis::Row, IndexType::Int32)
+        .unwrap();
+    assert!(close(&spmv::spmv::<f64>(&g, &x).unwrap(), &want));
+    let gc = any
+        .to_gcs(map.clone(), CompressedAxis::Column, IndexType::Int64)
+        .unwrap();
+    assert!(close(&spmv::spmv::<f64>(&gc, &x).unwrap(), &want));
+    let dm = any.to_dm(map, Format::Csr).unwrap();
+    assert!(close(&spmv::spmv::<f64>(&dm, &x).unwrap(), &want));
+    let AnyTensor::Gcs(gt) = &g else {
+        unreachable!()
+    };
+    let typed = gt.downcast::<f64, i32, i32>().unwrap();
+    let y = spmv::spmv_gcs(
+        &typed,
+        &DenseTensor::try_new(vec![5], x.clone().into()).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(y.shape(), &[6, 4], "reshaped to the row dimensions (2, 0)");
+}
+
+#[test]
+fn csf_mttkrp_and_ttv_match_the_dense_reference() {
+    let shape = [6usize, 7, 5, 4];
+    let coo = random_coo(&shape, 300, 3).canonicalize().unwrap();
+    let any: AnyTensor = coo.clone().into();
+    let (_, a) = dense(&any);
+    let rank = 3;
+    let factors: Vec<DenseTensor<f64>> = shape
+        .iter()
+        .enumerate()
+        .map(|(d, &n)| {
+            DenseTensor::try_new(
+                vec![n, rank],
+                (0..n * rank)
+                    .map(|i| ((i * 7 + d) % 11) as f64 / 4.0 - 1.0)
+                    .collect::<Vec<_>>()
+                    .into(),
+            )
+            .unwrap()
+        })
+        .collect();
+    let strides = [140usize, 20, 4, 1];
+    for mode in 0..4 {
+        let mut want = vec![0.0; shape[mode] * rank];
+        for lin in 0..a.len() {
+            if a[lin] == 0.0 {
+                continue;
+            }
+            let c: Vec<usize> = (0..4).map(|d| lin / strides[d] % shape[d]).collect();
+            for r in 0..rank {
+                let mut p = a[lin];
+                for d in (0..4).filter(|&d| d != mode) {
+                    p *= factors[d].values()[c[d] * rank + r];
+                }
+                want[c[mode] * rank + r] += p;
+            }
+        }
+        for order in [
+            [0usize, 1, 2, 3],
+            [3, 1, 0, 2],
+            [mode, (mode + 1) % 4, (mode + 2) % 4, (mode + 3) % 4],
+        ] {
+            let t = coo.to_csf::<i32, i64>(&order).unwrap();
+            let m = csf::mttkrp(&t, mode, &factors).unwrap();
+            assert!(close(&m.values()[..], &want), "mode {mode} order {order:?}");
+        }
+        // the CSR baseline agrees
+        let mut dims = vec![mode];
+        dims.extend((0..4).filter(|&d| d != mode));
+        let g = any
+            .to_gcs(
+                DimMap::try_new(shape.to_vec(), dims, vec![1]).unwrap(),
+                CompressedAxis::Row,
+                IndexType::Int64,
+            )
+            .unwrap();
+        let AnyTensor::Gcs(g) = g else { unreachable!() };
+        let m = csf::mttkrp_csr(
+            &g.matrix().downcast::<f64, i64, i64>().unwrap(),
+            &shape,
+            mode,
+            &factors,
+        )
+        .unwrap();
+        assert!(close(&m.values()[..], &want), "CSR baseline, mode {mode}");
+        // TTV along the mode
+        let v: Vec<f64> = (0..shape[mode]).map(|i| i as f64 - 1.5).collect();
+        let mut want_t = std::collections::BTreeMap::<Vec<usize>, f64>::new();
+        for lin in 0..a.len() {
+            if a[lin] != 0.0 {
+                let c: Vec<usize> = (0..4).map(|d| lin / strides[d] % shape[d]).collect();
+                let key: Vec<usize> = (0..4).filter(|&d| d != mode).map(|d| c[d]).collect();
+                *want_t.entry(key).or_default() += a[lin] * v[c[mode]];
+            }
+        }
+        for order in [
+            [0usize, 1, 2, 3],
+            [2, 3, 0, 1],
+            [(mode + 1) % 4, (mode + 2) % 4, (mode + 3) % 4, mode],
+        ] {
+            let t = coo.to_csf::<i64, i64>(&order).unwrap();
+            let y = csf::ttv(&t, mode, &v).unwrap();
+            let mut got = std::collections::BTreeMap::<Vec<usize>, f64>::new();
+            y.for_each(|c, x| *got.entry(c.to_vec()).or_default() += x);
+            assert_eq!(got.len(), want_t.len(), "mode {mode} order {order:?}");
+            for (k, w) in &want_t {
+                assert!(
+                    (got[k] - w).abs() < 1e-9,
+                    "mode {mode} order {order:?} at {k:?}"
+                );
+            }
+        }
+    }
+    let t = coo.to_csf::<i32, i32>(&[0, 1, 2, 3]).unwrap();
+    assert!(csf::mttkrp(&t, 4, &factors).is_err());
+    assert!(csf::mttkrp(&t, 0, &factors[..3]).is_err());
+    assert!(csf::ttv(&t, 1, &[1.0]).is_err());
+}
+
+#[test]
+fn elementwise_and_reductions() {
+    let a = random_coo(&[9, 8, 7], 120, 4);
+    let b = random_coo(&[9, 8, 7], 120, 5);
+    let (aa, ba): (AnyTensor, AnyTensor) = (
+        a.clone().into(),
+        b.to_csf::<i32, i32>(&[2, 0, 1]).unwrap().into(),
+    );
+    let (_, da) = dense(&aa);
+    let (_, db) = dense(&ba);
+    for (op, f) in [
+        (
+            elementwise::BinaryOp::Add,
+            (|x: f64, y: f64| x + y) as fn(f64, f64) -> f64,
+        ),
+        (elementwise::BinaryOp::Subtract, |x, y| x - y),
+        (elementwise::BinaryOp::Multiply, |x, y| x * y),
+    ] {
+        let r: AnyTensor = elementwise::binary::<f64>(&aa, &ba, op).unwrap().into();
+        let (_, dr) = dense(&r);
+        let want: Vec<f64> = da.iter().zip(&db).map(|(&x, &y)| f(x, y)).collect();
+        assert!(close(&dr, &want), "{op:?}");
+    }
+    let scaled = elementwise::scale::<f64>(&ba, 2.0).unwrap();
+    assert!(close(
+        &dense(&scaled).1,
+        &db.iter().map(|x| x * 2.0).collect::<Vec<_>>()
+    ));
+    assert!(reduce::allclose::<f64>(
+        &scaled,
+        &elementwise::binary::<f64>(&ba, &ba, elementwise::BinaryOp::Add)
+            .unwrap()
+            .into(),
+        1e-12,
+        0.0
+    )
+    .unwrap());
+    assert!(!reduce::allclose::<f64>(&aa, &ba, 1e-6, 1e-6).unwrap());
+    assert!((reduce::sum_all::<f64>(&aa).unwrap() - da.iter().sum::<f64>()).abs() < 1e-9);
+    // sums along axes {1} and {0, 2}
+    let s1 = reduce::sum_axes::<f64>(&aa, &[1]).unwrap();
+    let mut want = vec![0.0; 63];
+    for i in 0..9 {
+        for j in 0..8 {
+            for k in 0..7 {
+                want[i * 7 + k] += da[(i * 8 + j) * 7 + k];
+            }
+        }
+    }
+    assert!(close(&dense(&s1.into()).1, &want));
+    let s02 = reduce::sum_axes::<f64>(&ba, &[2, 0]).unwrap();
+    assert_eq!(s02.shape(), &[8]);
+    assert!(reduce::sum_axes::<f64>(&aa, &[1, 1]).is_err());
+    // integer overflow is an error, not a wrap
+    let big =
+        CooTensor::<i8, i32>::from_entries(vec![2], &[(vec![0], 100), (vec![1], 100)]).unwrap();
+    assert!(matches!(
+        reduce::sum_all::<i8>(&big.clone().into()),
+        Err(Error::Overflow { .. })
+    ));
+    assert!(matches!(
+        elementwise::scale::<i8>(&big.clone().into(), 2),
+        Err(Error::Overflow { .. })
+    ));
+    let m = CooTensor::<i64, i32>::from_entries(
+        vec![1, 2],
+        &[(vec![0, 0], i64::MAX), (vec![0, 1], i64::MAX)],
+    )
+    .unwrap();
+    assert!(matches!(
+        spmv::spmv::<i64>(&m.into(), &[1, 1]),
+        Err(Error::Overflow { .. })
+    ));
+    // mismatched shapes
+    let c = random_coo(&[9, 8, 6], 10, 6);
+    assert!(matches!(
+        elementwise::binary::<f64>(&aa, &c.into(), elementwise::BinaryOp::Add),
+        Err(Error::Shape { .. })
+    ));
+}
+
+#[test]
+fn fast_conversions_agree_with_dense() {
+    let coo = random_coo(&[50, 40, 30], 5000, 7);
+    let d = coo.to_dense().unwrap();
+    // the parallel scan equals the reference element walk, bit for bit
+    let fast = convert::dense_to_coo::<f64, i32>(&d).unwrap();
+    assert!(
+        fast == d.to_coo::<i32>().unwrap(),
+        "dense_to_coo differs from the reference"
+    );
+    for order in [[2usize, 0, 1], [0, 1, 2]] {
+        let fast = convert::dense_to_csf::<f64, i64, i64>(&d, &order).unwrap();
+        assert!(
+            fast == d
+                .to_coo::<i64>()
+                .unwrap()
+                .to_csf::<i64, i64>(&order)
+                .unwrap(),
+            "dense_to_csf {order:?}"
+        );
+    }
+    let m = random_coo(&[300, 200], 4000, 8);
+    let md = m.to_dense().unwrap();
+    for axis in [CompressedAxis::Row, CompressedAxis::Column] {
+        let fast = convert::dense_to_csx::<f64, i32, i32>(&md, axis).unwrap();
+        assert_eq!(dense(&fast.clone().into()).1, md.values().to_vec());
+        let t = convert::transpose_csx(&fast).unwrap();
+        assert_eq!(dense(&t.into()).1, md.values().to_vec());
+    }
+}
+
+/// SpMV straight on a memory-mapped tensor: no allocation proportional to nnz.
+#[test]
+fn spmv_on_a_mapped_file_copies_nothing() {
+    let (rows, cols, nnz) = (1000usize, 5000usize, 1_000_000usize);
+    let coo = random_coo(&[rows, cols], nnz, 9);
+    let csr: AnyTensor = coo.to_csx::<i32, i64>(CompressedAxis::Row).unwrap().into();
+    let x: Vec<f64> = (0..cols).map(|j| (j % 13) as f64).collect();
+    let in_memory = spmv::spmv::<f64>(&csr, &x).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("big.arrow");
+    ipc::write_file(&path, &[TensorMessage::from(csr)], &WriteOptions::default()).unwrap();
+    drop(coo);
+
+    PEAK_SINGLE.store(0, Relaxed);
+    let before = TOTAL.load(Relaxed);
+    let reader = MmapReader::open_with(&path, ReadOptions::default()).unwrap();
+    let t = reader.get(0).unwrap().tensor;
+    let y = spmv::spmv::<f64>(&t, &x).unwrap();
+    let total = TOTAL.load(Relaxed) - before;
+    let peak = PEAK_SINGLE.load(Relaxed);
+    assert_eq!(
+        y, in_memory,
+        "same result as the in-memory run, bit for bit"
+    );
+    // nnz x 12 bytes of index + values live in the file; we allocate ~the result
+    assert!(total < 1 << 20, "allocated {total} bytes in all");
+    assert!(peak < 64 << 10, "largest allocation {peak} bytes");
+    let AnyTensor::Csx(m) = &t else { panic!() };
+    assert!(arrow_sparse::buffer::points_into(
+        m.values().inner(),
+        reader.mapping()
+    ));
+}
