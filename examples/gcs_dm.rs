@@ -32,22 +32,42 @@ fn main() -> Result<(), arrow_sparse::Error> {
     let gcs = coo.to_gcs(map, CompressedAxis::Row, IndexType::Int32)?;
     if let AnyTensor::Gcs(g) = &gcs {
         println!("GCS reduced shape {:?}", g.matrix().shape());
-        println!("  matrix: {}", dump::json_line(&AnyTensor::Csx(g.matrix().clone()))?);
+        println!(
+            "  matrix: {}",
+            dump::json_line(&AnyTensor::Csx(g.matrix().clone()))?
+        );
     }
     println!("  tensor: {}", dump::json_line(&gcs)?);
     println!("  MLIR:   {}", gcs.levels()?.mlir_encoding());
     let (best, bytes) = best_mapping(&[2, 3, 4], 9, CompressedAxis::Row)?;
-    println!("fewest-bytes mapping: dimensions {:?}, partitioning {:?} ({bytes} index bytes)", best.dimensions(), best.partitioning());
+    println!(
+        "fewest-bytes mapping: dimensions {:?}, partitioning {:?} ({bytes} index bytes)",
+        best.dimensions(),
+        best.partitioning()
+    );
 
     // DM over CSF storage, then no-copy views.
-    let dm = coo.to_dm(DimMap::try_new(vec![2, 3, 4], vec![0, 2, 1], vec![1, 2])?, Format::Csf)?;
-    let AnyTensor::Dm(dm) = dm else { unreachable!() };
+    let dm = coo.to_dm(
+        DimMap::try_new(vec![2, 3, 4], vec![0, 2, 1], vec![1, 2])?,
+        Format::Csf,
+    )?;
+    let AnyTensor::Dm(dm) = dm else {
+        unreachable!()
+    };
     let view = dm.transpose(0, 2)?.slice(0, 0, 4, 3)?.rotate(1, 1)?;
-    println!("DM view {:?} of storage {:?}: {}", view.shape(), view.storage().shape(), dump::json_line(&AnyTensor::Dm(view.clone()))?);
+    println!(
+        "DM view {:?} of storage {:?}: {}",
+        view.shape(),
+        view.storage().shape(),
+        dump::json_line(&AnyTensor::Dm(view.clone()))?
+    );
 
     // On the wire: libarrow sees the storage; we get the N-D tensors back.
     let path = std::env::temp_dir().join("arrow-sparse-gcs-dm.arrow");
-    let messages = [TensorMessage::from(gcs.clone()), TensorMessage::from(AnyTensor::Dm(view.clone()))];
+    let messages = [
+        TensorMessage::from(gcs.clone()),
+        TensorMessage::from(AnyTensor::Dm(view.clone())),
+    ];
     ipc::write_file(&path, &messages, &WriteOptions::default())?;
     let reader = MmapReader::open(&path)?;
     for (i, m) in reader.iter().enumerate() {
