@@ -10,6 +10,7 @@
 //   arrow-sparse-peer from-dense IN OUT coo|csr|csc|csf INDEX_TYPE
 //   arrow-sparse-peer golden DIR
 //   arrow-sparse-peer bench-csr FILE ITERS
+//   arrow-sparse-peer bench-convert FILE ITERS [coo|csr|csf int32|int64]
 //
 // A "stream file" is a sequence of encapsulated IPC messages (FF FF FF FF, int32 LE
 // metadata length, flatbuffer Message, padding, body), optionally terminated by the
@@ -1283,11 +1284,88 @@ int CmdBenchCsr(const std::string& path, const std::string& iters_str) {
   return 0;
 }
 
+// bench-convert FILE ITERS [FORMAT INDEX_TYPE]: FILE holds one dense float64 Tensor
+// message. Times the dense -> sparse conversions SparseCOOTensor::Make,
+// SparseCSRMatrix::Make (2-D only) and SparseCSFTensor::Make with int32 and int64
+// indices (or only FORMAT with INDEX_TYPE), best of ITERS each (one thread;
+// destroying the result is not timed), and prints one JSON object:
+// {"ndim":..,"size":..,"nnz":..,"coo_int32_s":..,"coo_int64_s":..,["csr_int32_s":..,
+// "csr_int64_s":..,]"csf_int32_s":..,"csf_int64_s":..,"csf_axis_order":[..]}.
+int CmdBenchConvert(const std::string& path, const std::string& iters_str,
+                    const std::string& only_format = "", const std::string& only_itype = "") {
+  int64_t iters = 0;
+  {
+    auto r = std::from_chars(iters_str.data(), iters_str.data() + iters_str.size(), iters);
+    if (r.ec != std::errc() || r.ptr != iters_str.data() + iters_str.size() || iters < 1) {
+      Fail("ITERS must be a positive integer");
+    }
+  }
+  std::shared_ptr<Tensor> dense;
+  int64_t count = 0;
+  ForEachMessage(path, [&](const Item& item, const std::string& where) {
+    if (++count > 1) Fail(path + ": more than one message");
+    if (!item.dense || item.dense->type_id() != arrow::Type::DOUBLE) {
+      Fail(where + ": not a float64 Tensor message");
+    }
+    dense = item.dense;
+  });
+  if (!dense) Fail(path + ": no message");
+  const Tensor& t = *dense;
+  using Clock = std::chrono::steady_clock;
+  auto seconds = [](Clock::duration d) { return std::chrono::duration<double>(d).count(); };
+  int64_t nnz = -1;
+  std::vector<int64_t> csf_order;
+  std::string out = "{\"ndim\":";
+  AppendInt(out, static_cast<int64_t>(t.ndim()));
+  out += ",\"size\":";
+  AppendInt(out, t.size());
+  std::string times;
+  if (!only_format.empty() && only_format != "coo" && only_format != "csr" &&
+      only_format != "csf") {
+    Fail("unknown sparse format '" + only_format + "' (expected coo, csr or csf)");
+  }
+  if (!only_itype.empty()) IndexTypeFromName(only_itype);
+  for (const std::string format : {"coo", "csr", "csf"}) {
+    if (format == "csr" && t.ndim() != 2) continue;
+    if (!only_format.empty() && format != only_format) continue;
+    for (const std::string itype : {"int32", "int64"}) {
+      if (!only_itype.empty() && itype != only_itype) continue;
+      auto type = IndexTypeFromName(itype);
+      double best = std::numeric_limits<double>::infinity();
+      for (int64_t i = 0; i < iters; ++i) {
+        auto t0 = Clock::now();
+        auto st = FromDense(t, format, type);
+        auto t1 = Clock::now();
+        best = std::min(best, seconds(t1 - t0));
+        if (nnz >= 0 && st->non_zero_length() != nnz) Fail(format + ": nnz differs");
+        nnz = st->non_zero_length();
+        if (format == "csf" && csf_order.empty()) {
+          csf_order = static_cast<const arrow::SparseCSFIndex&>(*st->sparse_index()).axis_order();
+        }
+      }
+      times += ",\"" + format + "_" + itype + "_s\":";
+      AppendFloat(times, best);
+    }
+  }
+  out += ",\"nnz\":";
+  AppendInt(out, nnz);
+  out += times;
+  out += ",\"csf_axis_order\":[";
+  for (size_t i = 0; i < csf_order.size(); ++i) {
+    if (i) out += ",";
+    AppendInt(out, csf_order[i]);
+  }
+  out += "]}\n";
+  std::fputs(out.c_str(), stdout);
+  return 0;
+}
+
 // ------------------------------------------------------------------ main
 
 const char* kUsage =
     "usage: arrow-sparse-peer dump FILE | rewrite IN OUT | "
-    "from-dense IN OUT coo|csr|csc|csf INDEX_TYPE | golden DIR | bench-csr FILE ITERS";
+    "from-dense IN OUT coo|csr|csc|csf INDEX_TYPE | golden DIR | bench-csr FILE ITERS | "
+    "bench-convert FILE ITERS [coo|csr|csf int32|int64]";
 
 int Run(int argc, char** argv) {
   if (argc < 2) Fail(kUsage);
@@ -1316,6 +1394,11 @@ int Run(int argc, char** argv) {
   if (cmd == "bench-csr") {
     need(2);
     return CmdBenchCsr(argv[2], argv[3]);
+  }
+  if (cmd == "bench-convert") {
+    if (argc == 6) return CmdBenchConvert(argv[2], argv[3], argv[4], argv[5]);
+    need(2);
+    return CmdBenchConvert(argv[2], argv[3]);
   }
   Fail(kUsage);
 }

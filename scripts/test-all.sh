@@ -11,6 +11,8 @@ step() { printf '\n==> %s\n' "$*"; }
 step "interop environment (venv with pyarrow 26.0.1, C++ peer against its libarrow)"
 PEER="$(bash scripts/setup-interop.sh | tail -n 1)"
 export ARROW_SPARSE_PEER="$PEER"
+# tests/parquet.rs runs tests/python/check_parquet.py (pyarrow, scipy, DuckDB) with it
+export ARROW_SPARSE_PYTHON="${ARROW_SPARSE_VENV:-$PWD/.venv}/bin/python"
 
 step "format and lints"
 cargo fmt --all -- --check
@@ -25,6 +27,12 @@ cargo test --locked --doc
 step "examples"
 cargo run --locked --quiet --example end_to_end -- "$(mktemp -d)"
 cargo run --locked --quiet --example gcs_dm
+
+step "Matrix Market / FROSTT / npz interop with scipy and pydata/sparse"
+IO_DIR="$(mktemp -d)"
+cargo run --locked --quiet --example io_roundtrip -- write "$IO_DIR" >/dev/null
+"${ARROW_SPARSE_VENV:-.venv}/bin/python" tests/python/test_io_formats.py "$IO_DIR" \
+  cargo run --locked --quiet --example io_roundtrip --
 
 step "CLI on a golden file written by libarrow"
 cargo run --locked --quiet --bin arrow-sparse -- dump format/golden/csf_f32_i16_order201.arrow

@@ -101,6 +101,10 @@ pub enum Error {
     Io(std::io::Error),
     /// An error from the Arrow crates.
     Arrow(arrow_schema::ArrowError),
+    /// An error from the Parquet crate (a malformed or truncated file, an
+    /// unsupported encoding or compression).
+    #[cfg(feature = "parquet")]
+    Parquet(::parquet::errors::ParquetError),
 }
 
 impl Error {
@@ -217,6 +221,8 @@ impl fmt::Display for Error {
             Error::Parse { what, detail } => write!(f, "cannot parse {what}: {detail}"),
             Error::Io(e) => write!(f, "I/O error: {e}"),
             Error::Arrow(e) => write!(f, "Arrow error: {e}"),
+            #[cfg(feature = "parquet")]
+            Error::Parquet(e) => write!(f, "Parquet error: {e}"),
         }
     }
 }
@@ -226,6 +232,8 @@ impl std::error::Error for Error {
         match self {
             Error::Io(e) => Some(e),
             Error::Arrow(e) => Some(e),
+            #[cfg(feature = "parquet")]
+            Error::Parquet(e) => Some(e),
             _ => None,
         }
     }
@@ -240,6 +248,13 @@ impl From<std::io::Error> for Error {
 impl From<arrow_schema::ArrowError> for Error {
     fn from(e: arrow_schema::ArrowError) -> Self {
         Error::Arrow(e)
+    }
+}
+
+#[cfg(feature = "parquet")]
+impl From<::parquet::errors::ParquetError> for Error {
+    fn from(e: ::parquet::errors::ParquetError) -> Self {
+        Error::Parquet(e)
     }
 }
 

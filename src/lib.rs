@@ -31,13 +31,18 @@ pub mod buffer;
 pub mod dims;
 pub mod dump;
 pub mod error;
+pub mod io;
 pub mod ipc;
 pub mod kernels;
+#[cfg(feature = "parquet")]
+pub mod parquet;
 pub mod tensor;
 pub mod types;
 
 pub use buffer::{IndexBuffer, IndexSlice, ValueBuffer, ValueSlice};
 pub use error::{Error, Result};
+#[cfg(feature = "parquet")]
+pub use parquet::{read_parquet, write_parquet};
 pub use tensor::{
     AnyCoo, AnyCsf, AnyCsx, AnyDense, AnyDm, AnyGcs, AnyTensor, CompressedAxis, Convert, CooTensor,
     CoordLayout, CsfTensor, CsxMatrix, DenseTensor, DmTensor, Format, GcsTensor, Validation,

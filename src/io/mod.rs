@@ -1,0 +1,255 @@
+//! Import and export of the common sparse exchange files: Matrix Market (`.mtx`),
+//! FROSTT (`.tns`) and NumPy zip archives (`.npz`) as written by scipy's
+//! `save_npz` and pydata/sparse's `save_npz`.
+//!
+//! | file | reader gives | writer takes |
+//! |---|---|---|
+//! | `.mtx` `coordinate` (real, integer, pattern; general, symmetric, skew-symmetric) | COO, symmetric files expanded to both triangles | any 2-D tensor |
+//! | `.mtx` `array` | dense (row-major) | any 2-D tensor (dense by default) |
+//! | `.tns` (FROSTT, optional rank / shape / nnz header) | COO | any tensor |
+//! | `.npz` scipy `csr` / `csc` / `coo` | CSR / CSC / COO, same dtypes | any tensor |
+//! | `.npz` pydata/sparse `COO` / `GCXS` | COO / GCS, same dtypes | any tensor |
+//!
+//! Readers return a [`TensorMessage`]: the tensor plus `custom_metadata` saying
+//! what the file's header said (the keys are in [`meta`]: Matrix Market field and
+//! symmetry, `.tns` header style, npz flavour). The metadata travels with the
+//! tensor through Arrow IPC files, and the writers use it as their defaults, so
+//! `.mtx -> .arrow -> .mtx` writes a symmetric file back as symmetric, a pattern
+//! file as pattern, and so on. Options given to a writer override the metadata.
+//!
+//! Text reading is streaming: the input is read in chunks, memory apart from the
+//! output tensor stays bounded, and nothing is preallocated on the word of a
+//! header. Malformed input gives an [`Error::Parse`](crate::Error::Parse) naming
+//! `file:line` and what was expected; npz errors name the file and the array.
+//! Every tensor is built through the validating constructors. Writers write a
+//! temporary file in the destination directory and rename it into place.
+//!
+//! ```
+//! use arrow_sparse::{io, CooTensor, AnyTensor};
+//! let dir = tempfile::tempdir()?;
+//! let coo = CooTensor::<f64, i64>::from_entries(vec![3, 3], &[(vec![0, 1], 2.5), (vec![2, 0], -1.0)])?;
+//! let msg = AnyTensor::from(coo).into();
+//! for name in ["m.mtx", "m.tns", "m.npz"] {
+//!     let path = dir.path().join(name);
+//!     io::write_path(&path, &msg)?;
+//!     let back = io::read_path(&path)?;
+//!     assert_eq!(back.tensor.nnz(), 2);
+//!     assert_eq!(back.tensor.get::<f64>(&[2, 0])?, Some(-1.0));
+//! }
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+pub mod mtx;
+mod npy;
+pub mod npz;
+mod text;
+pub mod tns;
+
+use std::fs::File;
+use std::path::Path;
+
+use crate::error::{Error, Result};
+use crate::ipc::TensorMessage;
+use crate::types::{IndexType, ValueType};
+
+pub use mtx::{MtxField, MtxFormat, MtxSymmetry, MtxWriteOptions};
+pub use npz::{NpzFlavor, NpzWriteOptions};
+pub use tns::{TnsHeader, TnsWriteOptions};
+
+/// The `custom_metadata` keys the readers set and the writers read.
+pub mod meta {
+    /// Matrix Market format: `coordinate` or `array`.
+    pub const MTX_FORMAT: &str = "arrow_sparse.mtx.format";
+    /// Matrix Market field: `real`, `integer` or `pattern`.
+    pub const MTX_FIELD: &str = "arrow_sparse.mtx.field";
+    /// Matrix Market symmetry: `general`, `symmetric` or `skew-symmetric`.
+    pub const MTX_SYMMETRY: &str = "arrow_sparse.mtx.symmetry";
+    /// The Matrix Market comment lines (without their `%`), joined by `\n`; at most
+    /// 64 KiB are kept.
+    pub const MTX_COMMENTS: &str = "arrow_sparse.mtx.comments";
+    /// The `.tns` header style (see [`TnsHeader`](super::TnsHeader)): `none`,
+    /// `rank-shape`, `rank-shape-nnz`, `rank-nnz-shape` or `sptensor`.
+    pub const TNS_HEADER: &str = "arrow_sparse.tns.header";
+    /// Which library's npz layout: `scipy` or `pydata`.
+    pub const NPZ_FLAVOR: &str = "arrow_sparse.npz.flavor";
+    /// scipy only: `true` when the file holds a sparse array (`_is_array`), `false`
+    /// for a sparse matrix.
+    pub const NPZ_IS_ARRAY: &str = "arrow_sparse.npz.is_array";
+}
+
+/// The file formats of this module, known by their extension.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum FileFormat {
+    /// Matrix Market, `.mtx`.
+    Mtx,
+    /// FROSTT text tensor, `.tns`.
+    Tns,
+    /// NumPy zip archive of a scipy or pydata/sparse array, `.npz`.
+    Npz,
+}
+
+impl FileFormat {
+    /// The format named by a path's extension (case-insensitive), if any.
+    ///
+    /// ```
+    /// use arrow_sparse::io::FileFormat;
+    /// assert_eq!(FileFormat::from_path("a/b.MTX".as_ref()), Some(FileFormat::Mtx));
+    /// assert_eq!(FileFormat::from_path("b.arrow".as_ref()), None);
+    /// ```
+    pub fn from_path(path: &Path) -> Option<FileFormat> {
+        let ext = path.extension()?.to_str()?.to_ascii_lowercase();
+        Some(match ext.as_str() {
+            "mtx" => FileFormat::Mtx,
+            "tns" => FileFormat::Tns,
+            "npz" => FileFormat::Npz,
+            _ => return None,
+        })
+    }
+
+    /// The extension without its dot.
+    pub fn extension(self) -> &'static str {
+        match self {
+            FileFormat::Mtx => "mtx",
+            FileFormat::Tns => "tns",
+            FileFormat::Npz => "npz",
+        }
+    }
+
+    fn of(path: &Path) -> Result<FileFormat> {
+        FileFormat::from_path(path).ok_or_else(|| {
+            Error::Unsupported(format!(
+                "{}: unknown file extension (expected .mtx, .tns or .npz)",
+                path.display()
+            ))
+        })
+    }
+}
+
+/// What the text readers do with entries that repeat the coordinates of an
+/// earlier one (for a symmetric Matrix Market file: the same unordered pair).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Duplicates {
+    /// Refuse the file, naming both lines (the default).
+    #[default]
+    Error,
+    /// Add them up (integer overflow is an error); the result is sorted and
+    /// canonical.
+    Sum,
+    /// Keep every entry as it is in the file (the COO tensor is then not
+    /// canonical).
+    Keep,
+}
+
+/// Options for every reader of this module.
+#[derive(Clone, Debug, Default)]
+pub struct ReadOptions {
+    /// Text readers: what to do with repeated coordinates.
+    pub duplicates: Duplicates,
+    /// Text readers: the value type of the tensor. Default: `float64` for real and
+    /// pattern files and `.tns`, `int64` for integer Matrix Market files.
+    /// Integer types accept only integer text; floats round to nearest.
+    pub value_type: Option<ValueType>,
+    /// Text readers: the coordinate type of the COO tensor (default `int64`).
+    /// npz files keep the dtypes they hold.
+    pub index_type: Option<IndexType>,
+    /// `.tns` without a header: the shape (default: the largest coordinate along
+    /// each dimension). With a header it must agree with it.
+    pub shape: Option<Vec<usize>>,
+}
+
+impl ReadOptions {
+    /// Set the duplicate policy.
+    pub fn with_duplicates(mut self, d: Duplicates) -> Self {
+        self.duplicates = d;
+        self
+    }
+    /// Set the value type.
+    pub fn with_value_type(mut self, t: ValueType) -> Self {
+        self.value_type = Some(t);
+        self
+    }
+    /// Set the coordinate type.
+    pub fn with_index_type(mut self, t: IndexType) -> Self {
+        self.index_type = Some(t);
+        self
+    }
+    /// Set the `.tns` shape.
+    pub fn with_shape(mut self, shape: Vec<usize>) -> Self {
+        self.shape = Some(shape);
+        self
+    }
+}
+
+/// Options for [`write_path_with`]: one set per format.
+#[derive(Clone, Debug, Default)]
+pub struct WriteOptions {
+    /// For `.mtx` files.
+    pub mtx: MtxWriteOptions,
+    /// For `.tns` files.
+    pub tns: TnsWriteOptions,
+    /// For `.npz` files.
+    pub npz: NpzWriteOptions,
+}
+
+/// Read a `.mtx`, `.tns` or `.npz` file (chosen by extension) with default
+/// options.
+pub fn read_path(path: &Path) -> Result<TensorMessage> {
+    read_path_with(path, &ReadOptions::default())
+}
+
+/// Read a `.mtx`, `.tns` or `.npz` file (chosen by extension).
+pub fn read_path_with(path: &Path, options: &ReadOptions) -> Result<TensorMessage> {
+    match FileFormat::of(path)? {
+        FileFormat::Mtx => mtx::read(path, options),
+        FileFormat::Tns => tns::read(path, options),
+        FileFormat::Npz => npz::read(path, options),
+    }
+}
+
+/// Write a `.mtx`, `.tns` or `.npz` file (chosen by extension) with default
+/// options: the message's metadata decides the details (see the module docs).
+pub fn write_path(path: &Path, message: &TensorMessage) -> Result<()> {
+    write_path_with(path, message, &WriteOptions::default())
+}
+
+/// Write a `.mtx`, `.tns` or `.npz` file (chosen by extension).
+pub fn write_path_with(path: &Path, message: &TensorMessage, options: &WriteOptions) -> Result<()> {
+    match FileFormat::of(path)? {
+        FileFormat::Mtx => mtx::write(path, message, &options.mtx),
+        FileFormat::Tns => tns::write(path, message, &options.tns),
+        FileFormat::Npz => npz::write(path, message, &options.npz),
+    }
+}
+
+/// Open a file for reading; the error names the path.
+pub(crate) fn open(path: &Path) -> Result<File> {
+    File::open(path).map_err(|e| {
+        Error::Io(std::io::Error::new(
+            e.kind(),
+            format!("{}: {e}", path.display()),
+        ))
+    })
+}
+
+/// Write `path` atomically: `f` writes a temporary file in the same directory,
+/// which is synced and renamed over `path` only when `f` succeeds.
+pub(crate) fn write_atomic(path: &Path, f: impl FnOnce(&mut File) -> Result<()>) -> Result<()> {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+    f(tmp.as_file_mut())?;
+    tmp.as_file().sync_all()?;
+    tmp.persist(path).map_err(|e| Error::Io(e.error))?;
+    Ok(())
+}
+
+/// The value of a metadata key.
+pub(crate) fn meta_get<'a>(metadata: &'a [(String, String)], key: &str) -> Option<&'a str> {
+    metadata
+        .iter()
+        .find(|(k, _)| k == key)
+        .map(|(_, v)| v.as_str())
+}

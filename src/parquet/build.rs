@@ -1,0 +1,427 @@
+//! Rebuilding a tensor from its rows: the coordinate -> structure direction
+//! (CSX indptr from the runs of major coordinates, CSF trees from the leaf
+//! sequence, dense buffers from the row-major enumeration). Every tensor built
+//! here passes its format's validating constructor.
+
+use arrow_array::Array;
+use arrow_buffer::{Buffer, MutableBuffer};
+
+use super::meta::{Layout, TensorSpec};
+use super::rows::{unravel, with_bytes, Rows};
+use crate::buffer::{IndexBuffer, ValueBuffer};
+use crate::error::{Error, Result};
+use crate::tensor::dense::row_major_strides;
+use crate::tensor::{AnyCoo, AnyCsf, AnyCsx, AnyDense, AnyTensor, CoordLayout, Validation};
+use crate::types::{Index, IndexType, ValueType};
+use crate::with_index_type;
+
+/// Elements reserved up front at most: the rest grows as rows actually arrive, so
+/// a count claimed by a hostile footer cannot reserve memory by itself.
+const MAX_RESERVE: usize = 1 << 24;
+
+/// A growing index buffer of one [`IndexType`].
+struct IdxAcc {
+    ty: IndexType,
+    buf: MutableBuffer,
+    len: usize,
+    what: String,
+}
+
+impl IdxAcc {
+    fn new(ty: IndexType, what: impl Into<String>, expect: usize) -> Self {
+        IdxAcc {
+            ty,
+            buf: MutableBuffer::new(expect.min(MAX_RESERVE) * ty.byte_width()),
+            len: 0,
+            what: what.into(),
+        }
+    }
+
+    fn extend(&mut self, xs: &[usize]) -> Result<()> {
+        fn typed<I: Index>(buf: &mut MutableBuffer, xs: &[usize], what: &str) -> Result<()> {
+            let v = xs
+                .iter()
+                .map(|&x| {
+                    I::try_from_usize(x)
+                        .ok_or_else(|| Error::overflow(what, x.to_string(), I::TYPE.name()))
+                })
+                .collect::<Result<Vec<I>>>()?;
+            buf.extend_from_slice(&v);
+            Ok(())
+        }
+        with_index_type!(self.ty, I => typed::<I>(&mut self.buf, xs, &self.what))?;
+        self.len += xs.len();
+        Ok(())
+    }
+
+    fn finish(self) -> Result<IndexBuffer> {
+        IndexBuffer::from_body(
+            self.ty,
+            &Buffer::from(self.buf),
+            0,
+            self.len,
+            &self.what,
+            false,
+        )
+    }
+}
+
+/// Concatenate index buffers of one type.
+fn concat(parts: Vec<IdxAcc>, ty: IndexType, what: &str) -> Result<IndexBuffer> {
+    let total: usize = parts.iter().map(|p| p.len).sum();
+    let mut buf = MutableBuffer::new(total * ty.byte_width());
+    for p in &parts {
+        buf.extend_from_slice(p.buf.as_slice());
+    }
+    IndexBuffer::from_body(ty, &Buffer::from(buf), 0, total, what, false)
+}
+
+enum Kind {
+    Dense {
+        strides: Vec<usize>,
+    },
+    Coo {
+        layout: CoordLayout,
+        canonical: bool,
+        /// one accumulator (row-major) or one per dimension (column-major)
+        coords: Vec<IdxAcc>,
+    },
+    Csx {
+        major: usize,
+        minor: usize,
+        indptr: IdxAcc,
+        indices: IdxAcc,
+        /// indptr entries written so far
+        next: usize,
+        last: usize,
+    },
+    Csf {
+        order: Vec<usize>,
+        indptr: Vec<IdxAcc>,
+        indices: Vec<IdxAcc>,
+        /// the previous row's coordinates, in level order
+        prev: Option<Vec<usize>>,
+    },
+}
+
+/// Accumulates rows in storage order and builds the tensor of a [`TensorSpec`].
+pub(crate) struct Builder {
+    spec: TensorSpec,
+    rows: usize,
+    value_type: ValueType,
+    values: MutableBuffer,
+    kind: Kind,
+}
+
+impl Builder {
+    /// A builder for `spec` (whose shape is the result's), expecting about
+    /// `expect` rows; `max_indptr_len` bounds the CSX indptr.
+    pub fn new(spec: TensorSpec, expect: usize, max_indptr_len: usize) -> Result<Self> {
+        let n = spec.shape.len();
+        let kind = match &spec.layout {
+            Layout::Dense { strides } => Kind::Dense {
+                strides: strides.clone(),
+            },
+            Layout::Coo {
+                index_type,
+                coord_layout,
+                canonical,
+            } => Kind::Coo {
+                layout: *coord_layout,
+                canonical: canonical.unwrap_or(false),
+                coords: match coord_layout {
+                    CoordLayout::RowMajor => {
+                        vec![IdxAcc::new(*index_type, "coords", expect.saturating_mul(n))]
+                    }
+                    CoordLayout::ColumnMajor => (0..n)
+                        .map(|_| IdxAcc::new(*index_type, "coords", expect))
+                        .collect(),
+                },
+            },
+            Layout::Csx {
+                axis,
+                index_type,
+                indptr_type,
+            } => {
+                let (major, minor) = axis.dims();
+                let len = spec.shape[major].saturating_add(1);
+                if len > max_indptr_len {
+                    return Err(Error::overflow(
+                        "CSR/CSC indptr length",
+                        len.to_string(),
+                        format!("ReadOptions::max_indptr_len ({max_indptr_len})"),
+                    ));
+                }
+                Kind::Csx {
+                    major,
+                    minor,
+                    indptr: IdxAcc::new(*indptr_type, "indptr", len),
+                    indices: IdxAcc::new(*index_type, "indices", expect),
+                    next: 0,
+                    last: 0,
+                }
+            }
+            Layout::Csf {
+                axis_order,
+                index_type,
+                indptr_type,
+            } => Kind::Csf {
+                order: axis_order.clone(),
+                indptr: (0..n - 1)
+                    .map(|l| IdxAcc::new(*indptr_type, format!("indptr[{l}]"), 0))
+                    .collect(),
+                indices: (0..n)
+                    .map(|l| IdxAcc::new(*index_type, format!("indices[{l}]"), 0))
+                    .collect(),
+                prev: None,
+            },
+        };
+        let value_type = spec.value_type;
+        Ok(Builder {
+            values: MutableBuffer::new(expect.min(MAX_RESERVE) * value_type.byte_width()),
+            value_type,
+            spec,
+            rows: 0,
+            kind,
+        })
+    }
+
+    /// Append rows (coordinates already checked against the result's shape).
+    pub fn push(&mut self, rows: &Rows) -> Result<()> {
+        let n = rows.len();
+        if rows.values.data_type() != &self.value_type.data_type() {
+            return Err(Error::Type {
+                what: "value column".into(),
+                expected: self.value_type.data_type().to_string(),
+                found: rows.values.data_type().to_string(),
+            });
+        }
+        with_bytes(rows.values.as_ref(), "value column", |b| {
+            self.values.extend_from_slice(b)
+        })?;
+        let base = self.rows;
+        let ndim = rows.coords.len();
+        match &mut self.kind {
+            Kind::Dense { .. } => {}
+            Kind::Coo { layout, coords, .. } => match layout {
+                CoordLayout::RowMajor => {
+                    let mut inter = Vec::with_capacity(n * ndim);
+                    for r in 0..n {
+                        inter.extend(rows.coords.iter().map(|c| c[r]));
+                    }
+                    coords[0].extend(&inter)?;
+                }
+                CoordLayout::ColumnMajor => {
+                    for (acc, c) in coords.iter_mut().zip(&rows.coords) {
+                        acc.extend(c)?;
+                    }
+                }
+            },
+            Kind::Csx {
+                major,
+                minor,
+                indptr,
+                indices,
+                next,
+                last,
+            } => {
+                let mut ptr = Vec::new();
+                for (r, &m) in rows.coords[*major].iter().enumerate() {
+                    if m < *last {
+                        return Err(Error::invariant(
+                            "CSR/CSC archive rows",
+                            Some(base + r),
+                            format!("major coordinate {m} after {last}: the rows are not in CSR/CSC storage order"),
+                        ));
+                    }
+                    *last = m;
+                    while *next <= m {
+                        ptr.push(base + r);
+                        *next += 1;
+                    }
+                }
+                indptr.extend(&ptr)?;
+                indices.extend(&rows.coords[*minor])?;
+            }
+            Kind::Csf {
+                order,
+                indptr,
+                indices,
+                prev,
+            } => {
+                let levels = ndim;
+                let mut new_ptr: Vec<Vec<usize>> = vec![Vec::new(); levels];
+                let mut new_idx: Vec<Vec<usize>> = vec![Vec::new(); levels];
+                // nodes per level, counting those added in this batch
+                let mut count: Vec<usize> = indices.iter().map(|a| a.len).collect();
+                let mut cur = vec![0usize; levels];
+                for r in 0..n {
+                    for (c, &d) in cur.iter_mut().zip(order.iter()) {
+                        *c = rows.coords[d][r];
+                    }
+                    let derived = match prev.as_ref() {
+                        None => 0,
+                        Some(p) => (0..levels).find(|&l| p[l] != cur[l]).unwrap_or(levels - 1),
+                    };
+                    let level = match &rows.levels {
+                        None => derived,
+                        Some(given) => {
+                            let l = given[r];
+                            // a new node at level l keeps the ancestors above it
+                            if l >= levels || (prev.is_none() && l != 0) || l > derived {
+                                return Err(Error::invariant(
+                                    "CSF node level column",
+                                    Some(base + r),
+                                    format!("level {l} disagrees with the coordinates (at most {derived})"),
+                                ));
+                            }
+                            l
+                        }
+                    };
+                    for l in level..levels {
+                        if l + 1 < levels {
+                            new_ptr[l].push(count[l + 1]);
+                        }
+                        new_idx[l].push(cur[l]);
+                        count[l] += 1;
+                    }
+                    match prev {
+                        Some(p) => p.copy_from_slice(&cur),
+                        None => *prev = Some(cur.clone()),
+                    }
+                }
+                for l in 0..levels {
+                    if l + 1 < levels {
+                        indptr[l].extend(&new_ptr[l])?;
+                    }
+                    indices[l].extend(&new_idx[l])?;
+                }
+            }
+        }
+        self.rows += n;
+        Ok(())
+    }
+
+    /// The tensor, through its format's validating constructor.
+    pub fn finish(self, validation: Validation) -> Result<AnyTensor> {
+        let spec = self.spec;
+        let names = spec.dim_names.clone();
+        let values = ValueBuffer::from_body(
+            self.value_type,
+            &Buffer::from(self.values),
+            0,
+            self.rows,
+            "values",
+            false,
+        )?;
+        Ok(match self.kind {
+            Kind::Dense { strides } => {
+                let size: usize = spec.shape.iter().product();
+                if self.rows != size {
+                    return Err(Error::length("dense archive rows", size, self.rows));
+                }
+                let values = if strides == row_major_strides(&spec.shape) || size <= 1 {
+                    values
+                } else {
+                    scatter(&values, &spec.shape, &strides)?
+                };
+                AnyTensor::Dense(AnyDense::try_new(
+                    spec.shape, strides, values, names, validation,
+                )?)
+            }
+            Kind::Coo {
+                layout,
+                canonical,
+                coords,
+            } => {
+                let ty = coords.first().map_or(IndexType::Int64, |c| c.ty);
+                let coords = match layout {
+                    CoordLayout::RowMajor => match coords.into_iter().next() {
+                        Some(c) => c.finish()?,
+                        None => return Err(Error::invariant("coords", None, "missing")),
+                    },
+                    CoordLayout::ColumnMajor => concat(coords, ty, "coords")?,
+                };
+                AnyTensor::Coo(AnyCoo::try_new(
+                    spec.shape, coords, layout, values, canonical, names, validation,
+                )?)
+            }
+            Kind::Csx {
+                major,
+                mut indptr,
+                indices,
+                mut next,
+                ..
+            } => {
+                let extent = spec.shape[major];
+                let mut ptr = Vec::new();
+                while next <= extent {
+                    ptr.push(self.rows);
+                    next += 1;
+                }
+                indptr.extend(&ptr)?;
+                let axis = match spec.layout {
+                    Layout::Csx { axis, .. } => axis,
+                    _ => return Err(Error::invariant("layout", None, "not CSX")),
+                };
+                AnyTensor::Csx(AnyCsx::try_new(
+                    axis,
+                    spec.shape,
+                    indptr.finish()?,
+                    indices.finish()?,
+                    values,
+                    names,
+                    validation,
+                )?)
+            }
+            Kind::Csf {
+                order,
+                mut indptr,
+                indices,
+                ..
+            } => {
+                for l in 0..indptr.len() {
+                    let end = indices[l + 1].len;
+                    indptr[l].extend(&[end])?;
+                }
+                AnyTensor::Csf(AnyCsf::try_new(
+                    spec.shape,
+                    order,
+                    indptr
+                        .into_iter()
+                        .map(IdxAcc::finish)
+                        .collect::<Result<_>>()?,
+                    indices
+                        .into_iter()
+                        .map(IdxAcc::finish)
+                        .collect::<Result<_>>()?,
+                    values,
+                    names,
+                    validation,
+                )?)
+            }
+        })
+    }
+}
+
+/// Place row-major `values` at their offsets under packed `strides`.
+fn scatter(values: &ValueBuffer, shape: &[usize], strides: &[usize]) -> Result<ValueBuffer> {
+    let ty = values.data_type();
+    let w = ty.byte_width();
+    let src = values.inner().as_slice();
+    let size = values.len();
+    let mut out = MutableBuffer::from_len_zeroed(size * w);
+    let mut idx = unravel(0, shape);
+    for k in 0..size {
+        let off: usize = idx.iter().zip(strides).map(|(i, s)| i * s).sum();
+        let dst = out
+            .as_slice_mut()
+            .get_mut(off * w..(off + 1) * w)
+            .ok_or_else(|| {
+                Error::invariant("dense strides", Some(k), "offset outside the tensor")
+            })?;
+        dst.copy_from_slice(&src[k * w..(k + 1) * w]);
+        super::rows::advance(&mut idx, shape);
+    }
+    ValueBuffer::from_body(ty, &Buffer::from(out), 0, size, "values", false)
+}

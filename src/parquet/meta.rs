@@ -1,0 +1,697 @@
+//! The archive's description: [`TensorSpec`] (what a writer declares and a reader
+//! restores) and its JSON form in the file's `arrow_sparse` key-value metadata.
+//!
+//! Version 1 of the JSON (normative text in `format/SPEC.md`, section 8.3):
+//!
+//! ```text
+//! {"version":1,"format":"csr","shape":[3,7],"dim_names":["",""],"value_type":"float32",
+//!  "index_type":"int32","indptr_type":"int64","columns":["dim_0","dim_1"],
+//!  "value_column":"value","rows":2,"row_groups":[{"rows":2,"crc32":3735928559}],
+//!  "writer":"arrow-sparse 0.1.0"}
+//! ```
+//!
+//! Readers refuse other versions with a typed error and ignore fields they do not
+//! know. `gcs` and `dm` are reserved for the GCS / DM formats.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::ipc::TensorMessage;
+use crate::tensor::dense::row_major_strides;
+use crate::tensor::validate::{check_dim_names, check_permutation, check_shape};
+use crate::tensor::{AnyTensor, CompressedAxis, CoordLayout, Format};
+use crate::types::{IndexType, ValueType};
+
+/// The key of the archive's JSON description in the Parquet key-value metadata.
+pub const METADATA_KEY: &str = "arrow_sparse";
+
+/// The key of the CRC-32 (decimal) of the JSON text, written next to it.
+pub const METADATA_CRC_KEY: &str = "arrow_sparse.crc32";
+
+/// The version of the JSON description this crate writes and reads.
+pub const METADATA_VERSION: u64 = 1;
+
+/// Name of the value column.
+pub(crate) const VALUE_COLUMN: &str = "value";
+
+/// Name of the CSF node-level column (only written for CSF trees that prefix
+/// merging of the rows would not rebuild, see [`crate::parquet`] and SPEC 8.2).
+pub(crate) const LEVEL_COLUMN: &str = "csf_level";
+
+/// The storage format an archive restores, with its parameters.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Layout {
+    /// A dense tensor; rows are all elements in row-major logical order, restored
+    /// into a buffer with these element strides (a packed layout of the shape).
+    Dense {
+        /// Element strides of the restored tensor.
+        strides: Vec<usize>,
+    },
+    /// A COO tensor; rows are its entries in storage order.
+    Coo {
+        /// Coordinate type.
+        index_type: IndexType,
+        /// Layout of the restored coordinate matrix.
+        coord_layout: CoordLayout,
+        /// The canonical flag; `None` lets the writer compute it (true when the
+        /// rows are sorted lexicographically without duplicates).
+        canonical: Option<bool>,
+    },
+    /// A CSR / CSC matrix; rows are its entries by major slice, then position.
+    Csx {
+        /// Compressed axis.
+        axis: CompressedAxis,
+        /// Type of `indices`.
+        index_type: IndexType,
+        /// Type of `indptr`.
+        indptr_type: IndexType,
+    },
+    /// A CSF tensor; rows are its leaves in order.
+    Csf {
+        /// Dimension stored at each level.
+        axis_order: Vec<usize>,
+        /// Type of the indices buffers.
+        index_type: IndexType,
+        /// Type of the indptr buffers.
+        indptr_type: IndexType,
+    },
+}
+
+/// What an archive holds: shape, dimension names, value type, storage format and
+/// the custom metadata of the tensor's IPC message.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TensorSpec {
+    /// Extents.
+    pub shape: Vec<usize>,
+    /// One name per dimension (`""` where unnamed), or empty for none.
+    pub dim_names: Vec<String>,
+    /// Value type.
+    pub value_type: ValueType,
+    /// Storage format and parameters.
+    pub layout: Layout,
+    /// The IPC Message's custom metadata, in order.
+    pub custom_metadata: Vec<(String, String)>,
+}
+
+impl TensorSpec {
+    /// The spec that restores `message` exactly.
+    ///
+    /// A dense tensor whose strides are not a packed layout of its shape (gaps,
+    /// broadcast) is declared row-major: it is archived as its row-major copy, as
+    /// the IPC writer sends it.
+    pub fn of(message: &TensorMessage) -> Result<TensorSpec> {
+        let t = &message.tensor;
+        let layout = match t {
+            AnyTensor::Dense(d) => {
+                let packed = check_shape(d.shape(), "dense tensor")?
+                    .is_some_and(|size| size == d.values().len())
+                    && is_packed(d.shape(), d.strides());
+                Layout::Dense {
+                    strides: if packed {
+                        d.strides().to_vec()
+                    } else {
+                        row_major_strides(d.shape())
+                    },
+                }
+            }
+            AnyTensor::Coo(c) => Layout::Coo {
+                index_type: c.index_type(),
+                coord_layout: c.layout(),
+                canonical: Some(c.is_canonical()),
+            },
+            AnyTensor::Csx(c) => Layout::Csx {
+                axis: c.axis(),
+                index_type: c.index_type(),
+                indptr_type: c.indptr_type(),
+            },
+            AnyTensor::Csf(c) => Layout::Csf {
+                axis_order: c.axis_order().to_vec(),
+                index_type: c.index_type(),
+                indptr_type: c.indptr_type(),
+            },
+            #[allow(unreachable_patterns)]
+            other => {
+                return Err(Error::Unsupported(format!(
+                    "Parquet archives of {} tensors (arrow_sparse metadata version 1 reserves the fields, this writer does not write them yet)",
+                    other.format()
+                )))
+            }
+        };
+        let spec = TensorSpec {
+            shape: t.shape().to_vec(),
+            dim_names: t.dim_names().to_vec(),
+            value_type: t.value_type(),
+            layout,
+            custom_metadata: message.custom_metadata.clone(),
+        };
+        spec.check()?;
+        Ok(spec)
+    }
+
+    /// A COO spec with unnamed dimensions, row-major coordinates and a computed
+    /// canonical flag: the usual target of chunked writing.
+    pub fn coo(shape: Vec<usize>, value_type: ValueType, index_type: IndexType) -> TensorSpec {
+        TensorSpec {
+            shape,
+            dim_names: Vec::new(),
+            value_type,
+            layout: Layout::Coo {
+                index_type,
+                coord_layout: CoordLayout::RowMajor,
+                canonical: None,
+            },
+            custom_metadata: Vec::new(),
+        }
+    }
+
+    /// The same spec with another layout.
+    pub fn with_layout(mut self, layout: Layout) -> TensorSpec {
+        self.layout = layout;
+        self
+    }
+
+    /// The same spec with dimension names (one per dimension).
+    pub fn with_dim_names(mut self, names: Vec<String>) -> TensorSpec {
+        self.dim_names = names;
+        self
+    }
+
+    /// The storage format.
+    pub fn format(&self) -> Format {
+        match &self.layout {
+            Layout::Dense { .. } => Format::Dense,
+            Layout::Coo { .. } => Format::Coo,
+            Layout::Csx {
+                axis: CompressedAxis::Row,
+                ..
+            } => Format::Csr,
+            Layout::Csx { .. } => Format::Csc,
+            Layout::Csf { .. } => Format::Csf,
+        }
+    }
+
+    /// The type of the coordinates / indices buffers (`None` for dense).
+    pub fn index_type(&self) -> Option<IndexType> {
+        match &self.layout {
+            Layout::Dense { .. } => None,
+            Layout::Coo { index_type, .. }
+            | Layout::Csx { index_type, .. }
+            | Layout::Csf { index_type, .. } => Some(*index_type),
+        }
+    }
+
+    /// The type of the indptr buffers (CSX and CSF).
+    pub fn indptr_type(&self) -> Option<IndexType> {
+        match &self.layout {
+            Layout::Csx { indptr_type, .. } | Layout::Csf { indptr_type, .. } => Some(*indptr_type),
+            _ => None,
+        }
+    }
+
+    /// The names of the coordinate columns: each dimension's name, `dim_<d>` where
+    /// unnamed, or `dim_<d>` for every dimension when names would collide with each
+    /// other or with the `value` / `csf_level` columns.
+    pub fn column_names(&self) -> Vec<String> {
+        let n = self.shape.len();
+        let named: Vec<String> = (0..n)
+            .map(|d| match self.dim_names.get(d) {
+                Some(s) if !s.is_empty() => s.clone(),
+                _ => format!("dim_{d}"),
+            })
+            .collect();
+        let mut seen = std::collections::HashSet::new();
+        let clash = named
+            .iter()
+            .any(|s| s == VALUE_COLUMN || s == LEVEL_COLUMN || !seen.insert(s.as_str()));
+        if clash {
+            (0..n).map(|d| format!("dim_{d}")).collect()
+        } else {
+            named
+        }
+    }
+
+    /// Check the spec's internal consistency.
+    pub(crate) fn check(&self) -> Result<()> {
+        let n = self.shape.len();
+        if n == 0 {
+            return Err(Error::shape("archived tensor", "ndim >= 1", "ndim 0"));
+        }
+        check_shape(&self.shape, "archived tensor")?;
+        if !self.dim_names.is_empty() {
+            check_dim_names(&self.dim_names, n)?;
+        }
+        match &self.layout {
+            Layout::Dense { strides } => {
+                if strides.len() != n || !is_packed(&self.shape, strides) {
+                    return Err(Error::invariant(
+                        "dense strides",
+                        None,
+                        format!(
+                            "{strides:?} is not a packed layout of shape {:?}",
+                            self.shape
+                        ),
+                    ));
+                }
+                check_shape(&self.shape, "dense tensor")?.ok_or_else(|| {
+                    Error::overflow("dense element count", format!("{:?}", self.shape), "usize")
+                })?;
+            }
+            Layout::Coo { .. } => {}
+            Layout::Csx { .. } => {
+                if n != 2 {
+                    return Err(Error::shape(
+                        "CSR/CSC matrix",
+                        "2 dimensions",
+                        format!("{n} dimensions"),
+                    ));
+                }
+            }
+            Layout::Csf { axis_order, .. } => {
+                if n < 2 {
+                    return Err(Error::shape("CSF tensor", "ndim >= 2", format!("ndim {n}")));
+                }
+                check_permutation("axis_order", axis_order, n)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Whether `strides` map the elements of `shape` one-to-one onto `0..size`
+/// (row-major, column-major or any other dimension order, no gaps, no overlap).
+pub(crate) fn is_packed(shape: &[usize], strides: &[usize]) -> bool {
+    if shape.len() != strides.len() {
+        return false;
+    }
+    if shape.contains(&0) {
+        return true;
+    }
+    let mut dims: Vec<(usize, usize)> = shape
+        .iter()
+        .zip(strides)
+        .filter(|(&d, _)| d > 1)
+        .map(|(&d, &s)| (s, d))
+        .collect();
+    dims.sort_unstable();
+    let mut expected = 1usize;
+    for (s, d) in dims {
+        if s != expected {
+            return false;
+        }
+        match expected.checked_mul(d) {
+            Some(e) => expected = e,
+            None => return false,
+        }
+    }
+    true
+}
+
+/// Packed element strides for `shape` that keep the dimension order of
+/// `like` (dimensions sorted by their stride in `like`, ties by position).
+pub(crate) fn packed_strides_like(shape: &[usize], like: &[usize]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..shape.len()).collect();
+    order.sort_by_key(|&d| (like.get(d).copied().unwrap_or(0), std::cmp::Reverse(d)));
+    let mut strides = vec![1usize; shape.len()];
+    let mut acc = 1usize;
+    for d in order {
+        strides[d] = acc;
+        acc = acc.saturating_mul(shape[d].max(1));
+    }
+    strides
+}
+
+/// One row group as recorded in the JSON.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub(crate) struct RowGroupJson {
+    pub rows: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub crc32: Option<u32>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+struct CooJson {
+    canonical: bool,
+    #[serde(default = "row_major")]
+    layout: String,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+struct CsfJson {
+    axis_order: Vec<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    level_column: Option<String>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+struct DenseJson {
+    strides: Vec<u64>,
+}
+
+fn row_major() -> String {
+    "row_major".into()
+}
+fn value_column() -> String {
+    VALUE_COLUMN.into()
+}
+
+/// The JSON document, field order = output order.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+struct Json {
+    version: u64,
+    format: String,
+    shape: Vec<u64>,
+    #[serde(default)]
+    dim_names: Vec<String>,
+    value_type: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    index_type: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    indptr_type: Option<String>,
+    columns: Vec<String>,
+    #[serde(default = "value_column")]
+    value_column: String,
+    rows: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    coo: Option<CooJson>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    csf: Option<CsfJson>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    dense: Option<DenseJson>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    custom_metadata: Vec<(String, String)>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    row_groups: Option<Vec<RowGroupJson>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    writer: Option<String>,
+}
+
+/// Everything the JSON says about an archive.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Archive {
+    /// The tensor (canonical flag resolved for COO).
+    pub spec: TensorSpec,
+    /// Coordinate column names, by dimension.
+    pub columns: Vec<String>,
+    /// Value column name.
+    pub value_column: String,
+    /// CSF node-level column, when present.
+    pub level_column: Option<String>,
+    /// Total number of rows.
+    pub rows: usize,
+    /// Rows and CRC-32 per row group, when recorded.
+    pub row_groups: Option<Vec<RowGroupJson>>,
+}
+
+fn parse_err(detail: impl Into<String>) -> Error {
+    Error::Parse {
+        what: format!("{METADATA_KEY} Parquet metadata"),
+        detail: detail.into(),
+    }
+}
+
+fn to_usize(x: u64, what: &str) -> Result<usize> {
+    usize::try_from(x).map_err(|_| Error::overflow(what, x.to_string(), "usize"))
+}
+
+impl Archive {
+    /// The JSON text.
+    pub fn to_json(&self) -> Result<String> {
+        let spec = &self.spec;
+        let n = spec.shape.len();
+        let names = if spec.dim_names.is_empty() {
+            vec![String::new(); n]
+        } else {
+            spec.dim_names.clone()
+        };
+        let u64s = |xs: &[usize]| xs.iter().map(|&x| x as u64).collect::<Vec<u64>>();
+        let mut json = Json {
+            version: METADATA_VERSION,
+            format: spec.format().name().to_string(),
+            shape: u64s(&spec.shape),
+            dim_names: names,
+            value_type: spec.value_type.name().to_string(),
+            index_type: spec.index_type().map(|t| t.name().to_string()),
+            indptr_type: spec.indptr_type().map(|t| t.name().to_string()),
+            columns: self.columns.clone(),
+            value_column: self.value_column.clone(),
+            rows: self.rows as u64,
+            coo: None,
+            csf: None,
+            dense: None,
+            custom_metadata: spec.custom_metadata.clone(),
+            row_groups: self.row_groups.clone(),
+            writer: Some(format!("arrow-sparse {}", env!("CARGO_PKG_VERSION"))),
+        };
+        match &spec.layout {
+            Layout::Dense { strides } => {
+                json.dense = Some(DenseJson {
+                    strides: u64s(strides),
+                })
+            }
+            Layout::Coo {
+                coord_layout,
+                canonical,
+                ..
+            } => {
+                json.coo = Some(CooJson {
+                    canonical: canonical.unwrap_or(false),
+                    layout: match coord_layout {
+                        CoordLayout::RowMajor => "row_major".into(),
+                        CoordLayout::ColumnMajor => "column_major".into(),
+                    },
+                })
+            }
+            Layout::Csx { .. } => {}
+            Layout::Csf { axis_order, .. } => {
+                json.csf = Some(CsfJson {
+                    axis_order: u64s(axis_order),
+                    level_column: self.level_column.clone(),
+                })
+            }
+        }
+        serde_json::to_string(&json).map_err(|e| parse_err(e.to_string()))
+    }
+
+    /// Parse and check the JSON text.
+    pub fn parse(text: &str) -> Result<Archive> {
+        let value: serde_json::Value =
+            serde_json::from_str(text).map_err(|e| parse_err(e.to_string()))?;
+        let version = value
+            .get("version")
+            .ok_or_else(|| parse_err("no \"version\" field"))?;
+        if version.as_u64() != Some(METADATA_VERSION) {
+            return Err(Error::Type {
+                what: format!("{METADATA_KEY} metadata version"),
+                expected: METADATA_VERSION.to_string(),
+                found: version.to_string(),
+            });
+        }
+        let json: Json = serde_json::from_value(value).map_err(|e| parse_err(e.to_string()))?;
+        let shape = json
+            .shape
+            .iter()
+            .map(|&x| to_usize(x, "shape"))
+            .collect::<Result<Vec<_>>>()?;
+        let value_type: ValueType = json.value_type.parse()?;
+        let index_type = |field: &Option<String>, name: &str| -> Result<IndexType> {
+            field
+                .as_deref()
+                .ok_or_else(|| parse_err(format!("format {} needs \"{name}\"", json.format)))?
+                .parse()
+        };
+        let mut level_column = None;
+        let layout = match json.format.as_str() {
+            "dense" => Layout::Dense {
+                strides: match &json.dense {
+                    Some(d) => d
+                        .strides
+                        .iter()
+                        .map(|&x| to_usize(x, "dense strides"))
+                        .collect::<Result<_>>()?,
+                    None => row_major_strides(&shape),
+                },
+            },
+            "coo" => {
+                let coo = json.coo.clone().unwrap_or(CooJson {
+                    canonical: false,
+                    layout: row_major(),
+                });
+                Layout::Coo {
+                    index_type: index_type(&json.index_type, "index_type")?,
+                    coord_layout: match coo.layout.as_str() {
+                        "row_major" => CoordLayout::RowMajor,
+                        "column_major" => CoordLayout::ColumnMajor,
+                        other => return Err(parse_err(format!("unknown COO layout {other:?}"))),
+                    },
+                    canonical: Some(coo.canonical),
+                }
+            }
+            "csr" | "csc" => Layout::Csx {
+                axis: if json.format == "csr" {
+                    CompressedAxis::Row
+                } else {
+                    CompressedAxis::Column
+                },
+                index_type: index_type(&json.index_type, "index_type")?,
+                indptr_type: index_type(&json.indptr_type, "indptr_type")?,
+            },
+            "csf" => {
+                let csf = json
+                    .csf
+                    .as_ref()
+                    .ok_or_else(|| parse_err("format csf needs \"csf\": {\"axis_order\": [..]}"))?;
+                level_column = csf.level_column.clone();
+                Layout::Csf {
+                    axis_order: csf
+                        .axis_order
+                        .iter()
+                        .map(|&x| to_usize(x, "axis_order"))
+                        .collect::<Result<_>>()?,
+                    index_type: index_type(&json.index_type, "index_type")?,
+                    indptr_type: index_type(&json.indptr_type, "indptr_type")?,
+                }
+            }
+            "gcs" | "dm" => {
+                return Err(Error::Unsupported(format!(
+                    "format {} in {METADATA_KEY} metadata version 1 (reserved; this reader restores dense, coo, csr, csc and csf)",
+                    json.format
+                )))
+            }
+            other => return Err(parse_err(format!("unknown format {other:?}"))),
+        };
+        let spec = TensorSpec {
+            shape,
+            dim_names: json.dim_names,
+            value_type,
+            layout,
+            custom_metadata: json.custom_metadata,
+        };
+        spec.check()?;
+        let n = spec.shape.len();
+        if json.columns.len() != n {
+            return Err(Error::shape(
+                "archive columns",
+                format!("{n} coordinate columns (one per dimension)"),
+                format!("{}", json.columns.len()),
+            ));
+        }
+        let mut all: Vec<&str> = json.columns.iter().map(String::as_str).collect();
+        all.push(&json.value_column);
+        all.extend(level_column.as_deref());
+        let mut seen = std::collections::HashSet::new();
+        if let Some(dup) = all.iter().find(|c| !seen.insert(**c)) {
+            return Err(parse_err(format!("column {dup:?} is named twice")));
+        }
+        let rows = to_usize(json.rows, "rows")?;
+        if let Some(groups) = &json.row_groups {
+            let total = groups
+                .iter()
+                .try_fold(0u64, |acc, g| acc.checked_add(g.rows));
+            if total != Some(json.rows) {
+                return Err(Error::invariant(
+                    "archive row groups",
+                    None,
+                    format!(
+                        "row group sizes add up to {total:?}, \"rows\" says {}",
+                        json.rows
+                    ),
+                ));
+            }
+        }
+        Ok(Archive {
+            spec,
+            columns: json.columns,
+            value_column: json.value_column,
+            level_column,
+            rows,
+            row_groups: json.row_groups,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Archive {
+        Archive {
+            spec: TensorSpec {
+                shape: vec![3, 4, 5],
+                dim_names: vec!["a".into(), String::new(), "c".into()],
+                value_type: ValueType::Float32,
+                layout: Layout::Csf {
+                    axis_order: vec![2, 0, 1],
+                    index_type: IndexType::Int16,
+                    indptr_type: IndexType::Int32,
+                },
+                custom_metadata: vec![("k".into(), "v".into())],
+            },
+            columns: vec!["a".into(), "dim_1".into(), "c".into()],
+            value_column: VALUE_COLUMN.into(),
+            level_column: Some(LEVEL_COLUMN.into()),
+            rows: 7,
+            row_groups: Some(vec![RowGroupJson {
+                rows: 7,
+                crc32: Some(42),
+            }]),
+        }
+    }
+
+    #[test]
+    fn json_round_trips_and_starts_with_version_and_format() {
+        let a = sample();
+        let text = a.to_json().unwrap();
+        assert!(
+            text.starts_with(r#"{"version":1,"format":"csf","shape":[3,4,5]"#),
+            "{text}"
+        );
+        assert_eq!(Archive::parse(&text).unwrap(), a);
+        assert_eq!(a.spec.column_names(), a.columns);
+    }
+
+    #[test]
+    fn versions_unknown_fields_and_reserved_formats() {
+        let text = sample().to_json().unwrap();
+        let v2 = text.replacen("\"version\":1", "\"version\":2", 1);
+        assert!(matches!(Archive::parse(&v2), Err(Error::Type { .. })));
+        let extra = text.replacen("\"rows\":7", "\"rows\":7,\"future\":{\"x\":[1]}", 1);
+        assert_eq!(Archive::parse(&extra).unwrap(), sample());
+        let gcs = text.replacen("\"format\":\"csf\"", "\"format\":\"gcs\"", 1);
+        assert!(matches!(Archive::parse(&gcs), Err(Error::Unsupported(_))));
+        for bad in [
+            "",
+            "[]",
+            "{\"version\":1}",
+            &text.replacen("\"rows\":7", "\"rows\":8", 1),
+            &text.replacen("[2,0,1]", "[2,0,0]", 1),
+            &text.replacen("\"dim_1\"", "\"value\"", 1),
+            &text.replacen("\"int16\"", "\"int128\"", 1),
+        ] {
+            assert!(Archive::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn column_names_fall_back_on_clashes() {
+        let mut s = sample().spec;
+        s.dim_names = vec!["x".into(), "value".into(), "y".into()];
+        assert_eq!(s.column_names(), ["dim_0", "dim_1", "dim_2"]);
+        s.dim_names = vec!["dim_1".into(), String::new(), "y".into()];
+        assert_eq!(s.column_names(), ["dim_0", "dim_1", "dim_2"]);
+        s.dim_names = vec![];
+        assert_eq!(s.column_names(), ["dim_0", "dim_1", "dim_2"]);
+    }
+
+    #[test]
+    fn packed_layouts() {
+        assert!(is_packed(&[2, 3], &[3, 1]));
+        assert!(is_packed(&[2, 3], &[1, 2]));
+        assert!(is_packed(&[2, 1, 3], &[3, 99, 1]));
+        assert!(!is_packed(&[2, 3], &[4, 1]));
+        assert!(!is_packed(&[2, 3], &[0, 1]));
+        assert!(is_packed(&[0, 3], &[7, 7]));
+        assert_eq!(packed_strides_like(&[2, 3, 4], &[1, 2, 6]), [1, 2, 6]);
+        assert_eq!(packed_strides_like(&[2, 3, 4], &[12, 4, 1]), [12, 4, 1]);
+    }
+}

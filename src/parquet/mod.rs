@@ -1,0 +1,224 @@
+//! Parquet archives of tensors: one tensor per file, one row per stored element,
+//! readable by pyarrow and query engines, restored exactly by arrow-sparse.
+//!
+//! Layout (normative text in `format/SPEC.md`, section 8):
+//!
+//! * one integer column per dimension (named after the dimension, or `dim_0`,
+//!   `dim_1`, ...; the narrowest signed type that holds the extent) and a `value`
+//!   column of the tensor's value type; one row per stored entry, **in storage
+//!   order** (COO: as stored; CSR / CSC: by major slice, then position; CSF: leaf
+//!   order; dense: every element, in row-major logical order);
+//! * the file's key-value metadata `arrow_sparse` holds a versioned JSON document
+//!   with the shape, dim names, value type, the original format and its parameters
+//!   (COO canonical flag and coordinate layout, CSX axis and index / indptr types,
+//!   CSF axis order, dense strides), the Message's custom metadata and a CRC-32 per
+//!   row group, so that reading restores the very same tensor, buffer for buffer;
+//! * coordinates are delta- or dictionary/RLE-encoded where that pays, everything
+//!   is zstd-compressed by default ([`Compression`]).
+//!
+//! [`ParquetWriter`] writes a tensor, or a sequence of chunks, in row groups of
+//! bounded size; [`ParquetReader`] restores the tensor, streams row groups as COO
+//! chunks, and reads coordinate ranges skipping row groups by their statistics.
+//! Writes are atomic (temporary file + rename).
+//!
+//! ```
+//! use arrow_sparse::{parquet, AnyTensor, CompressedAxis, Convert, CooTensor};
+//!
+//! let coo = CooTensor::<f64, i64>::from_entries(vec![3, 4], &[(vec![0, 1], 2.5), (vec![2, 3], -1.0)])?;
+//! let csr: AnyTensor = coo.to_csx::<i32, i64>(CompressedAxis::Row)?.into();
+//! let path = std::env::temp_dir().join("doc_parquet_module.parquet");
+//! parquet::write_parquet(&path, &csr.clone().into(), &parquet::WriteOptions::default())?;
+//! let back = parquet::read_parquet(&path, &parquet::ReadOptions::default())?;
+//! assert_eq!(back.tensor, csr); // same format, index and indptr types, buffers
+//! let rows = parquet::ParquetReader::open(&path)?.read_range(0, 2..3)?;
+//! assert_eq!((rows.tensor.shape(), rows.tensor.nnz()), (&[1, 4][..], 1));
+//! # Ok::<(), arrow_sparse::Error>(())
+//! ```
+
+mod build;
+mod encoding;
+mod meta;
+mod reader;
+mod rows;
+mod writer;
+
+use std::fmt;
+use std::path::Path;
+
+pub use meta::{Layout, TensorSpec, METADATA_CRC_KEY, METADATA_KEY, METADATA_VERSION};
+pub use reader::{ParquetReader, RangeRead, RowGroupInfo};
+pub use writer::{ParquetWriter, WriteSummary};
+
+use crate::error::{Error, Result};
+use crate::ipc::TensorMessage;
+use crate::tensor::Validation;
+
+/// The compression applied to every column.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Compression {
+    /// No compression.
+    Uncompressed,
+    /// zstd at the given level (1 is fast and the default; up to 22).
+    Zstd(i32),
+}
+
+impl Default for Compression {
+    fn default() -> Self {
+        Compression::Zstd(1)
+    }
+}
+
+impl Compression {
+    pub(crate) fn to_parquet(self) -> Result<::parquet::basic::Compression> {
+        Ok(match self {
+            Compression::Uncompressed => ::parquet::basic::Compression::UNCOMPRESSED,
+            Compression::Zstd(level) => {
+                ::parquet::basic::Compression::ZSTD(::parquet::basic::ZstdLevel::try_new(level)?)
+            }
+        })
+    }
+}
+
+impl fmt::Display for Compression {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Compression::Uncompressed => f.write_str("none"),
+            Compression::Zstd(level) => write!(f, "zstd:{level}"),
+        }
+    }
+}
+
+impl std::str::FromStr for Compression {
+    type Err = Error;
+    /// `none`, `zstd` (level 1) or `zstd:LEVEL` (1..=22).
+    fn from_str(s: &str) -> Result<Self> {
+        let bad = |detail: String| Error::Parse {
+            what: "compression".into(),
+            detail,
+        };
+        match s {
+            "none" | "uncompressed" => Ok(Compression::Uncompressed),
+            "zstd" => Ok(Compression::Zstd(1)),
+            _ => {
+                let level = s.strip_prefix("zstd:").ok_or_else(|| {
+                    bad(format!(
+                        "unknown compression {s:?} (expected none, zstd or zstd:LEVEL)"
+                    ))
+                })?;
+                let level: i32 = level
+                    .parse()
+                    .map_err(|_| bad(format!("bad zstd level {level:?}")))?;
+                if !(1..=22).contains(&level) {
+                    return Err(bad(format!("zstd level {level} is not in 1..=22")));
+                }
+                Ok(Compression::Zstd(level))
+            }
+        }
+    }
+}
+
+/// Options for writing archives.
+#[derive(Clone, Debug)]
+pub struct WriteOptions {
+    /// Rows per row group (default 2^20). The writer holds about one row group of
+    /// encoded data in memory.
+    pub row_group_size: usize,
+    /// Compression of every column (default zstd level 1).
+    pub compression: Compression,
+    /// Rows converted from the tensor's buffers at a time (default 2^16).
+    pub batch_size: usize,
+}
+
+impl Default for WriteOptions {
+    fn default() -> Self {
+        WriteOptions {
+            row_group_size: 1 << 20,
+            compression: Compression::default(),
+            batch_size: 1 << 16,
+        }
+    }
+}
+
+impl WriteOptions {
+    /// Set the number of rows per row group (at least 1).
+    pub fn with_row_group_size(mut self, rows: usize) -> Self {
+        self.row_group_size = rows.max(1);
+        self
+    }
+    /// Set the compression.
+    pub fn with_compression(mut self, compression: Compression) -> Self {
+        self.compression = compression;
+        self
+    }
+}
+
+/// Options for reading archives.
+#[derive(Clone, Debug)]
+pub struct ReadOptions {
+    /// Validation of the restored tensor by its format's constructor (default
+    /// [`Validation::Full`]).
+    pub validation: Validation,
+    /// Verify the CRC-32 of every row group read, when the archive records them
+    /// (default true).
+    pub verify_checksums: bool,
+    /// Rows decoded at a time (default 2^16).
+    pub batch_size: usize,
+    /// Largest CSR / CSC indptr the reader builds (default 2^28 elements). An
+    /// indptr has one element per row (CSR) or column (CSC) whatever the number of
+    /// entries, so an archive of a few bytes can declare a matrix whose indptr
+    /// does not fit in memory; raise this for matrices with more slices.
+    pub max_indptr_len: usize,
+}
+
+impl Default for ReadOptions {
+    fn default() -> Self {
+        ReadOptions {
+            validation: Validation::Full,
+            verify_checksums: true,
+            batch_size: 1 << 16,
+            max_indptr_len: 1 << 28,
+        }
+    }
+}
+
+impl ReadOptions {
+    /// Set the validation level.
+    pub fn with_validation(mut self, v: Validation) -> Self {
+        self.validation = v;
+        self
+    }
+    /// Verify (default) or skip the row-group checksums.
+    pub fn with_verify_checksums(mut self, verify: bool) -> Self {
+        self.verify_checksums = verify;
+        self
+    }
+}
+
+/// Write one tensor (and its custom metadata) to `path` as a Parquet archive, in
+/// row groups of `options.row_group_size` rows, atomically (temporary file in the
+/// same directory, then rename: a failure never leaves a partial file at `path`).
+///
+/// Memory stays near one row group whatever the tensor's size: rows are converted
+/// from the tensor's buffers batch by batch, so a tensor memory-mapped from an IPC
+/// file is archived without being copied.
+pub fn write_parquet(
+    path: &Path,
+    message: &TensorMessage,
+    options: &WriteOptions,
+) -> Result<WriteSummary> {
+    writer::write_tensor(path, message, options)
+}
+
+/// Read a whole archive: the tensor exactly as it was written (format, index and
+/// indptr types, coordinate layout, canonical flag, dim names, buffers) and the
+/// custom metadata. The tensor passes its format's validating constructor.
+pub fn read_parquet(path: &Path, options: &ReadOptions) -> Result<TensorMessage> {
+    ParquetReader::open_with(path, options.clone())?.read()
+}
+
+/// Whether `path` names a Parquet archive (extension `.parquet`, any case).
+pub fn is_parquet_path(path: &Path) -> bool {
+    path.extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| e.eq_ignore_ascii_case("parquet"))
+}

@@ -1,0 +1,637 @@
+//! [`ParquetReader`]: restore an archive's tensor, stream its row groups, read a
+//! coordinate range skipping row groups by their statistics.
+
+use std::fs::File;
+use std::ops::Range;
+use std::path::Path;
+
+use ::parquet::arrow::arrow_reader::{
+    ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder,
+};
+use ::parquet::arrow::ProjectionMask;
+use ::parquet::file::statistics::Statistics;
+use arrow_array::{Array, ArrayRef, RecordBatch};
+use arrow_buffer::{Buffer, MutableBuffer};
+use arrow_schema::DataType;
+
+use super::build::Builder;
+use super::meta::{packed_strides_like, Archive, Layout, TensorSpec};
+use super::rows::{advance, column_usizes, unravel, value_array, with_bytes, Rows};
+use super::writer::combine;
+use super::{ReadOptions, METADATA_CRC_KEY, METADATA_KEY};
+use crate::buffer::ValueBuffer;
+use crate::error::{Error, Result};
+use crate::ipc::TensorMessage;
+use crate::tensor::{AnyTensor, CoordLayout};
+use crate::types::IndexType;
+
+/// One row group, as the footer describes it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RowGroupInfo {
+    /// Number of rows.
+    pub rows: usize,
+    /// Position of its first row in the archive.
+    pub first_row: usize,
+    /// Compressed bytes of its column chunks.
+    pub bytes: u64,
+    /// Per dimension, the smallest and largest coordinate (from the column
+    /// statistics; `None` when the file has none).
+    pub ranges: Vec<Option<(i128, i128)>>,
+}
+
+/// The result of [`ParquetReader::read_range`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct RangeRead {
+    /// The sub-tensor (same format and types as the archive's tensor; its extent
+    /// along the dimension is the range's length, coordinates shifted to start at
+    /// zero).
+    pub tensor: AnyTensor,
+    /// Row groups decoded.
+    pub row_groups_read: usize,
+    /// Row groups in the archive.
+    pub row_groups_total: usize,
+    /// Rows decoded (before filtering by the range).
+    pub rows_read: usize,
+}
+
+/// An open archive: footer and `arrow_sparse` metadata parsed and checked against
+/// the file's schema and row counts; row groups are decoded on demand.
+#[derive(Debug)]
+pub struct ParquetReader {
+    file: File,
+    meta: ArrowReaderMetadata,
+    archive: Archive,
+    options: ReadOptions,
+    /// Root column index of each archive column: coordinates, value, [level].
+    roots: Vec<usize>,
+    /// Leaf (statistics) index of each coordinate column.
+    leaves: Vec<usize>,
+    mask: ProjectionMask,
+    /// CRC-32 per row group, when recorded for these row groups.
+    checksums: Vec<Option<u32>>,
+    /// Position of each row group's first row.
+    first_rows: Vec<usize>,
+}
+
+fn integer(t: &DataType) -> bool {
+    t.is_integer()
+}
+
+impl ParquetReader {
+    /// Open `path` with default options.
+    pub fn open(path: &Path) -> Result<Self> {
+        Self::open_with(path, ReadOptions::default())
+    }
+
+    /// Open `path`: read the footer and the `arrow_sparse` metadata and check them
+    /// against the schema and the row counts (no row group is decoded yet).
+    pub fn open_with(path: &Path, options: ReadOptions) -> Result<Self> {
+        let file = File::open(path)?;
+        let meta = guard("footer", || {
+            Ok(ArrowReaderMetadata::load(
+                &file,
+                ArrowReaderOptions::new().with_skip_arrow_metadata(true),
+            )?)
+        })?;
+        let kv = meta.metadata().file_metadata().key_value_metadata();
+        let mut texts = kv
+            .into_iter()
+            .flatten()
+            .filter(|k| k.key == METADATA_KEY)
+            .map(|k| k.value.as_deref().unwrap_or(""));
+        let text = texts.next().ok_or_else(|| Error::Parse {
+            what: "Parquet archive".into(),
+            detail: format!("no {METADATA_KEY:?} key-value metadata: not an arrow-sparse archive"),
+        })?;
+        if texts.next().is_some() {
+            return Err(Error::Parse {
+                what: "Parquet archive".into(),
+                detail: format!(
+                    "{METADATA_KEY:?} appears more than once in the key-value metadata"
+                ),
+            });
+        }
+        // the JSON's own checksum, when written (a flipped digit in the shape would
+        // otherwise give another valid tensor)
+        let crc = kv
+            .into_iter()
+            .flatten()
+            .find(|k| k.key == METADATA_CRC_KEY)
+            .map(|k| k.value.as_deref().unwrap_or(""));
+        if let Some(crc) = crc {
+            let got = crc32fast::hash(text.as_bytes());
+            if crc.parse::<u32>().ok() != Some(got) {
+                return Err(Error::invariant(
+                    format!("{METADATA_KEY} metadata"),
+                    None,
+                    format!(
+                        "CRC-32 {got} differs from the recorded {crc:?}: the metadata is corrupt"
+                    ),
+                ));
+            }
+        }
+        let archive = Archive::parse(text)?;
+        let schema = meta.schema().clone();
+        let descr = meta.parquet_schema();
+        let mut names: Vec<&str> = archive.columns.iter().map(String::as_str).collect();
+        names.push(&archive.value_column);
+        names.extend(archive.level_column.as_deref());
+        let mut roots = Vec::new();
+        let mut leaves = Vec::new();
+        for (i, name) in names.iter().enumerate() {
+            let found: Vec<usize> = schema
+                .fields()
+                .iter()
+                .enumerate()
+                .filter(|(_, f)| f.name() == name)
+                .map(|(j, _)| j)
+                .collect();
+            let [root] = found[..] else {
+                return Err(Error::Parse {
+                    what: "Parquet archive".into(),
+                    detail: format!(
+                        "column {name:?} appears {} times in the schema",
+                        found.len()
+                    ),
+                });
+            };
+            let field = &schema.fields()[root];
+            let ty = field.data_type();
+            let ok = if i == archive.columns.len() {
+                *ty == archive.spec.value_type.data_type()
+            } else {
+                integer(ty)
+            };
+            if !ok {
+                return Err(Error::Type {
+                    what: format!("column {name:?}"),
+                    expected: if i == archive.columns.len() {
+                        archive.spec.value_type.data_type().to_string()
+                    } else {
+                        "an integer type".into()
+                    },
+                    found: ty.to_string(),
+                });
+            }
+            let leaf: Vec<usize> = (0..descr.num_columns())
+                .filter(|&l| descr.get_column_root_idx(l) == root)
+                .collect();
+            let [leaf] = leaf[..] else {
+                return Err(Error::Parse {
+                    what: "Parquet archive".into(),
+                    detail: format!("column {name:?} is not a primitive column"),
+                });
+            };
+            roots.push(root);
+            if i < archive.columns.len() {
+                leaves.push(leaf);
+            }
+        }
+        // row counts: the JSON, the footer and (later) the data must agree
+        let groups = meta.metadata().row_groups();
+        let footer: Vec<u64> = groups.iter().map(|g| g.num_rows().max(0) as u64).collect();
+        let total = footer.iter().try_fold(0u64, |a, &b| a.checked_add(b));
+        if total != Some(archive.rows as u64) {
+            return Err(Error::invariant(
+                "archive rows",
+                None,
+                format!(
+                    "the metadata says {} rows, the Parquet footer {total:?}",
+                    archive.rows
+                ),
+            ));
+        }
+        // Checksums are per row group: they apply while the row groups are the
+        // ones this crate wrote (a tool rewriting the file may regroup the rows and
+        // keep the metadata; the totals still have to agree, checked above).
+        let checksums = match &archive.row_groups {
+            Some(recorded) if recorded.iter().map(|g| g.rows).eq(footer.iter().copied()) => {
+                recorded.iter().map(|g| g.crc32).collect()
+            }
+            _ => vec![None; footer.len()],
+        };
+        let first_rows = footer
+            .iter()
+            .scan(0usize, |acc, &n| {
+                let first = *acc;
+                *acc += n as usize;
+                Some(first)
+            })
+            .collect();
+        let mask = ProjectionMask::roots(descr, roots.iter().copied());
+        Ok(ParquetReader {
+            file,
+            meta,
+            archive,
+            options,
+            roots,
+            leaves,
+            mask,
+            checksums,
+            first_rows,
+        })
+    }
+
+    /// What the archive holds.
+    pub fn spec(&self) -> &TensorSpec {
+        &self.archive.spec
+    }
+
+    /// Number of rows (stored entries; every element for a dense tensor).
+    pub fn rows(&self) -> usize {
+        self.archive.rows
+    }
+
+    /// The coordinate column names, by dimension.
+    pub fn columns(&self) -> &[String] {
+        &self.archive.columns
+    }
+
+    /// The Parquet footer.
+    pub fn parquet_metadata(&self) -> &::parquet::file::metadata::ParquetMetaData {
+        self.meta.metadata()
+    }
+
+    /// Number of row groups.
+    pub fn num_row_groups(&self) -> usize {
+        self.meta.metadata().num_row_groups()
+    }
+
+    /// Row group `i` as the footer describes it.
+    pub fn row_group_info(&self, i: usize) -> Result<RowGroupInfo> {
+        let groups = self.meta.metadata().row_groups();
+        let g = groups.get(i).ok_or_else(|| {
+            Error::Unsupported(format!(
+                "row group {i} does not exist ({} row groups)",
+                groups.len()
+            ))
+        })?;
+        let first_row = self.first_rows.get(i).copied().unwrap_or(0);
+        let schema = self.meta.schema();
+        let ranges = self
+            .leaves
+            .iter()
+            .zip(&self.roots)
+            .map(|(&leaf, &root)| {
+                let unsigned = schema.fields()[root].data_type().is_unsigned_integer();
+                stats_range(g.column(leaf).statistics(), unsigned)
+            })
+            .collect();
+        Ok(RowGroupInfo {
+            rows: g.num_rows().max(0) as usize,
+            first_row,
+            bytes: g.compressed_size().max(0) as u64,
+            ranges,
+        })
+    }
+
+    /// The whole tensor and its custom metadata, exactly as written.
+    pub fn read(&self) -> Result<TensorMessage> {
+        let groups: Vec<usize> = (0..self.num_row_groups()).collect();
+        let tensor = self.read_groups(&groups, self.archive.spec.clone(), None)?;
+        Ok(TensorMessage {
+            tensor,
+            custom_metadata: self.archive.spec.custom_metadata.clone(),
+        })
+    }
+
+    /// The sub-tensor of the entries whose coordinate along `dim` lies in `range`
+    /// (clamped to the extent): same format, index types, dim names and
+    /// parameters as the archive's tensor, extent `range.len()` along `dim`,
+    /// coordinates along `dim` shifted down by `range.start`. Row groups whose
+    /// statistics show no coordinate in the range are not decoded.
+    ///
+    /// For CSF, the sub-tree is rebuilt from the selected leaves; for an archive
+    /// with a node-level column, leaves on both sides of a skipped row group are
+    /// not merged under common nodes.
+    pub fn read_range(&self, dim: usize, range: Range<usize>) -> Result<RangeRead> {
+        let spec = &self.archive.spec;
+        let extent = *spec.shape.get(dim).ok_or_else(|| {
+            Error::shape(
+                "range dimension",
+                format!("a dimension < {}", spec.shape.len()),
+                dim.to_string(),
+            )
+        })?;
+        let hi = range.end.min(extent);
+        let lo = range.start.min(hi);
+        let total = self.num_row_groups();
+        let mut groups = Vec::new();
+        let mut rows_read = 0;
+        for i in 0..total {
+            let info = self.row_group_info(i)?;
+            let skip =
+                info.ranges[dim].is_some_and(|(min, max)| max < lo as i128 || min >= hi as i128);
+            if !skip {
+                rows_read += info.rows;
+                groups.push(i);
+            }
+        }
+        let mut sub = spec.clone();
+        sub.shape[dim] = hi - lo;
+        if let Layout::Dense { strides } = &mut sub.layout {
+            if sub.shape != spec.shape {
+                *strides = packed_strides_like(&sub.shape, strides);
+            }
+        }
+        let tensor = self.read_groups(&groups, sub, Some((dim, lo, hi)))?;
+        Ok(RangeRead {
+            tensor,
+            row_groups_read: groups.len(),
+            row_groups_total: total,
+            rows_read,
+        })
+    }
+
+    /// Row group `i` as a COO tensor with the archive's shape and value type
+    /// (row-major coordinates of the archive's index type, or int64 when an extent
+    /// does not fit it), rows in storage order: for streaming an archive larger
+    /// than memory.
+    pub fn read_row_group(&self, i: usize) -> Result<AnyTensor> {
+        let spec = &self.archive.spec;
+        let index_type = match spec.index_type() {
+            Some(t)
+                if spec
+                    .shape
+                    .iter()
+                    .all(|&e| e.saturating_sub(1) as u64 <= t.max_value()) =>
+            {
+                t
+            }
+            _ => IndexType::Int64,
+        };
+        let canonical = match &spec.layout {
+            Layout::Coo { canonical, .. } => canonical.unwrap_or(false),
+            Layout::Dense { .. } => true,
+            _ => false,
+        };
+        let chunk = TensorSpec {
+            layout: Layout::Coo {
+                index_type,
+                coord_layout: CoordLayout::RowMajor,
+                canonical: Some(canonical),
+            },
+            custom_metadata: Vec::new(),
+            ..spec.clone()
+        };
+        self.read_groups(&[i], chunk, None)
+    }
+
+    /// Every row group in turn, as [`read_row_group`](Self::read_row_group).
+    pub fn chunks(&self) -> impl Iterator<Item = Result<AnyTensor>> + '_ {
+        (0..self.num_row_groups()).map(|i| self.read_row_group(i))
+    }
+
+    /// Decode `groups` (in order) into a tensor of `result`, keeping only rows in
+    /// `filter = (dim, lo, hi)` and shifting their coordinate along `dim` by `lo`.
+    fn read_groups(
+        &self,
+        groups: &[usize],
+        result: TensorSpec,
+        filter: Option<(usize, usize, usize)>,
+    ) -> Result<AnyTensor> {
+        let spec = &self.archive.spec;
+        let expect: usize = groups
+            .iter()
+            .map(|&i| self.meta.metadata().row_group(i).num_rows().max(0) as usize)
+            .sum();
+        let mut builder = Builder::new(result, expect, self.options.max_indptr_len)?;
+        let dense = matches!(spec.layout, Layout::Dense { .. });
+        let mut pending_level = 0usize;
+        let mut last_group: Option<usize> = None;
+        for &g in groups {
+            let info = self.row_group_info(g)?;
+            if last_group.is_some_and(|l| l + 1 != g) || (last_group.is_none() && g != 0) {
+                pending_level = 0; // rows were skipped: start new nodes
+            }
+            last_group = Some(g);
+            let file = self.file.try_clone()?;
+            let mut reader = guard("row group", || {
+                Ok(
+                    ParquetRecordBatchReaderBuilder::new_with_metadata(file, self.meta.clone())
+                        .with_projection(self.mask.clone())
+                        .with_row_groups(vec![g])
+                        .with_batch_size(self.options.batch_size.max(1))
+                        .build()?,
+                )
+            })?;
+            let ncols = self.roots.len();
+            let mut hashers = vec![crc32fast::Hasher::new(); ncols];
+            let mut row = info.first_row;
+            let mut expected_idx = unravel(row, &spec.shape);
+            while let Some(batch) = guard("row group", || Ok(reader.next().transpose()?))? {
+                let rows = self.decode(&batch, row, &mut hashers)?;
+                if dense {
+                    for r in 0..rows.len() {
+                        if rows
+                            .coords
+                            .iter()
+                            .zip(&expected_idx)
+                            .any(|(c, &e)| c[r] != e)
+                        {
+                            return Err(Error::invariant(
+                                "dense archive rows",
+                                Some(row + r),
+                                format!(
+                                    "coordinates differ from row-major position {expected_idx:?}"
+                                ),
+                            ));
+                        }
+                        advance(&mut expected_idx, &spec.shape);
+                    }
+                }
+                row += rows.len();
+                match filter {
+                    None => builder.push(&rows)?,
+                    Some(f) => builder.push(&select(rows, f, &mut pending_level)?)?,
+                }
+            }
+            if row - info.first_row != info.rows {
+                return Err(Error::length(
+                    format!("rows of row group {g}"),
+                    info.rows,
+                    row - info.first_row,
+                ));
+            }
+            let recorded = self.checksums.get(g).copied().flatten();
+            if let (Some(want), true) = (recorded, self.options.verify_checksums) {
+                let got = combine(hashers);
+                if got != want {
+                    return Err(Error::invariant(
+                        format!("row group {g}"),
+                        None,
+                        format!("CRC-32 {got:#010x} differs from the recorded {want:#010x}: the data is corrupt"),
+                    ));
+                }
+            }
+        }
+        builder.finish(self.options.validation)
+    }
+
+    /// One batch as rows: coordinates checked against the shape, value column of
+    /// the value type, node levels; every column fed to its row group's CRC.
+    fn decode(
+        &self,
+        batch: &RecordBatch,
+        first_row: usize,
+        hashers: &mut [crc32fast::Hasher],
+    ) -> Result<Rows> {
+        let spec = &self.archive.spec;
+        let ndim = spec.shape.len();
+        let column = |i: usize| -> Result<&ArrayRef> {
+            let name = self.meta.schema().fields()[self.roots[i]].name();
+            batch.column_by_name(name).ok_or_else(|| {
+                Error::invariant("Parquet batch", None, format!("no column {name:?}"))
+            })
+        };
+        let mut coords = Vec::with_capacity(ndim);
+        for (d, hasher) in hashers.iter_mut().enumerate().take(ndim) {
+            let a = column(d)?;
+            with_bytes(a.as_ref(), "coordinate column", |b| hasher.update(b))?;
+            let mut out = Vec::with_capacity(a.len());
+            let what = format!("column {:?}", self.archive.columns[d]);
+            column_usizes(a.as_ref(), spec.shape[d], &what, first_row, &mut out)?;
+            coords.push(out);
+        }
+        let values = column(ndim)?.clone();
+        with_bytes(values.as_ref(), "value column", |b| hashers[ndim].update(b))?;
+        let levels = match &self.archive.level_column {
+            None => None,
+            Some(name) => {
+                let a = column(ndim + 1)?;
+                with_bytes(a.as_ref(), "level column", |b| hashers[ndim + 1].update(b))?;
+                let mut out = Vec::with_capacity(a.len());
+                column_usizes(
+                    a.as_ref(),
+                    ndim,
+                    &format!("column {name:?}"),
+                    first_row,
+                    &mut out,
+                )?;
+                Some(out)
+            }
+        };
+        if coords.iter().any(|c| c.len() != values.len())
+            || levels.as_ref().is_some_and(|l| l.len() != values.len())
+        {
+            return Err(Error::invariant(
+                "Parquet batch",
+                None,
+                "columns of different lengths",
+            ));
+        }
+        Ok(Rows {
+            coords,
+            values,
+            levels,
+        })
+    }
+}
+
+/// The rows whose coordinate along `dim` lies in `lo..hi`, shifted down by `lo`;
+/// CSF node levels become the smallest level started since the previous kept row.
+fn select(rows: Rows, (dim, lo, hi): (usize, usize, usize), pending: &mut usize) -> Result<Rows> {
+    let keep: Vec<usize> = (0..rows.len())
+        .filter(|&r| (lo..hi).contains(&rows.coords[dim][r]))
+        .collect();
+    let coords = rows
+        .coords
+        .iter()
+        .enumerate()
+        .map(|(d, c)| {
+            let shift = if d == dim { lo } else { 0 };
+            keep.iter().map(|&r| c[r] - shift).collect()
+        })
+        .collect();
+    let levels = rows.levels.as_ref().map(|given| {
+        let mut out = Vec::with_capacity(keep.len());
+        let mut k = keep.iter().peekable();
+        for (r, &l) in given.iter().enumerate() {
+            *pending = (*pending).min(l);
+            if k.peek() == Some(&&r) {
+                k.next();
+                out.push(*pending);
+                *pending = usize::MAX;
+            }
+        }
+        out
+    });
+    let ty = value_type_of(rows.values.data_type())?;
+    let w = ty.byte_width();
+    let picked = with_bytes(rows.values.as_ref(), "value column", |b| {
+        let mut out = MutableBuffer::new(keep.len() * w);
+        for &r in &keep {
+            out.extend_from_slice(&b[r * w..(r + 1) * w]);
+        }
+        out
+    })?;
+    let values = value_array(&ValueBuffer::from_body(
+        ty,
+        &Buffer::from(picked),
+        0,
+        keep.len(),
+        "values",
+        false,
+    )?);
+    Ok(Rows {
+        coords,
+        values,
+        levels,
+    })
+}
+
+fn value_type_of(t: &DataType) -> Result<crate::types::ValueType> {
+    crate::types::ValueType::ALL
+        .into_iter()
+        .find(|v| v.data_type() == *t)
+        .ok_or_else(|| Error::Type {
+            what: "value column".into(),
+            expected: "an integer or float type".into(),
+            found: t.to_string(),
+        })
+}
+
+/// Run a step of the Parquet decoder, turning a panic inside it (the parquet
+/// crate has some on malformed input) into [`Error::Parquet`].
+fn guard<T>(what: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        Ok(r) => r,
+        Err(payload) => {
+            let msg = payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_default();
+            Err(Error::Parquet(::parquet::errors::ParquetError::General(
+                format!("malformed {what}: the decoder failed ({msg})"),
+            )))
+        }
+    }
+}
+
+/// `(min, max)` of an integer column chunk's statistics.
+fn stats_range(s: Option<&Statistics>, unsigned: bool) -> Option<(i128, i128)> {
+    match s? {
+        Statistics::Int32(v) => {
+            let f = |x: &i32| {
+                if unsigned {
+                    *x as u32 as i128
+                } else {
+                    *x as i128
+                }
+            };
+            Some((f(v.min_opt()?), f(v.max_opt()?)))
+        }
+        Statistics::Int64(v) => {
+            let f = |x: &i64| {
+                if unsigned {
+                    *x as u64 as i128
+                } else {
+                    *x as i128
+                }
+            };
+            Some((f(v.min_opt()?), f(v.max_opt()?)))
+        }
+        _ => None,
+    }
+}

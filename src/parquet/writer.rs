@@ -1,0 +1,507 @@
+//! [`ParquetWriter`]: a tensor or a sequence of chunks into one archive, row group
+//! by row group, atomically.
+
+use std::fs::File;
+use std::io::BufWriter;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use ::parquet::arrow::arrow_writer::ArrowWriterOptions;
+use ::parquet::arrow::ArrowWriter;
+use ::parquet::file::metadata::{KeyValue, SortingColumn};
+use ::parquet::file::properties::WriterProperties;
+use ::parquet::schema::types::ColumnPath;
+use arrow_array::{Array, ArrayRef, RecordBatch};
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
+
+use super::encoding::{coordinate_encoding, value_encoding};
+use super::meta::{Archive, Layout, RowGroupJson, TensorSpec, LEVEL_COLUMN, VALUE_COLUMN};
+use super::rows::{
+    advance, coordinate_array, coordinate_type, csf_needs_levels, with_bytes, Rows, Source,
+};
+use super::{WriteOptions, METADATA_CRC_KEY, METADATA_KEY};
+use crate::error::{Error, Result};
+use crate::ipc::TensorMessage;
+use crate::tensor::AnyTensor;
+use crate::types::IndexType;
+
+/// What a finished write produced.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WriteSummary {
+    /// Rows written (stored entries; every element for a dense tensor).
+    pub rows: usize,
+    /// Row groups written.
+    pub row_groups: usize,
+    /// Size of the file in bytes.
+    pub bytes: u64,
+}
+
+/// Writes one tensor into a Parquet archive, from one tensor or from a sequence of
+/// chunks, holding about one row group in memory.
+///
+/// Each [`write_chunk`](Self::write_chunk) appends the chunk's stored entries in
+/// its storage order (every element, row-major, for a dense chunk). The declared
+/// [`Layout`] constrains the order: CSR / CSC need non-decreasing major
+/// coordinates, dense needs every element exactly once in row-major order, a COO
+/// spec with `canonical: Some(true)` needs strictly increasing coordinates (with
+/// `None` the flag is computed). Nothing appears at the destination until
+/// [`finish`](Self::finish) succeeds; dropping the writer discards the file.
+///
+/// ```
+/// use arrow_sparse::parquet::{ParquetWriter, TensorSpec, WriteOptions};
+/// use arrow_sparse::{CooTensor, IndexType, ValueType};
+///
+/// let path = std::env::temp_dir().join("doc_parquet_chunks.parquet");
+/// let spec = TensorSpec::coo(vec![1000, 10], ValueType::Float32, IndexType::Int32);
+/// let mut w = ParquetWriter::create(&path, spec, &WriteOptions::default().with_row_group_size(2))?;
+/// for block in 0..3usize {
+///     let chunk = CooTensor::<f32, i64>::from_entries(vec![1000, 10], &[(vec![block * 10, 1], 1.0), (vec![block * 10 + 1, 2], 2.0)])?;
+///     w.write_chunk(&chunk.into())?;
+/// }
+/// let summary = w.finish()?;
+/// assert_eq!((summary.rows, summary.row_groups), (6, 3));
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
+pub struct ParquetWriter {
+    dest: PathBuf,
+    tmp: tempfile::NamedTempFile,
+    writer: Option<ArrowWriter<BufWriter<File>>>,
+    spec: TensorSpec,
+    columns: Vec<String>,
+    column_types: Vec<DataType>,
+    schema: SchemaRef,
+    levels: bool,
+    options: WriteOptions,
+    rows: usize,
+    in_group: usize,
+    hashers: Vec<crc32fast::Hasher>,
+    groups: Vec<RowGroupJson>,
+    prev: Option<Vec<usize>>,
+    sorted: bool,
+    next_dense: Vec<usize>,
+    check_fit: Vec<usize>,
+}
+
+impl std::fmt::Debug for ParquetWriter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ParquetWriter")
+            .field("dest", &self.dest)
+            .field("spec", &self.spec)
+            .field("rows", &self.rows)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ParquetWriter {
+    /// Start an archive of `spec` at `path` (written to a temporary file in the same
+    /// directory until [`finish`](Self::finish)).
+    pub fn create(path: &Path, spec: TensorSpec, options: &WriteOptions) -> Result<Self> {
+        Self::create_impl(path, spec, options, false)
+    }
+
+    fn create_impl(
+        path: &Path,
+        spec: TensorSpec,
+        options: &WriteOptions,
+        levels: bool,
+    ) -> Result<Self> {
+        spec.check()?;
+        options.compression.to_parquet()?;
+        let dir = path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        let tmp = tempfile::Builder::new()
+            .prefix(".arrow-sparse-")
+            .suffix(".parquet.tmp")
+            .tempfile_in(dir)?;
+        let columns = spec.column_names();
+        let column_types: Vec<DataType> = spec.shape.iter().map(|&e| coordinate_type(e)).collect();
+        let mut fields: Vec<Field> = columns
+            .iter()
+            .zip(&column_types)
+            .map(|(n, t)| Field::new(n, t.clone(), false))
+            .collect();
+        fields.push(Field::new(VALUE_COLUMN, spec.value_type.data_type(), false));
+        if levels {
+            fields.push(Field::new(
+                LEVEL_COLUMN,
+                coordinate_type(spec.shape.len()),
+                false,
+            ));
+        }
+        let n = spec.shape.len();
+        // dimensions whose coordinates may not fit the declared index type
+        let check_fit = match (&spec.layout, spec.index_type()) {
+            (Layout::Csx { axis, .. }, Some(it)) => {
+                let minor = axis.dims().1;
+                fits_check(&spec.shape, it, &[minor])
+            }
+            (_, Some(it)) => fits_check(&spec.shape, it, &(0..n).collect::<Vec<_>>()),
+            _ => Vec::new(),
+        };
+        let ncols = fields.len();
+        Ok(ParquetWriter {
+            dest: path.to_path_buf(),
+            tmp,
+            writer: None,
+            schema: Arc::new(Schema::new(fields)),
+            columns,
+            column_types,
+            levels,
+            options: options.clone(),
+            rows: 0,
+            in_group: 0,
+            hashers: vec![crc32fast::Hasher::new(); ncols],
+            groups: Vec::new(),
+            prev: None,
+            sorted: true,
+            next_dense: vec![0; n],
+            check_fit,
+            spec,
+        })
+    }
+
+    /// The spec being written.
+    pub fn spec(&self) -> &TensorSpec {
+        &self.spec
+    }
+
+    /// Rows written so far.
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// Append the stored entries of `chunk` (same shape and value type as the
+    /// spec) in its storage order.
+    pub fn write_chunk(&mut self, chunk: &AnyTensor) -> Result<()> {
+        if chunk.shape() != self.spec.shape.as_slice() {
+            return Err(Error::shape(
+                "chunk",
+                format!("{:?}", self.spec.shape),
+                format!("{:?}", chunk.shape()),
+            ));
+        }
+        if chunk.value_type() != self.spec.value_type {
+            return Err(Error::Type {
+                what: "chunk value type".into(),
+                expected: self.spec.value_type.name().into(),
+                found: chunk.value_type().name().into(),
+            });
+        }
+        let src = Source::new(chunk, self.levels)?;
+        let batch = self.options.batch_size.max(1);
+        let mut k = 0;
+        while k < src.len() {
+            let end = (k + batch).min(src.len());
+            let rows = src.rows(k, end)?;
+            self.write_rows(&rows)?;
+            k = end;
+        }
+        Ok(())
+    }
+
+    fn write_rows(&mut self, rows: &Rows) -> Result<()> {
+        self.check_order(rows)?;
+        if self.writer.is_none() {
+            self.writer = Some(self.open_writer(Some(rows))?);
+        }
+        let rg = self.options.row_group_size.max(1);
+        let mut off = 0;
+        while off < rows.len() {
+            let take = (rows.len() - off).min(rg - self.in_group);
+            let batch = self.record_batch(rows, off, take)?;
+            if let Some(w) = self.writer.as_mut() {
+                w.write(&batch)?;
+            }
+            self.in_group += take;
+            self.rows += take;
+            off += take;
+            if self.in_group == rg {
+                self.end_group()?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The order and type constraints of the declared layout, on the rows to come.
+    fn check_order(&mut self, rows: &Rows) -> Result<()> {
+        let n = self.spec.shape.len();
+        for &d in &self.check_fit {
+            let it = self.spec.index_type().unwrap_or(IndexType::Int64);
+            if let Some((r, &x)) = rows.coords[d]
+                .iter()
+                .enumerate()
+                .find(|(_, &x)| x as u64 > it.max_value())
+            {
+                return Err(Error::overflow(
+                    format!("coordinate of row {} (dimension {d})", self.rows + r),
+                    x.to_string(),
+                    it.name(),
+                ));
+            }
+        }
+        if let Some(p) = self.spec.indptr_type() {
+            let total = self.rows + rows.len();
+            if total as u64 > p.max_value() {
+                return Err(Error::overflow(
+                    "indptr (number of rows)",
+                    total.to_string(),
+                    p.name(),
+                ));
+            }
+        }
+        let row = |r: usize| -> Vec<usize> { (0..n).map(|d| rows.coords[d][r]).collect() };
+        // lexicographic comparisons with row r: of the previous chunk's last row, of
+        // row q of this chunk
+        let cmp = |prev: &[usize], r: usize| -> std::cmp::Ordering {
+            (0..n)
+                .map(|d| prev[d].cmp(&rows.coords[d][r]))
+                .find(|o| o.is_ne())
+                .unwrap_or(std::cmp::Ordering::Equal)
+        };
+        let cmp_rows = |q: usize, r: usize| -> std::cmp::Ordering {
+            (0..n)
+                .map(|d| rows.coords[d][q].cmp(&rows.coords[d][r]))
+                .find(|o| o.is_ne())
+                .unwrap_or(std::cmp::Ordering::Equal)
+        };
+        match &self.spec.layout {
+            Layout::Csx { axis, .. } => {
+                let major = axis.dims().0;
+                let mut last = self.prev.as_ref().map_or(0, |p| p[major]);
+                for (r, &m) in rows.coords[major].iter().enumerate() {
+                    if m < last {
+                        return Err(Error::invariant(
+                            "CSR/CSC row order",
+                            Some(self.rows + r),
+                            format!(
+                                "major coordinate {m} after {last}: rows must come by major slice"
+                            ),
+                        ));
+                    }
+                    last = m;
+                }
+            }
+            Layout::Dense { .. } => {
+                let size: usize = self.spec.shape.iter().product();
+                for r in 0..rows.len() {
+                    let expected = &self.next_dense;
+                    if self.rows + r >= size || (0..n).any(|d| rows.coords[d][r] != expected[d]) {
+                        return Err(Error::invariant(
+                            "dense row order",
+                            Some(self.rows + r),
+                            format!("expected element {expected:?}, found {:?}", row(r)),
+                        ));
+                    }
+                    advance(&mut self.next_dense, &self.spec.shape);
+                }
+            }
+            Layout::Coo { canonical, .. } if *canonical != Some(false) && self.sorted => {
+                for r in 0..rows.len() {
+                    let before = match (r, &self.prev) {
+                        (0, None) => continue,
+                        (0, Some(p)) => cmp(p, 0),
+                        _ => cmp_rows(r - 1, r),
+                    };
+                    if before.is_ge() {
+                        if *canonical == Some(true) {
+                            return Err(Error::invariant(
+                                "COO canonical flag",
+                                Some(self.rows + r),
+                                "the spec says canonical but rows are not strictly increasing",
+                            ));
+                        }
+                        self.sorted = false;
+                        break;
+                    }
+                }
+            }
+            _ => {}
+        }
+        if rows.len() > 0 {
+            self.prev = Some(row(rows.len() - 1));
+        }
+        Ok(())
+    }
+
+    fn record_batch(&mut self, rows: &Rows, off: usize, len: usize) -> Result<RecordBatch> {
+        let mut arrays: Vec<ArrayRef> = rows
+            .coords
+            .iter()
+            .zip(&self.column_types)
+            .map(|(c, t)| coordinate_array(&c[off..off + len], t))
+            .collect();
+        arrays.push(rows.values.slice(off, len));
+        if self.levels {
+            let levels = rows.levels.as_deref().ok_or_else(|| {
+                Error::invariant("CSF node levels", None, "missing for a CSF archive")
+            })?;
+            let ty = coordinate_type(self.spec.shape.len());
+            arrays.push(coordinate_array(&levels[off..off + len], &ty));
+        }
+        for (a, h) in arrays.iter().zip(self.hashers.iter_mut()) {
+            with_bytes(a.as_ref(), "column", |b| h.update(b))?;
+        }
+        Ok(RecordBatch::try_new(self.schema.clone(), arrays)?)
+    }
+
+    fn end_group(&mut self) -> Result<()> {
+        if let Some(w) = self.writer.as_mut() {
+            w.flush()?;
+        }
+        let ncols = self.hashers.len();
+        let hashers = std::mem::replace(&mut self.hashers, vec![crc32fast::Hasher::new(); ncols]);
+        self.groups.push(RowGroupJson {
+            rows: self.in_group as u64,
+            crc32: Some(combine(hashers)),
+        });
+        self.in_group = 0;
+        Ok(())
+    }
+
+    /// The Parquet writer, with encodings chosen from the first rows.
+    fn open_writer(&self, sample: Option<&Rows>) -> Result<ArrowWriter<BufWriter<File>>> {
+        let mut props = WriterProperties::builder()
+            .set_compression(self.options.compression.to_parquet()?)
+            .set_max_row_group_row_count(Some(self.options.row_group_size.max(1)))
+            .set_max_row_group_bytes(None)
+            .set_dictionary_enabled(false);
+        for (d, name) in self.columns.iter().enumerate() {
+            let xs = sample.map_or(&[][..], |s| &s.coords[d][..]);
+            props = coordinate_encoding(props, name, xs, self.options.row_group_size);
+        }
+        props = value_encoding(
+            props,
+            sample.map(|s| s.values.as_ref()),
+            self.spec.value_type,
+        );
+        if self.levels {
+            props = props.set_column_dictionary_enabled(ColumnPath::from(LEVEL_COLUMN), true);
+        }
+        let sorted: Vec<usize> = match &self.spec.layout {
+            Layout::Csx { axis, .. } => vec![axis.dims().0],
+            Layout::Dense { .. } => (0..self.spec.shape.len()).collect(),
+            Layout::Coo {
+                canonical: Some(true),
+                ..
+            } => (0..self.spec.shape.len()).collect(),
+            _ => Vec::new(),
+        };
+        if !sorted.is_empty() {
+            props = props.set_sorting_columns(Some(
+                sorted
+                    .into_iter()
+                    .map(|d| SortingColumn {
+                        column_idx: d as i32,
+                        descending: false,
+                        nulls_first: false,
+                    })
+                    .collect(),
+            ));
+        }
+        let file = self.tmp.as_file().try_clone()?;
+        let options = ArrowWriterOptions::new()
+            .with_properties(props.build())
+            .with_skip_arrow_metadata(true);
+        Ok(ArrowWriter::try_new_with_options(
+            BufWriter::with_capacity(1 << 20, file),
+            self.schema.clone(),
+            options,
+        )?)
+    }
+
+    /// Write the last row group and the footer, then move the file into place.
+    pub fn finish(mut self) -> Result<WriteSummary> {
+        if self.in_group > 0 {
+            self.end_group()?;
+        }
+        let mut spec = self.spec.clone();
+        match &mut spec.layout {
+            Layout::Coo { canonical, .. } if canonical.is_none() => {
+                *canonical = Some(self.sorted);
+            }
+            Layout::Dense { .. } => {
+                let size: usize = spec.shape.iter().product();
+                if self.rows != size {
+                    return Err(Error::length("dense archive rows", size, self.rows));
+                }
+            }
+            _ => {}
+        }
+        let archive = Archive {
+            spec,
+            columns: self.columns.clone(),
+            value_column: VALUE_COLUMN.into(),
+            level_column: self.levels.then(|| LEVEL_COLUMN.to_string()),
+            rows: self.rows,
+            row_groups: Some(self.groups.clone()),
+        };
+        let json = archive.to_json()?;
+        let mut writer = match self.writer.take() {
+            Some(w) => w,
+            None => self.open_writer(None)?,
+        };
+        let crc = crc32fast::hash(json.as_bytes());
+        writer.append_key_value_metadata(KeyValue::new(METADATA_KEY.to_string(), json));
+        writer.append_key_value_metadata(KeyValue::new(
+            METADATA_CRC_KEY.to_string(),
+            crc.to_string(),
+        ));
+        let meta = writer.close()?;
+        let written: Vec<u64> = meta
+            .row_groups()
+            .iter()
+            .map(|g| g.num_rows() as u64)
+            .collect();
+        let expected: Vec<u64> = self.groups.iter().map(|g| g.rows).collect();
+        if written != expected {
+            return Err(Error::invariant(
+                "Parquet row groups",
+                None,
+                format!("wrote {written:?}, recorded {expected:?}"),
+            ));
+        }
+        self.tmp.as_file().sync_all()?;
+        let bytes = self.tmp.as_file().metadata()?.len();
+        self.tmp
+            .persist(&self.dest)
+            .map_err(|e| Error::Io(e.error))?;
+        Ok(WriteSummary {
+            rows: self.rows,
+            row_groups: self.groups.len(),
+            bytes,
+        })
+    }
+}
+
+/// The dimensions among `dims` whose extent exceeds what `it` holds.
+fn fits_check(shape: &[usize], it: IndexType, dims: &[usize]) -> Vec<usize> {
+    dims.iter()
+        .copied()
+        .filter(|&d| shape[d].saturating_sub(1) as u64 > it.max_value())
+        .collect()
+}
+
+/// One CRC-32 per row group: the CRC of the columns' CRCs (little-endian), each
+/// over the column's values as little-endian bytes.
+pub(crate) fn combine(hashers: Vec<crc32fast::Hasher>) -> u32 {
+    let mut all = crc32fast::Hasher::new();
+    for h in hashers {
+        all.update(&h.finalize().to_le_bytes());
+    }
+    all.finalize()
+}
+
+/// [`super::write_parquet`]: the spec of the message's tensor, one chunk, finish.
+pub(crate) fn write_tensor(
+    path: &Path,
+    message: &TensorMessage,
+    options: &WriteOptions,
+) -> Result<WriteSummary> {
+    let spec = TensorSpec::of(message)?;
+    let levels = csf_needs_levels(&message.tensor, options.batch_size)?;
+    let mut w = ParquetWriter::create_impl(path, spec, options, levels)?;
+    w.write_chunk(&message.tensor)?;
+    w.finish()
+}

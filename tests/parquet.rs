@@ -1,0 +1,1185 @@
+//! Parquet archives: exact IPC -> Parquet -> IPC round trips for every format,
+//! value type and index type of the interop matrix; range reads; chunked writes
+//! and streamed reads; corrupt and lying archives; atomic writes; the CLI; and the
+//! pyarrow / scipy / DuckDB checks of `tests/python/check_parquet.py`.
+#![cfg(feature = "parquet")]
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+
+use arrow_sparse::dump::json_line;
+use arrow_sparse::ipc::{self, MmapReader, TensorMessage};
+use arrow_sparse::parquet::{
+    self, Compression, Layout, ParquetReader, ParquetWriter, ReadOptions, TensorSpec, WriteOptions,
+};
+use arrow_sparse::{
+    AnyCsf, AnyTensor, CompressedAxis, Convert, CooTensor, CoordLayout, CsfTensor, DenseTensor,
+    Error, Format, Index, IndexType, Validation, Value, ValueType,
+};
+use half::f16;
+
+/// xorshift64*: deterministic, no dependency.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+trait Gen: Value {
+    fn gen(r: &mut Rng) -> Self;
+}
+macro_rules! gen_int {
+    ($($t:ty),*) => {$(impl Gen for $t {
+        fn gen(r: &mut Rng) -> Self { let x = r.next() as $t; if x == 0 { 1 } else { x } }
+    })*};
+}
+gen_int!(i8, i16, i32, i64, u8, u16, u32, u64);
+impl Gen for f32 {
+    fn gen(r: &mut Rng) -> Self {
+        (r.next() as i32) as f32 / 977.0 + 0.5
+    }
+}
+impl Gen for f64 {
+    fn gen(r: &mut Rng) -> Self {
+        f64::from_bits((r.next() >> 12) | 0x3FF0_0000_0000_0000) * 1e-3
+    }
+}
+impl Gen for f16 {
+    fn gen(r: &mut Rng) -> Self {
+        f16::from_f32((r.below(2000) as f32 - 999.5) / 8.0)
+    }
+}
+
+/// `nnz` random entries: sorted and unique when `canonical`, else in random order
+/// with a duplicate.
+fn random_coo<V: Gen, I: Index>(
+    r: &mut Rng,
+    shape: &[usize],
+    nnz: usize,
+    canonical: bool,
+    layout: CoordLayout,
+) -> CooTensor<V, I> {
+    let ndim = shape.len();
+    let mut entries: Vec<(Vec<usize>, V)> = (0..nnz)
+        .map(|_| (shape.iter().map(|&d| r.below(d)).collect(), V::gen(r)))
+        .collect();
+    if canonical {
+        entries.sort_by(|a, b| a.0.cmp(&b.0));
+        entries.dedup_by(|a, b| a.0 == b.0);
+    } else if nnz > 2 {
+        entries[nnz / 2].0 = entries[0].0.clone();
+    }
+    let mut t = CooTensor::<V, I>::from_entries(shape.to_vec(), &entries).unwrap();
+    if canonical {
+        t = t.canonicalize().unwrap();
+    }
+    if layout == CoordLayout::ColumnMajor && t.nnz() > 1 {
+        let col: Vec<I> = (0..ndim)
+            .flat_map(|d| (0..t.nnz()).map(move |k| (d, k)))
+            .map(|(d, k)| t.coords()[k * ndim + d])
+            .collect();
+        t = CooTensor::try_new(
+            shape.to_vec(),
+            col.into(),
+            CoordLayout::ColumnMajor,
+            t.values().clone(),
+            t.is_canonical(),
+        )
+        .unwrap();
+    }
+    t
+}
+
+fn names(ndim: usize, named: bool) -> Vec<String> {
+    if named {
+        (0..ndim).map(|d| format!("dim{d}")).collect()
+    } else {
+        vec![]
+    }
+}
+
+/// The interop matrix's cases for one value and index type, plus CSX / CSF with an
+/// indptr type of their own.
+fn push_cases<V: Gen, I: Index>(r: &mut Rng, out: &mut Vec<AnyTensor>) {
+    let cap = (I::TYPE.max_value() as usize).min(40);
+    let nnz = 20.min(I::TYPE.max_value() as usize - 1);
+    let named = r.next() & 1 == 0;
+    for ndim in 1..=5 {
+        let shape: Vec<usize> = (0..ndim).map(|_| 1 + r.below(cap)).collect();
+        let layout = if ndim % 2 == 0 {
+            CoordLayout::ColumnMajor
+        } else {
+            CoordLayout::RowMajor
+        };
+        let t = random_coo::<V, I>(r, &shape, nnz, ndim != 3, layout);
+        out.push(
+            AnyTensor::from(t)
+                .with_dim_names(names(ndim, named))
+                .unwrap(),
+        );
+    }
+    let shape = vec![1 + r.below(cap), 1 + r.below(cap)];
+    let coo = random_coo::<V, I>(r, &shape, nnz, true, CoordLayout::RowMajor);
+    for axis in [CompressedAxis::Row, CompressedAxis::Column] {
+        out.push(
+            AnyTensor::from(coo.to_csx::<I, I>(axis).unwrap())
+                .with_dim_names(names(2, named))
+                .unwrap(),
+        );
+        out.push(coo.to_csx::<I, i64>(axis).unwrap().into());
+    }
+    for ndim in 2..=5 {
+        let shape: Vec<usize> = (0..ndim).map(|_| 1 + r.below(cap)).collect();
+        let coo = random_coo::<V, I>(r, &shape, nnz, true, CoordLayout::RowMajor);
+        let mut order: Vec<usize> = (0..ndim).collect();
+        for i in (1..ndim).rev() {
+            order.swap(i, r.below(i + 1));
+        }
+        out.push(
+            AnyTensor::from(coo.to_csf::<I, I>(&order).unwrap())
+                .with_dim_names(names(ndim, named))
+                .unwrap(),
+        );
+        if ndim == 3 {
+            out.push(coo.to_csf::<I, u16>(&order).unwrap().into());
+        }
+    }
+    let empty = CooTensor::<V, I>::from_entries(vec![3, 4, 5], &[]).unwrap();
+    out.push(empty.clone().into());
+    out.push(empty.to_csf::<I, I>(&[1, 2, 0]).unwrap().into());
+    let empty2 = CooTensor::<V, I>::from_entries(vec![3, 4], &[]).unwrap();
+    out.push(empty2.to_csx::<I, I>(CompressedAxis::Row).unwrap().into());
+    out.push(
+        empty2
+            .to_csx::<I, I>(CompressedAxis::Column)
+            .unwrap()
+            .into(),
+    );
+}
+
+fn push_dense<V: Gen>(r: &mut Rng, out: &mut Vec<AnyTensor>) {
+    for ndim in 1..=5 {
+        let shape: Vec<usize> = (0..ndim).map(|_| 1 + r.below(4)).collect();
+        let size: usize = shape.iter().product();
+        let vals: Vec<V> = (0..size)
+            .map(|_| if r.below(3) == 0 { V::ZERO } else { V::gen(r) })
+            .collect();
+        let strides = if ndim % 2 == 0 {
+            arrow_sparse::tensor::dense::column_major_strides(&shape)
+        } else {
+            arrow_sparse::tensor::dense::row_major_strides(&shape)
+        };
+        let t = DenseTensor::<V>::try_new_strided(shape, strides, vals.into()).unwrap();
+        out.push(
+            AnyTensor::from(t)
+                .with_dim_names(names(ndim, ndim > 2))
+                .unwrap(),
+        );
+    }
+    let empty = DenseTensor::<V>::try_new(vec![2, 0, 3], Vec::new().into()).unwrap();
+    out.push(empty.into());
+}
+
+macro_rules! for_index_types {
+    ($r:expr, $out:expr, $V:ty) => {
+        push_cases::<$V, i8>($r, $out);
+        push_cases::<$V, i16>($r, $out);
+        push_cases::<$V, i32>($r, $out);
+        push_cases::<$V, i64>($r, $out);
+        push_cases::<$V, u8>($r, $out);
+        push_cases::<$V, u16>($r, $out);
+        push_cases::<$V, u32>($r, $out);
+        push_cases::<$V, u64>($r, $out);
+        push_dense::<$V>($r, $out);
+    };
+}
+
+/// Every format x value type x index type (uint64 included: archives can hold it).
+fn matrix() -> Vec<AnyTensor> {
+    let mut r = Rng(0x9E37_79B9_7F4A_7C15);
+    let mut all = Vec::new();
+    for_index_types!(&mut r, &mut all, i8);
+    for_index_types!(&mut r, &mut all, i16);
+    for_index_types!(&mut r, &mut all, i32);
+    for_index_types!(&mut r, &mut all, i64);
+    for_index_types!(&mut r, &mut all, u8);
+    for_index_types!(&mut r, &mut all, u16);
+    for_index_types!(&mut r, &mut all, u32);
+    for_index_types!(&mut r, &mut all, u64);
+    for_index_types!(&mut r, &mut all, f16);
+    for_index_types!(&mut r, &mut all, f32);
+    for_index_types!(&mut r, &mut all, f64);
+    all
+}
+
+fn ipc_bytes(m: &TensorMessage) -> Vec<u8> {
+    ipc::encode(&m.tensor, &m.custom_metadata, &Default::default())
+        .unwrap()
+        .to_vec()
+}
+
+fn small_groups() -> WriteOptions {
+    WriteOptions::default().with_row_group_size(7)
+}
+
+fn roundtrip(dir: &Path, name: &str, m: &TensorMessage, options: &WriteOptions) -> TensorMessage {
+    let path = dir.join(format!("{name}.parquet"));
+    parquet::write_parquet(&path, m, options).unwrap_or_else(|e| panic!("{name}: {e}"));
+    parquet::read_parquet(&path, &ReadOptions::default()).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+/// The matrix's archives, written once: exact round trips in Rust, then the same
+/// files read by pyarrow, scipy and DuckDB (`tests/python/check_parquet.py`).
+#[test]
+fn every_format_value_and_index_type_round_trips_exactly_and_reads_in_pyarrow() {
+    let dir = tempfile::tempdir().unwrap();
+    let all = matrix();
+    let combos: std::collections::HashSet<_> = all
+        .iter()
+        .map(|t| (t.format(), t.value_type(), t.index_type(), t.indptr_type()))
+        .collect();
+    // 11 value types x (8 index types x (coo, csr, csc, csf) + csr / csc with int64
+    // indptr and csf with uint16 indptr for 7 index types each + dense)
+    assert_eq!(combos.len(), 11 * (8 * 4 + 3 * 7 + 1));
+    // IPC stream -> memory map -> Parquet -> IPC, as the CLI does
+    let stream = dir.path().join("matrix.arrow");
+    let msgs: Vec<TensorMessage> = all
+        .iter()
+        .enumerate()
+        .map(|(i, t)| TensorMessage {
+            tensor: t.clone(),
+            custom_metadata: if i % 5 == 0 {
+                vec![
+                    ("k".into(), format!("v{i}")),
+                    ("ARROW:extension:name".into(), "x".into()),
+                ]
+            } else {
+                vec![]
+            },
+        })
+        .collect();
+    // IPC refuses uint64 indices (libarrow aborts on them); archives take them
+    let (wide, msgs): (Vec<_>, Vec<_>) = msgs
+        .into_iter()
+        .partition(|m| m.tensor.index_type() == Some(IndexType::UInt64));
+    ipc::write_file(&stream, &msgs, &Default::default()).unwrap();
+    let reader = MmapReader::open(&stream).unwrap();
+    let mut archives = Vec::new();
+    let mut check = |name: String, m: &TensorMessage| {
+        let back = roundtrip(dir.path(), &name, m, &small_groups());
+        assert_eq!(&back, m, "{name}: {}", json_line(&m.tensor).unwrap());
+        if m.tensor.index_type() != Some(IndexType::UInt64) {
+            assert!(ipc_bytes(&back) == ipc_bytes(m), "{name}: IPC bytes differ");
+        }
+        std::fs::write(
+            dir.path().join(format!("{name}.json")),
+            json_line(&m.tensor).unwrap(),
+        )
+        .unwrap();
+        archives.push(serde_json::json!({"parquet": format!("{name}.parquet"), "dump": format!("{name}.json")}));
+    };
+    for i in 0..reader.len() {
+        check(format!("t{i}"), &reader.get(i).unwrap());
+    }
+    for (i, m) in wide.iter().enumerate() {
+        check(format!("u{i}"), m);
+    }
+    if let Some(python) = python() {
+        run_python_checks(&python, dir.path(), archives);
+    }
+}
+
+#[test]
+fn csf_trees_that_prefix_merging_would_change_keep_a_level_column() {
+    let dir = tempfile::tempdir().unwrap();
+    // two roots with the same coordinate, and a leaf duplicated under one parent
+    let t = CsfTensor::<f32, i16, i32>::try_new(
+        vec![3, 4],
+        vec![0, 1],
+        vec![vec![0, 1, 3].into()],
+        vec![vec![1, 1].into(), vec![2, 0, 0].into()],
+        vec![1.0, 2.0, 3.0].into(),
+    )
+    .unwrap();
+    let m: TensorMessage = AnyTensor::from(t).into();
+    for rg in [1, 2, 100] {
+        let back = roundtrip(
+            dir.path(),
+            "dup",
+            &m,
+            &WriteOptions::default().with_row_group_size(rg),
+        );
+        assert_eq!(back, m);
+    }
+    let path = dir.path().join("dup.parquet");
+    let r = ParquetReader::open(&path).unwrap();
+    let schema = r.parquet_metadata().file_metadata().schema_descr();
+    assert!((0..schema.num_columns()).any(|c| schema.column(c).name() == "csf_level"));
+    // the same entries as a canonical tree need no level column
+    let plain = m
+        .tensor
+        .convert(Format::Csf, IndexType::Int16, Some(&[0, 1]))
+        .unwrap();
+    let back = roundtrip(
+        dir.path(),
+        "plain",
+        &plain.clone().into(),
+        &WriteOptions::default(),
+    );
+    assert_eq!(back.tensor, plain);
+    let r = ParquetReader::open(&dir.path().join("plain.parquet")).unwrap();
+    assert_eq!(
+        r.parquet_metadata()
+            .file_metadata()
+            .schema_descr()
+            .num_columns(),
+        3
+    );
+    // a childless node cannot be described by rows: refused, nothing written
+    let childless = AnyCsf::try_new(
+        vec![3, 4],
+        vec![0, 1],
+        vec![IndexType::Int32.cast_from(&[0, 1, 1])],
+        vec![
+            IndexType::Int32.cast_from(&[0, 2]),
+            IndexType::Int32.cast_from(&[3]),
+        ],
+        arrow_sparse::ValueBuffer::Float32(vec![1.0f32].into()),
+        vec![],
+        Validation::Full,
+    )
+    .unwrap();
+    let bad = dir.path().join("childless.parquet");
+    let e = parquet::write_parquet(
+        &bad,
+        &AnyTensor::Csf(childless).into(),
+        &WriteOptions::default(),
+    );
+    assert!(matches!(e, Err(Error::Unsupported(_))), "{e:?}");
+    assert!(!bad.exists());
+}
+
+trait CastFrom {
+    fn cast_from(self, xs: &[i32]) -> arrow_sparse::IndexBuffer;
+}
+impl CastFrom for IndexType {
+    fn cast_from(self, xs: &[i32]) -> arrow_sparse::IndexBuffer {
+        arrow_sparse::IndexBuffer::Int32(xs.to_vec().into())
+            .cast(self, "test")
+            .unwrap()
+    }
+}
+
+#[test]
+fn dense_layouts() {
+    let dir = tempfile::tempdir().unwrap();
+    let vals: Vec<i32> = (0..24).collect();
+    // column-major and a permuted packing keep their strides
+    for strides in [vec![1, 2, 8], vec![4, 1, 8], vec![12, 3, 1]] {
+        let t = DenseTensor::<i32>::try_new_strided(
+            vec![2, 4, 3],
+            strides.clone(),
+            vals.clone().into(),
+        )
+        .unwrap();
+        let m: TensorMessage = AnyTensor::from(t).into();
+        assert_eq!(
+            roundtrip(dir.path(), "d", &m, &small_groups()),
+            m,
+            "{strides:?}"
+        );
+    }
+    // broadcast (zero stride) and gapped strides are archived as their row-major copy,
+    // which is what IPC sends too
+    for (shape, strides, len) in [(vec![3, 4], vec![0, 1], 4), (vec![2, 3], vec![4, 1], 7)] {
+        let t = DenseTensor::<f32>::try_new_strided(
+            shape,
+            strides,
+            (0..len).map(|x| x as f32).collect::<Vec<_>>().into(),
+        )
+        .unwrap();
+        let m: TensorMessage = AnyTensor::from(t).into();
+        let back = roundtrip(dir.path(), "b", &m, &small_groups());
+        assert!(ipc_bytes(&back) == ipc_bytes(&m));
+        assert_eq!(
+            json_line(&back.tensor).unwrap(),
+            json_line(&m.tensor).unwrap()
+        );
+    }
+    // an extent-1 dimension keeps an arbitrary stride exactly
+    let t = DenseTensor::<u8>::try_new_strided(
+        vec![2, 1, 3],
+        vec![3, 99, 1],
+        vec![1, 2, 3, 4, 5, 6].into(),
+    )
+    .unwrap();
+    let m: TensorMessage = AnyTensor::from(t).into();
+    assert_eq!(roundtrip(dir.path(), "e", &m, &small_groups()), m);
+}
+
+/// The dump of `t` restricted to coordinates `lo..hi` along `dim`, shifted.
+fn expected_range(t: &AnyTensor, dim: usize, lo: usize, hi: usize) -> serde_json::Value {
+    let mut v: serde_json::Value = serde_json::from_str(&json_line(t).unwrap()).unwrap();
+    v["shape"][dim] = (hi - lo).into();
+    let entries: Vec<serde_json::Value> = v["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| (lo as u64..hi as u64).contains(&e[dim].as_u64().unwrap()))
+        .map(|e| {
+            let mut e = e.clone();
+            e[dim] = (e[dim].as_u64().unwrap() - lo as u64).into();
+            e
+        })
+        .collect();
+    v["nnz"] = entries.len().into();
+    v["entries"] = entries.into();
+    v
+}
+
+#[test]
+fn range_reads_skip_row_groups_by_statistics() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut r = Rng(5);
+    let m = random_coo::<f64, i64>(&mut r, &[200, 30], 2000, true, CoordLayout::RowMajor);
+    let t3 = random_coo::<i32, i32>(&mut r, &[40, 9, 7], 600, true, CoordLayout::RowMajor);
+    let dense = DenseTensor::<f32>::try_new_strided(
+        vec![20, 5],
+        vec![1, 20],
+        (0..100).map(|x| (x % 7) as f32).collect::<Vec<_>>().into(),
+    )
+    .unwrap();
+    let cases: Vec<AnyTensor> = vec![
+        m.to_csx::<i32, i64>(CompressedAxis::Row).unwrap().into(),
+        m.to_csx::<i16, i16>(CompressedAxis::Column).unwrap().into(),
+        AnyTensor::from(m.clone())
+            .with_dim_names(vec!["row".into(), "col".into()])
+            .unwrap(),
+        random_coo::<u8, u16>(&mut r, &[50, 60], 300, false, CoordLayout::ColumnMajor).into(),
+        t3.to_csf::<i16, i32>(&[0, 2, 1]).unwrap().into(),
+        t3.to_csf::<i16, i32>(&[1, 0, 2]).unwrap().into(),
+        dense.into(),
+    ];
+    let options = WriteOptions::default().with_row_group_size(100);
+    for (i, t) in cases.iter().enumerate() {
+        let path = dir.path().join(format!("r{i}.parquet"));
+        parquet::write_parquet(&path, &t.clone().into(), &options).unwrap();
+        let reader = ParquetReader::open(&path).unwrap();
+        let total = reader.num_row_groups();
+        for dim in 0..t.shape().len() {
+            let extent = t.shape()[dim];
+            for (lo, hi) in [
+                (0, extent),
+                (extent / 4, extent / 4 + 3),
+                (extent / 2, extent + 10),
+                (3, 3),
+            ] {
+                let hi_c = hi.min(extent);
+                let got = reader.read_range(dim, lo..hi).unwrap();
+                assert_eq!(got.row_groups_total, total);
+                assert_eq!(
+                    (
+                        got.tensor.format(),
+                        got.tensor.index_type(),
+                        got.tensor.indptr_type(),
+                        got.tensor.dim_names()
+                    ),
+                    (t.format(), t.index_type(), t.indptr_type(), t.dim_names()),
+                    "case {i}"
+                );
+                let ours: serde_json::Value =
+                    serde_json::from_str(&json_line(&got.tensor).unwrap()).unwrap();
+                assert_eq!(
+                    ours,
+                    expected_range(t, dim, lo, hi_c),
+                    "case {i} dim {dim} {lo}..{hi}"
+                );
+            }
+        }
+    }
+    // CSR by rows: a narrow range decodes one or two of the 20 row groups
+    let path = dir.path().join("r0.parquet");
+    let reader = ParquetReader::open(&path).unwrap();
+    let got = reader.read_range(0, 100..105).unwrap();
+    let groups = cases[0].nnz().div_ceil(100);
+    assert!(
+        got.row_groups_read <= 2 && got.row_groups_total == groups,
+        "{got:?}"
+    );
+    let sub = &cases[0];
+    let AnyTensor::Csx(_) = &got.tensor else {
+        panic!("not CSX")
+    };
+    // the exact CSR of those rows
+    let coo = sub.to_coo::<f64, i64>().unwrap();
+    let entries: Vec<(Vec<usize>, f64)> = (0..coo.nnz())
+        .filter(|&k| (100..105).contains(&coo.coord(k, 0)))
+        .map(|k| {
+            (
+                vec![coo.coord(k, 0) - 100, coo.coord(k, 1)],
+                coo.values()[k],
+            )
+        })
+        .collect();
+    let want: AnyTensor = CooTensor::<f64, i32>::from_entries(vec![5, 30], &entries)
+        .unwrap()
+        .to_csx::<i32, i64>(CompressedAxis::Row)
+        .unwrap()
+        .into();
+    assert_eq!(got.tensor, want);
+    // a column range reads every row group
+    assert_eq!(reader.read_range(1, 0..30).unwrap().row_groups_read, groups);
+    assert!(matches!(
+        reader.read_range(2, 0..1),
+        Err(Error::Shape { .. })
+    ));
+}
+
+#[test]
+fn chunked_writes_and_streamed_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut r = Rng(11);
+    let shape = vec![300, 40];
+    let a = random_coo::<f32, i64>(&mut r, &shape, 500, true, CoordLayout::RowMajor);
+    // blocks of rows as CSR chunks, in order: a CSR archive of int32 / int64
+    let spec = TensorSpec::coo(shape.clone(), ValueType::Float32, IndexType::Int32).with_layout(
+        Layout::Csx {
+            axis: CompressedAxis::Row,
+            index_type: IndexType::Int32,
+            indptr_type: IndexType::Int64,
+        },
+    );
+    let path = dir.path().join("chunks.parquet");
+    let mut w = ParquetWriter::create(
+        &path,
+        spec.clone(),
+        &WriteOptions::default().with_row_group_size(64),
+    )
+    .unwrap();
+    let block = |lo: usize, hi: usize| -> AnyTensor {
+        let e: Vec<(Vec<usize>, f32)> = (0..a.nnz())
+            .filter(|&k| (lo..hi).contains(&a.coord(k, 0)))
+            .map(|k| (vec![a.coord(k, 0), a.coord(k, 1)], a.values()[k]))
+            .collect();
+        CooTensor::<f32, i64>::from_entries(shape.clone(), &e)
+            .unwrap()
+            .to_csx::<i64, i64>(CompressedAxis::Row)
+            .unwrap()
+            .into()
+    };
+    for lo in (0..300).step_by(50) {
+        w.write_chunk(&block(lo, lo + 50)).unwrap();
+    }
+    let s = w.finish().unwrap();
+    assert_eq!((s.rows, s.row_groups), (a.nnz(), a.nnz().div_ceil(64)));
+    let back = parquet::read_parquet(&path, &ReadOptions::default())
+        .unwrap()
+        .tensor;
+    assert_eq!(
+        back,
+        AnyTensor::from(a.to_csx::<i32, i64>(CompressedAxis::Row).unwrap())
+    );
+    // streamed: every row group as a COO chunk, in storage order
+    let reader = ParquetReader::open(&path).unwrap();
+    let mut seen = 0;
+    for chunk in reader.chunks() {
+        let chunk = chunk.unwrap();
+        assert!(chunk.nnz() <= 64 && chunk.format() == Format::Coo);
+        let c = chunk.to_coo::<f32, i64>().unwrap();
+        for k in 0..c.nnz() {
+            assert_eq!(
+                (c.coord(k, 0), c.coord(k, 1), c.values()[k]),
+                (
+                    a.coord(seen + k, 0),
+                    a.coord(seen + k, 1),
+                    a.values()[seen + k]
+                )
+            );
+        }
+        seen += c.nnz();
+    }
+    assert_eq!(seen, a.nnz());
+    // chunks out of CSR order: an error, and nothing at the destination
+    let bad = dir.path().join("bad.parquet");
+    let mut w = ParquetWriter::create(&bad, spec, &WriteOptions::default()).unwrap();
+    w.write_chunk(&block(100, 200)).unwrap();
+    let e = w.write_chunk(&block(0, 100));
+    assert!(matches!(e, Err(Error::Invariant { .. })), "{e:?}");
+    drop(w);
+    assert!(!bad.exists());
+    // a COO archive computes its canonical flag; dense chunks add every element
+    let coo_path = dir.path().join("coo.parquet");
+    let mut w = ParquetWriter::create(
+        &coo_path,
+        TensorSpec::coo(vec![2, 3], ValueType::Int16, IndexType::UInt8),
+        &WriteOptions::default(),
+    )
+    .unwrap();
+    w.write_chunk(
+        &DenseTensor::<i16>::try_new(vec![2, 3], vec![0, 1, 0, 2, 0, 3].into())
+            .unwrap()
+            .into(),
+    )
+    .unwrap();
+    w.finish().unwrap();
+    let back = parquet::read_parquet(&coo_path, &ReadOptions::default())
+        .unwrap()
+        .tensor;
+    let AnyTensor::Coo(c) = &back else {
+        panic!("not COO")
+    };
+    assert!(c.is_canonical() && c.nnz() == 6 && c.index_type() == IndexType::UInt8);
+    // the declared index type must hold the coordinates
+    let mut w = ParquetWriter::create(
+        &dir.path().join("narrow.parquet"),
+        TensorSpec::coo(vec![1000], ValueType::Float64, IndexType::Int8),
+        &WriteOptions::default(),
+    )
+    .unwrap();
+    let far: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![1000], &[(vec![500], 1.0)])
+        .unwrap()
+        .into();
+    assert!(matches!(w.write_chunk(&far), Err(Error::Overflow { .. })));
+    // a wrong shape or value type is refused
+    assert!(matches!(w.write_chunk(&back), Err(Error::Shape { .. })));
+    // no temporary files were left behind
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .filter(|n| n.to_string_lossy().contains(".tmp"))
+        .collect();
+    drop(w);
+    assert!(left.len() <= 1, "{left:?}");
+    let left = std::fs::read_dir(dir.path())
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .contains(".tmp")
+        })
+        .count();
+    assert_eq!(left, 0);
+}
+
+/// A small archive of every format, for the corruption tests.
+fn corpus(dir: &Path) -> Vec<(PathBuf, TensorMessage)> {
+    let mut r = Rng(3);
+    let coo = random_coo::<f64, i32>(&mut r, &[40, 50], 60, true, CoordLayout::RowMajor);
+    let t3 = random_coo::<f32, i16>(&mut r, &[9, 8, 7], 40, true, CoordLayout::RowMajor);
+    let tensors: Vec<AnyTensor> = vec![
+        coo.clone().into(),
+        coo.to_csx::<i32, i64>(CompressedAxis::Row).unwrap().into(),
+        t3.to_csf::<i16, i16>(&[2, 0, 1]).unwrap().into(),
+        DenseTensor::<i64>::try_new(vec![6, 5], (0..30).collect::<Vec<i64>>().into())
+            .unwrap()
+            .into(),
+    ];
+    tensors
+        .into_iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let p = dir.join(format!("c{i}.parquet"));
+            let m: TensorMessage = t.into();
+            parquet::write_parquet(&p, &m, &WriteOptions::default().with_row_group_size(25))
+                .unwrap();
+            (p, m)
+        })
+        .collect()
+}
+
+#[test]
+fn truncated_and_bit_flipped_archives_are_typed_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.parquet");
+    for (path, m) in corpus(dir.path()) {
+        let bytes = std::fs::read(&path).unwrap();
+        let step = (bytes.len() / 200).max(1);
+        for cut in (0..bytes.len()).step_by(step) {
+            std::fs::write(&bad, &bytes[..cut]).unwrap();
+            assert!(
+                parquet::read_parquet(&bad, &ReadOptions::default()).is_err(),
+                "cut at {cut}"
+            );
+        }
+        let mut undetected = 0;
+        for pos in (0..bytes.len()).step_by(2) {
+            let mut b = bytes.clone();
+            b[pos] ^= 1 << (pos % 8);
+            std::fs::write(&bad, &b).unwrap();
+            // never a panic; either an error or exactly the same tensor (a flip in
+            // statistics or other footer fields the restore does not use)
+            match parquet::read_parquet(&bad, &ReadOptions::default()) {
+                Err(_) => {}
+                Ok(back) => {
+                    assert_eq!(
+                        back,
+                        m,
+                        "flip at byte {pos} of {} changed the tensor silently",
+                        path.display()
+                    );
+                    undetected += 1;
+                }
+            }
+        }
+        eprintln!(
+            "{}: {undetected} of {} flips harmless (statistics, page index, ...)",
+            path.display(),
+            bytes.len()
+        );
+    }
+}
+
+/// Rewrite an archive with its `arrow_sparse` JSON edited by `edit`.
+fn with_metadata(src: &Path, dst: &Path, edit: impl Fn(&mut serde_json::Value)) {
+    use ::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+    use ::parquet::arrow::ArrowWriter;
+    use ::parquet::file::metadata::KeyValue;
+    let builder =
+        ParquetRecordBatchReaderBuilder::try_new(std::fs::File::open(src).unwrap()).unwrap();
+    let kv = builder
+        .metadata()
+        .file_metadata()
+        .key_value_metadata()
+        .unwrap()
+        .clone();
+    let text = kv
+        .iter()
+        .find(|k| k.key == "arrow_sparse")
+        .unwrap()
+        .value
+        .clone()
+        .unwrap();
+    let mut json: serde_json::Value = serde_json::from_str(&text).unwrap();
+    edit(&mut json);
+    let schema = Arc::new(arrow_schema::Schema::new(builder.schema().fields().clone()));
+    let mut w = ArrowWriter::try_new(std::fs::File::create(dst).unwrap(), schema, None).unwrap();
+    for b in builder.build().unwrap() {
+        w.write(&b.unwrap()).unwrap();
+    }
+    w.append_key_value_metadata(KeyValue::new("arrow_sparse".into(), json.to_string()));
+    w.close().unwrap();
+}
+
+#[test]
+fn metadata_that_disagrees_with_the_data_is_a_typed_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = corpus(dir.path());
+    let (coo, csr, csf, dense) = (&files[0].0, &files[1].0, &files[2].0, &files[3].0);
+    let out = dir.path().join("edited.parquet");
+    let read = |p: &Path| parquet::read_parquet(p, &ReadOptions::default());
+    // a faithful rewrite (other row groups, no checksums) still reads the same
+    with_metadata(csr, &out, |j| {
+        j.as_object_mut().unwrap().remove("row_groups");
+    });
+    assert_eq!(read(&out).unwrap(), files[1].1);
+    type Edit = Box<dyn Fn(&mut serde_json::Value)>;
+    let cases: Vec<(&PathBuf, Edit, &str)> = vec![
+        (coo, Box::new(|j| j["version"] = 2.into()), "Type"),
+        (coo, Box::new(|j| j["rows"] = 59.into()), "Invariant"),
+        (
+            coo,
+            Box::new(|j| j["shape"][0] = 10.into()),
+            "IndexOutOfBounds",
+        ),
+        (
+            coo,
+            Box::new(|j| j["value_type"] = "float32".into()),
+            "Type",
+        ),
+        (coo, Box::new(|j| j["coo"]["canonical"] = true.into()), "ok"),
+        (coo, Box::new(|j| j["format"] = "gcs".into()), "Unsupported"),
+        (coo, Box::new(|j| j["columns"][1] = "nope".into()), "Parse"),
+        (
+            coo,
+            Box::new(|j| j["shape"] = serde_json::json!([40, 50, 2])),
+            "Shape",
+        ),
+        (csr, Box::new(|j| j["format"] = "csc".into()), "Invariant"),
+        (
+            csr,
+            Box::new(|j| j["shape"][0] = 1u64.into()),
+            "IndexOutOfBounds",
+        ),
+        (
+            csr,
+            Box::new(|j| j["shape"][0] = (1u64 << 40).into()),
+            "Overflow",
+        ),
+        (
+            csf,
+            Box::new(|j| j["csf"]["axis_order"] = serde_json::json!([0, 1, 2])),
+            "ok-or-structure",
+        ),
+        (
+            csf,
+            Box::new(|j| j["csf"]["axis_order"] = serde_json::json!([0, 1, 1])),
+            "Invariant",
+        ),
+        (
+            dense,
+            Box::new(|j| j["shape"] = serde_json::json!([5, 6])),
+            "Invariant",
+        ),
+        (
+            dense,
+            Box::new(|j| {
+                j["shape"] = serde_json::json!([5, 6]);
+                j["dense"]["strides"] = serde_json::json!([6, 1]);
+            }),
+            "IndexOutOfBounds",
+        ),
+        (
+            dense,
+            Box::new(|j| j["dense"]["strides"] = serde_json::json!([1, 1])),
+            "Invariant",
+        ),
+    ];
+    for (i, (src, edit, kind)) in cases.into_iter().enumerate() {
+        with_metadata(src, &out, edit);
+        let r = read(&out);
+        let ok = matches!(
+            (kind, &r),
+            ("ok" | "ok-or-structure", Ok(_))
+                | ("ok-or-structure", Err(_))
+                | ("Type", Err(Error::Type { .. }))
+                | ("Invariant", Err(Error::Invariant { .. }))
+                | ("IndexOutOfBounds", Err(Error::IndexOutOfBounds { .. }))
+                | ("Overflow", Err(Error::Overflow { .. }))
+                | ("Unsupported", Err(Error::Unsupported(_)))
+                | ("Parse", Err(Error::Parse { .. }))
+                | ("Shape", Err(Error::Shape { .. }))
+        );
+        assert!(ok, "case {i}: expected {kind}, got {r:?}");
+    }
+    // a canonical flag that lies is caught by full validation: the sorted COO
+    // rewritten unsorted
+    let unsorted: AnyTensor =
+        random_coo::<f64, i32>(&mut Rng(8), &[40, 50], 60, false, CoordLayout::RowMajor).into();
+    let p = dir.path().join("unsorted.parquet");
+    parquet::write_parquet(&p, &unsorted.into(), &WriteOptions::default()).unwrap();
+    with_metadata(&p, &out, |j| j["coo"]["canonical"] = true.into());
+    assert!(matches!(read(&out), Err(Error::Invariant { .. })));
+    // not an archive at all
+    with_metadata(coo, &out, |_| {});
+    let plain = dir.path().join("plain.parquet");
+    {
+        use ::parquet::arrow::ArrowWriter;
+        let b = ::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(
+            std::fs::File::open(coo).unwrap(),
+        )
+        .unwrap();
+        let schema = Arc::new(arrow_schema::Schema::new(b.schema().fields().clone()));
+        let mut w =
+            ArrowWriter::try_new(std::fs::File::create(&plain).unwrap(), schema, None).unwrap();
+        for batch in b.build().unwrap() {
+            w.write(&batch.unwrap()).unwrap();
+        }
+        w.close().unwrap();
+    }
+    assert!(matches!(read(&plain), Err(Error::Parse { .. })));
+    assert!(matches!(
+        read(&dir.path().join("missing.parquet")),
+        Err(Error::Io(_))
+    ));
+}
+
+#[test]
+fn a_failed_write_leaves_the_destination_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let dest = dir.path().join("x.parquet");
+    let good: TensorMessage =
+        AnyTensor::from(CooTensor::<f32, i32>::from_entries(vec![4], &[(vec![1], 1.0)]).unwrap())
+            .into();
+    parquet::write_parquet(&dest, &good, &WriteOptions::default()).unwrap();
+    let before = std::fs::read(&dest).unwrap();
+    // a CSF tree the format cannot archive: the old file stays, nothing else appears
+    let childless = AnyCsf::try_new(
+        vec![2, 2],
+        vec![0, 1],
+        vec![IndexType::Int32.cast_from(&[0, 0, 1])],
+        vec![
+            IndexType::Int32.cast_from(&[0, 1]),
+            IndexType::Int32.cast_from(&[1]),
+        ],
+        arrow_sparse::ValueBuffer::Float32(vec![1.0f32].into()),
+        vec![],
+        Validation::Full,
+    )
+    .unwrap();
+    assert!(parquet::write_parquet(
+        &dest,
+        &AnyTensor::Csf(childless).into(),
+        &WriteOptions::default()
+    )
+    .is_err());
+    // a bad compression level
+    let opts = WriteOptions::default().with_compression(Compression::Zstd(99));
+    assert!(parquet::write_parquet(&dest, &good, &opts).is_err());
+    assert_eq!(std::fs::read(&dest).unwrap(), before);
+    let names: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names.len(), 1, "{names:?}");
+    // a directory that does not exist
+    let e = parquet::write_parquet(
+        &dir.path().join("no/such/dir/x.parquet"),
+        &good,
+        &WriteOptions::default(),
+    );
+    assert!(matches!(e, Err(Error::Io(_))));
+}
+
+#[test]
+fn compression_option_parses() {
+    assert_eq!("zstd".parse::<Compression>().unwrap(), Compression::Zstd(1));
+    assert_eq!(
+        "zstd:7".parse::<Compression>().unwrap(),
+        Compression::Zstd(7)
+    );
+    assert_eq!(
+        "none".parse::<Compression>().unwrap(),
+        Compression::Uncompressed
+    );
+    for bad in ["zstd:0", "zstd:x", "gzip", ""] {
+        assert!(bad.parse::<Compression>().is_err(), "{bad}");
+    }
+    assert_eq!(Compression::Zstd(3).to_string(), "zstd:3");
+}
+
+fn cli(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_arrow-sparse"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn cli_ok(args: &[&str]) -> String {
+    let out = cli(args);
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn cli_converts_dumps_and_inspects_archives() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |n: &str| dir.path().join(n).to_str().unwrap().to_string();
+    let golden = common::repo().join("format/golden/csf_f32_i16_order201.arrow");
+    let golden = golden.to_str().unwrap();
+    // IPC -> Parquet -> IPC: the same bytes
+    cli_ok(&[
+        "convert",
+        golden,
+        &p("a.parquet"),
+        "--row-group-size",
+        "3",
+        "--compression",
+        "zstd:5",
+    ]);
+    cli_ok(&["convert", &p("a.parquet"), &p("a.arrow")]);
+    assert_eq!(
+        std::fs::read(golden).unwrap(),
+        std::fs::read(p("a.arrow")).unwrap()
+    );
+    assert_eq!(
+        cli_ok(&["dump", &p("a.parquet")]),
+        cli_ok(&["dump", golden])
+    );
+    let r = ParquetReader::open(Path::new(&p("a.parquet"))).unwrap();
+    assert_eq!(r.num_row_groups(), 3);
+    let info = cli_ok(&["inspect", &p("a.parquet")]);
+    for needle in [
+        "tensor 0: csf",
+        "row groups:  3",
+        "index type:  int16",
+        "axis order:  [2, 0, 1]",
+        "zstd",
+    ] {
+        assert!(info.contains(needle), "missing {needle:?} in\n{info}");
+    }
+    // --to converts on the way
+    cli_ok(&[
+        "convert",
+        golden,
+        &p("b.parquet"),
+        "--to",
+        "coo",
+        "--index-type",
+        "uint8",
+        "--compression",
+        "none",
+    ]);
+    let b = cli_ok(&["dump", &p("b.parquet")]);
+    assert!(
+        b.starts_with(r#"{"format":"coo","value_type":"float32","index_type":"uint8""#),
+        "{b}"
+    );
+    // a stream of several tensors does not fit one archive
+    let mixed = common::repo().join("format/golden/stream_mixed.arrow");
+    let out = cli(&["convert", mixed.to_str().unwrap(), &p("m.parquet")]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with("arrow-sparse: error:") && err.lines().count() == 1,
+        "{err}"
+    );
+    assert!(!Path::new(&p("m.parquet")).exists());
+    // Parquet options with an IPC output, or a bad compression: bad command lines
+    assert_eq!(
+        cli(&["convert", golden, &p("c.arrow"), "--row-group-size", "5"])
+            .status
+            .code(),
+        Some(2)
+    );
+    assert_eq!(
+        cli(&[
+            "convert",
+            golden,
+            &p("c.parquet"),
+            "--compression",
+            "brotli"
+        ])
+        .status
+        .code(),
+        Some(2)
+    );
+    // a corrupt archive: one line on stderr, exit 1
+    let bytes = std::fs::read(p("a.parquet")).unwrap();
+    std::fs::write(p("bad.parquet"), &bytes[..bytes.len() - 10]).unwrap();
+    for cmd in ["dump", "inspect"] {
+        let out = cli(&[cmd, &p("bad.parquet")]);
+        assert_eq!(out.status.code(), Some(1));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.starts_with("arrow-sparse: error:") && err.lines().count() == 1,
+            "{err}"
+        );
+    }
+    // bit flips in the data pages (some make the decoder panic; the reader catches
+    // it): an error on one line, or the same dump
+    let want = cli_ok(&["dump", &p("a.parquet")]);
+    for pos in (4..bytes.len() / 2).step_by(7) {
+        let mut b = bytes.clone();
+        b[pos] ^= 0x10;
+        std::fs::write(p("flip.parquet"), &b).unwrap();
+        let out = cli(&["dump", &p("flip.parquet")]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        match out.status.code() {
+            Some(0) => assert_eq!(String::from_utf8_lossy(&out.stdout), want, "flip at {pos}"),
+            Some(1) => assert!(
+                err.starts_with("arrow-sparse: error:") && err.lines().count() == 1,
+                "flip at {pos}: {err}"
+            ),
+            other => panic!("flip at {pos}: exit {other:?}: {err}"),
+        }
+    }
+}
+
+fn python() -> Option<PathBuf> {
+    let p = std::env::var_os("ARROW_SPARSE_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| common::repo().join(".venv/bin/python"));
+    if p.exists() {
+        return Some(p);
+    }
+    if std::env::var("CI").is_ok_and(|v| v == "true" || v == "1") {
+        panic!(
+            "{} is missing in CI: run scripts/setup-interop.sh",
+            p.display()
+        );
+    }
+    eprintln!("SKIPPED: no Python venv (run scripts/setup-interop.sh)");
+    None
+}
+
+/// Add the SpMV archives to `dir` and run `tests/python/check_parquet.py` on it.
+fn run_python_checks(python: &Path, dir: &Path, archives: Vec<serde_json::Value>) {
+    // SpMV (arrow-sparse's kernel): float64 CSR with named dimensions, int64 COO
+    // with duplicates
+    let mut r = Rng(21);
+    let a = random_coo::<f64, i32>(&mut r, &[3000, 2000], 40_000, true, CoordLayout::RowMajor);
+    let a: AnyTensor = AnyTensor::from(a.to_csx::<i32, i64>(CompressedAxis::Row).unwrap())
+        .with_dim_names(vec!["row".into(), "col".into()])
+        .unwrap();
+    let x: Vec<f64> = (0..2000).map(|_| f64::gen(&mut r) * 1e3).collect();
+    let b: AnyTensor =
+        random_coo::<i64, i64>(&mut r, &[500, 400], 5000, false, CoordLayout::RowMajor).into();
+    let b = b.convert(Format::Coo, IndexType::Int64, None).unwrap();
+    let bx: Vec<i64> = (0..400).map(|_| (r.below(2000) as i64) - 1000).collect();
+    let b = {
+        // small integer values so the products cannot overflow
+        let c = b.to_coo::<i64, i64>().unwrap();
+        let v: Vec<i64> = (0..c.nnz()).map(|k| (k % 97) as i64 - 48).collect();
+        AnyTensor::from(
+            CooTensor::<i64, i64>::try_new(
+                c.shape().to_vec(),
+                c.coords().clone(),
+                CoordLayout::RowMajor,
+                v.into(),
+                false,
+            )
+            .unwrap(),
+        )
+    };
+    let mut spmvs = Vec::new();
+    let write_vec = |name: &str, t: AnyTensor| {
+        parquet::write_parquet(&dir.join(name), &t.into(), &WriteOptions::default()).unwrap();
+    };
+    write_vec("a.parquet", a.clone());
+    write_vec(
+        "x.parquet",
+        DenseTensor::<f64>::try_new(vec![2000], x.clone().into())
+            .unwrap()
+            .into(),
+    );
+    write_vec(
+        "y.parquet",
+        DenseTensor::<f64>::try_new(
+            vec![3000],
+            arrow_sparse::kernels::spmv::spmv(&a, &x).unwrap().into(),
+        )
+        .unwrap()
+        .into(),
+    );
+    spmvs.push(serde_json::json!({"matrix": "a.parquet", "x": "x.parquet", "y": "y.parquet"}));
+    write_vec("b.parquet", b.clone());
+    write_vec(
+        "bx.parquet",
+        DenseTensor::<i64>::try_new(vec![400], bx.clone().into())
+            .unwrap()
+            .into(),
+    );
+    write_vec(
+        "by.parquet",
+        DenseTensor::<i64>::try_new(
+            vec![500],
+            arrow_sparse::kernels::spmv::spmv(&b, &bx).unwrap().into(),
+        )
+        .unwrap()
+        .into(),
+    );
+    spmvs.push(serde_json::json!({"matrix": "b.parquet", "x": "bx.parquet", "y": "by.parquet"}));
+    let manifest = serde_json::json!({"archives": archives, "spmv": spmvs});
+    std::fs::write(dir.join("manifest.json"), manifest.to_string()).unwrap();
+    let script = common::repo().join("tests/python/check_parquet.py");
+    let out = Command::new(python).arg(&script).arg(dir).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    eprintln!("{stderr}");
+    assert!(out.status.success(), "check_parquet.py failed:\n{stderr}");
+}
