@@ -1017,6 +1017,21 @@ fn main() {
             theirs.versions.clone()
         }
     );
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|c| {
+            c.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split_once(':'))
+                .map(|(_, m)| m.trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown CPU".into());
+    let rustc = Command::new("rustc")
+        .arg("--version")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_default();
+    let _ = writeln!(out, "Machine: {cpu}; {rustc}; release profile.\n");
     let _ = writeln!(
         out,
         "Memory bandwidth (same run, best of the measurements at the start and the end): STREAM copy {:.2} GB/s on 1 thread, {:.2} GB/s on {cores}; read-only {:.2} / {:.2} GB/s.\n",

@@ -174,13 +174,13 @@ fn csf_mttkrp_and_ttv_match_the_dense_reference() {
     let strides = [140usize, 20, 4, 1];
     for mode in 0..4 {
         let mut want = vec![0.0; shape[mode] * rank];
-        for lin in 0..a.len() {
-            if a[lin] == 0.0 {
+        for (lin, &alin) in a.iter().enumerate() {
+            if alin == 0.0 {
                 continue;
             }
             let c: Vec<usize> = (0..4).map(|d| lin / strides[d] % shape[d]).collect();
             for r in 0..rank {
-                let mut p = a[lin];
+                let mut p = alin;
                 for d in (0..4).filter(|&d| d != mode) {
                     p *= factors[d].values()[c[d] * rank + r];
                 }
@@ -218,11 +218,11 @@ fn csf_mttkrp_and_ttv_match_the_dense_reference() {
         // TTV along the mode
         let v: Vec<f64> = (0..shape[mode]).map(|i| i as f64 - 1.5).collect();
         let mut want_t = std::collections::BTreeMap::<Vec<usize>, f64>::new();
-        for lin in 0..a.len() {
-            if a[lin] != 0.0 {
+        for (lin, &alin) in a.iter().enumerate() {
+            if alin != 0.0 {
                 let c: Vec<usize> = (0..4).map(|d| lin / strides[d] % shape[d]).collect();
                 let key: Vec<usize> = (0..4).filter(|&d| d != mode).map(|d| c[d]).collect();
-                *want_t.entry(key).or_default() += a[lin] * v[c[mode]];
+                *want_t.entry(key).or_default() += alin * v[c[mode]];
             }
         }
         for order in [

@@ -178,8 +178,8 @@ class Objects:
         (_, d1, d2), _, _ = self.raw.t3
         return operand(d1 * d2)
 
-    @functools.cached_property
     def dense2(self):
+        """Not cached: 800 MB at 10^7, freed once its op is timed."""
         shape, coords, values = self.raw.d2
         d = np.zeros(shape)
         d[coords[:, 0], coords[:, 1]] = values
@@ -240,9 +240,9 @@ OPS = {
     "red_matvec": ("reduced csr_array (d0 x d1*d2) @ x",
                    lambda o: (lambda a=o.ared, x=o.x3: a @ x), None, False, BOTH),
     # scipy picks the index type of a conversion from an ndarray itself (int32 here)
-    "dense2_to_coo": ("coo_array(ndarray)", lambda o: (lambda d=o.dense2: sp.coo_array(d)), None,
+    "dense2_to_coo": ("coo_array(ndarray)", lambda o: (lambda d=o.dense2(): sp.coo_array(d)), None,
                       True, ("i32",)),
-    "dense2_to_csr": ("csr_array(ndarray)", lambda o: (lambda d=o.dense2: sp.csr_array(d)), None,
+    "dense2_to_csr": ("csr_array(ndarray)", lambda o: (lambda d=o.dense2(): sp.csr_array(d)), None,
                       True, ("i32",)),
 }
 

@@ -683,7 +683,7 @@ fn pydata_arrays(t: &AnyTensor) -> Result<Vec<Array>> {
             let sorted = |p: &[usize]| p.windows(2).all(|w| w[0] < w[1]);
             if !comp.is_empty() && !rest.is_empty() && sorted(comp) && sorted(rest) {
                 let m = g.matrix();
-                return Ok(gcxs(&shape, comp, m.indices(), m.indptr(), m.values())?);
+                return gcxs(&shape, comp, m.indices(), m.indptr(), m.values());
             }
             // re-map to a layout GCXS can express: the compressed axes sorted first
             let mut c: Vec<usize> = comp.to_vec();

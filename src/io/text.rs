@@ -822,7 +822,7 @@ fn radix_sort<K: RadixKey>(keys: &mut Vec<K>, bits: u32) {
         for &k in keys.iter() {
             offsets[k.digit(shift)] += 1;
         }
-        if offsets.iter().any(|&c| c == keys.len()) {
+        if offsets.contains(&keys.len()) {
             shift += 11;
             continue;
         }

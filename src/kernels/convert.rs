@@ -124,7 +124,8 @@ fn scatter<I: Index, V: Value>(
         ri = b;
         rv = d;
     }
-    let work = |((lo, hi), (oi, ov)): ((usize, usize), (&mut [I], &mut [V]))| {
+    type Job<'a, I, V> = ((usize, usize), (&'a mut [I], &'a mut [V]));
+    let work = |((lo, hi), (oi, ov)): Job<'_, I, V>| {
         let base = offsets[lo];
         let mut next: Vec<usize> = offsets[lo..hi].iter().map(|o| o - base).collect();
         for k in 0..n {
