@@ -90,7 +90,13 @@ for (f, m), r in rows.items():
         ratio = "| "
     who = m if m.startswith(("scipy", "numpy")) else f"arrow-sparse ({m}, 1 thread)"
     lines.append(f"| {f} | {who} | {r['wall']:.3f} | {r['wmbs']:.1f} | {r['cpu']:.3f} | {r['cmbs']:.1f} | {ratio} |")
-open(dest, "w").write("\n".join(lines) + "\n")
+# keep the hand-written notes of the previous version
+notes = ""
+if os.path.exists(dest):
+    old = open(dest).read()
+    if "\n## Notes" in old:
+        notes = old[old.index("\n## Notes"):]
+open(dest, "w").write("\n".join(lines) + "\n" + notes)
 print("\n".join(lines[-len(rows) - 2:]))
 print(f"\nwrote {dest}")
 PY

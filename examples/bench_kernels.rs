@@ -142,13 +142,14 @@ fn parse_args() -> Args {
     a
 }
 
-/// Best wall time of up to `iters` runs of `f`, stopping after `budget` seconds
-/// once two runs are done; what `f` returns is dropped outside the timed region.
+/// Best wall time of up to `iters` runs of `f`, stopping once `budget` seconds
+/// have passed (at least one run); what `f` returns is dropped outside the timed
+/// region.
 fn best_of<T>(iters: usize, budget: f64, mut f: impl FnMut() -> T) -> f64 {
     let mut best = Duration::MAX;
     let start = Instant::now();
     let mut runs = 0;
-    while runs < iters && (runs < 2 || start.elapsed().as_secs_f64() < budget) {
+    while runs < iters && (runs == 0 || start.elapsed().as_secs_f64() < budget) {
         let t0 = Instant::now();
         let out = f();
         let dt = t0.elapsed();
@@ -402,6 +403,7 @@ fn libarrow_convert(
     );
     let sp = s.sparsity.name();
     if let Some(t) = v[format!("{fmt}_{itype}_s")].as_f64() {
+        eprintln!("        libarrow {op:<31} {:>10}", fmt_time(t));
         theirs.record(key("libarrow", op, sp, idx, &f.size), t);
     }
     let (entries, ours_order) = if tag == "d2" {
@@ -518,6 +520,7 @@ fn measure<I: Index>(
                         let Some(py) = scipy.as_mut() else { continue };
                         let v = py.ask(&format!("time {}", r.op));
                         if let Some(t) = v["s"].as_f64() {
+                            eprintln!("  [{round}]   scipy {:<34} {:>10}", r.op, fmt_time(t));
                             theirs.record(k, t);
                             if let Some(d) = v["desc"].as_str() {
                                 theirs.desc.insert(r.op.to_string(), d.to_string());

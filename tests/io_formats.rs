@@ -990,3 +990,44 @@ fn conversions_between_formats_keep_what_each_format_can_hold() {
     );
     assert_eq!(m.tensor.nnz(), 6);
 }
+
+/// Random corruptions of the golden files (byte flips, cuts, insertions) give
+/// `Ok` or an error, never a panic.
+#[test]
+fn corrupted_files_never_panic() {
+    let (paths, _) = golden();
+    let mut r = Rng(99);
+    let policies = [Duplicates::Error, Duplicates::Sum, Duplicates::Keep];
+    let mut errors = 0;
+    for path in paths {
+        let bytes = std::fs::read(&path).unwrap();
+        let format = io::FileFormat::from_path(&path).unwrap();
+        for round in 0..100 {
+            let mut b = bytes.clone();
+            for _ in 0..1 + r.next() % 4 {
+                let at = (r.next() % b.len().max(1) as u64) as usize;
+                let last = at.min(b.len().saturating_sub(1));
+                match r.next() % 4 {
+                    0 if !b.is_empty() => b[last] ^= 1 << (r.next() % 8),
+                    1 => b.truncate(at),
+                    2 => b.insert(at.min(b.len()), b"0 9-.e\n%x"[(r.next() % 9) as usize]),
+                    _ if !b.is_empty() => b[last] = b"0123456789 \n-+.eE%#"[(r.next() % 19) as usize],
+                    _ => {}
+                }
+            }
+            let options = ReadOptions::default().with_duplicates(policies[round % 3]);
+            let name = format!("{}#{round}", path.display());
+            let result = match format {
+                io::FileFormat::Mtx => mtx::read_from(&b[..], &name, &options),
+                io::FileFormat::Tns => tns::read_from(&b[..], &name, &options),
+                _ => npz::read_from(std::io::Cursor::new(&b[..]), &name, &options),
+            };
+            if let Err(e) = result {
+                errors += 1;
+                let msg = e.to_string();
+                assert!(!msg.contains('\n'), "the error spans lines: {msg}");
+            }
+        }
+    }
+    assert!(errors > 100, "only {errors} corruptions were noticed");
+}

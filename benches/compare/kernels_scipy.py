@@ -13,8 +13,8 @@ formulas of `benches/compare/kernel_data.rs` (`operand(n)[i] = 1 + (i % 17) / 16
 Objects are built per index width ("i32" / "i64"), lazily, with that width:
 scipy's constructors downcast int64 arrays whose contents fit int32, so the int64
 arrays are put back in place afterwards (the sparsetools kernels take both).
-Each op is timed as the best of up to MAX_ITERS runs, stopping after BUDGET_S
-seconds once two runs are done, with the garbage collector off during a run and
+Each op is timed as the best of up to MAX_ITERS runs, stopping once BUDGET_S
+seconds have passed (at least one run), with the garbage collector off during a run and
 the result freed outside the timed region. scipy.sparse is single-threaded.
 
 Server protocol (one line in, one JSON line out):
@@ -58,7 +58,7 @@ def best_of(f, max_iters, budget, setup=None):
     best = math.inf
     runs = 0
     start = time.perf_counter()
-    while runs < max_iters and (runs < 2 or time.perf_counter() - start < budget):
+    while runs < max_iters and (runs == 0 or time.perf_counter() - start < budget):
         arg = setup() if setup is not None else None
         gc.collect()
         gc.disable()

@@ -177,7 +177,8 @@ struct Header {
     /// Entries announced (coordinate files).
     nnz: u64,
     size_line: u64,
-    comments: String,
+    /// The comment lines without their `%`, joined by `\n` (`None`: no comment).
+    comments: Option<String>,
 }
 
 /// Read a `.mtx` file.
@@ -229,8 +230,8 @@ pub fn read_from<R: Read>(reader: R, name: &str, options: &ReadOptions) -> Resul
             h.symmetry.name().to_string(),
         ),
     ];
-    if !h.comments.is_empty() {
-        custom_metadata.push((meta::MTX_COMMENTS.to_string(), h.comments));
+    if let Some(c) = h.comments {
+        custom_metadata.push((meta::MTX_COMMENTS.to_string(), c));
     }
     Ok(TensorMessage {
         tensor,
@@ -311,7 +312,7 @@ fn read_header<R: Read>(lines: &mut Lines<R>) -> Result<Header> {
         return bad("an array file cannot have the pattern field".into());
     }
     // comments, then the size line
-    let mut comments = String::new();
+    let mut comments: Option<String> = None;
     let (size_line, size) = loop {
         let Some((ln, line)) = lines.next_line()? else {
             let at = lines.line_no() + 1;
@@ -322,11 +323,15 @@ fn read_header<R: Read>(lines: &mut Lines<R>) -> Result<Header> {
             ));
         };
         if let Some(c) = line.strip_prefix(b"%") {
-            if comments.len() + c.len() < MAX_COMMENTS {
-                if !comments.is_empty() {
-                    comments.push('\n');
+            let kept = comments.as_ref().map_or(0, String::len);
+            if kept + c.len() < MAX_COMMENTS {
+                match &mut comments {
+                    Some(all) => {
+                        all.push('\n');
+                        all.push_str(&String::from_utf8_lossy(c));
+                    }
+                    None => comments = Some(String::from_utf8_lossy(c).into_owned()),
                 }
-                comments.push_str(&String::from_utf8_lossy(c));
             }
             continue;
         }

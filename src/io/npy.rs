@@ -55,6 +55,8 @@ pub(crate) struct Npy {
     pub(crate) descr: String,
     pub(crate) shape: Vec<usize>,
     pub(crate) fortran: bool,
+    /// Number of elements (the product of `shape`, checked).
+    count: usize,
     /// The elements in native byte order, 64-byte aligned.
     pub(crate) data: Buffer,
     /// The name used in errors (`file.npz: indices.npy`).
@@ -71,7 +73,7 @@ fn err(what: &str, detail: impl Into<String>) -> Error {
 impl Npy {
     /// Number of elements.
     pub(crate) fn len(&self) -> usize {
-        self.shape.iter().product()
+        self.count
     }
 
     /// Fail unless the array has `ndim` dimensions.
@@ -453,15 +455,17 @@ pub(crate) fn read<R: Read>(mut r: R, declared: u64, what: &str) -> Result<Npy> 
         };
         return Err(err(what, why));
     };
-    let bytes = shape
+    let overflow = || {
+        err(
+            what,
+            format!("the array size {shape:?} x {itemsize} bytes overflows"),
+        )
+    };
+    let count = shape
         .iter()
-        .try_fold(itemsize, |acc, &d| acc.checked_mul(d))
-        .ok_or_else(|| {
-            err(
-                what,
-                format!("the array size {shape:?} x {itemsize} bytes overflows"),
-            )
-        })?;
+        .try_fold(1usize, |acc, &d| acc.checked_mul(d))
+        .ok_or_else(overflow)?;
+    let bytes = count.checked_mul(itemsize).ok_or_else(overflow)?;
     let head = (8 + len_bytes + hlen) as u64;
     if declared.checked_sub(head) != Some(bytes as u64) {
         return Err(err(
@@ -515,6 +519,7 @@ pub(crate) fn read<R: Read>(mut r: R, declared: u64, what: &str) -> Result<Npy> 
         descr,
         shape,
         fortran,
+        count,
         data: buf.into(),
         what: what.to_string(),
     })
@@ -619,6 +624,18 @@ mod tests {
             panic!()
         };
         assert_eq!(v.as_ref(), &[7, 256]);
+    }
+
+    #[test]
+    fn element_counts_are_checked() {
+        // zero-width strings: no data, but a shape whose product overflows
+        let mut out = Vec::new();
+        let big = 1usize << 40;
+        write(&mut out, "|S0", &[big, big], &[]).unwrap();
+        let e = read(&out[..], out.len() as u64, "t")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("overflows"), "{e}");
     }
 
     #[test]
