@@ -25,6 +25,9 @@ use super::data::{self, Entries, Sparsity};
 pub const RANK: usize = 16;
 /// Columns of the dense SpMM operand.
 pub const SPMM_N: usize = 16;
+/// Columns of the narrow SpMV matrix (a 256 KiB f64 operand).
+pub const NARROW_COLS: usize = 1 << 15;
+
 /// Scale factor of `elementwise/scale`.
 pub const ALPHA: f64 = 2.5;
 
@@ -35,6 +38,13 @@ pub struct Shared {
     /// The matrix A and a second matrix B of the same shape (element-wise ops).
     pub m: Entries,
     pub m2: Entries,
+    /// A matrix with as many entries as A but only [`NARROW_COLS`] columns, so
+    /// that the SpMV operand stays in cache: SpMV then streams the matrix and
+    /// measures the bandwidth share (A's 10^6-column operand makes SpMV wait on
+    /// random gathers instead).
+    pub mn: Entries,
+    /// SpMV operand of `mn`.
+    pub xn: Vec<f64>,
     /// The order of A's entries in its shuffled (non-canonical) COO.
     pub perm: Vec<usize>,
     pub t3: Entries,
@@ -76,6 +86,8 @@ impl Shared {
     pub fn new(n: usize, sparsity: Sparsity) -> Self {
         let m = data::draw(&data::matrix_shape(n), n, sparsity, 11);
         let m2 = data::draw(&data::matrix_shape(n), n, sparsity, 12);
+        let mn = data::draw(&[data::matrix_shape(n)[0], NARROW_COLS], n, sparsity, 18);
+        let xn = data::operand(NARROW_COLS);
         let perm = data::permutation(m.nnz(), 13);
         let t3 = data::draw(&data::tensor_shape(n, 3), n, sparsity, 14);
         let t4 = data::draw(&data::tensor_shape(n, 4), n, sparsity, 15);
@@ -101,6 +113,8 @@ impl Shared {
             sparsity,
             m,
             m2,
+            mn,
+            xn,
             perm,
             t3,
             t4,
@@ -227,6 +241,8 @@ pub struct Typed<'s, I: Index> {
     pub coo_cm: CooTensor<f64, I>,
     pub coo_shuf: CooTensor<f64, I>,
     pub csr: CsxMatrix<f64, I, I>,
+    /// CSR of `mn`.
+    pub csr_n: CsxMatrix<f64, I, I>,
     pub csc: CsxMatrix<f64, I, I>,
     pub coo_any: AnyTensor,
     pub coo2_any: AnyTensor,
@@ -280,6 +296,7 @@ impl<'s, I: Index> Typed<'s, I> {
             csr_near_any: csr_near.into(),
             coo,
             csr,
+            csr_n: self::csr::<I>(&s.mn),
             csc,
             csf2,
             coo3_any: coo3.clone().into(),
@@ -534,6 +551,12 @@ pub fn cases<'a, I: Index>(t: &'a Typed<'a, I>) -> Vec<Case<'a>> {
             csr_b + 8 * (rows + cols),
             vec![scipy("csr_matvec", "")],
             || spmv::spmv_csx(&t.csr, &s.x).unwrap(),
+        ),
+        case(
+            "spmv/spmv_csx/csr_narrow",
+            csx_bytes(s.mn.nnz(), s.mn.shape[0], iw) + 8 * (s.mn.shape[0] + NARROW_COLS),
+            vec![scipy("csr_narrow_matvec", "")],
+            || spmv::spmv_csx(&t.csr_n, &s.xn).unwrap(),
         ),
         case(
             "spmv/spmv_csx/csc",

@@ -5,7 +5,7 @@
     kernels_scipy.py --serve DATASET.json MAX_ITERS BUDGET_S  # ops on request (stdin)
 
 DATASET.json (written by the Rust side) names little-endian binary files next to
-it: per data set ("m", "m2", "t3", "d2") `shape`, `nnz`, the row-major
+it: per data set ("m", "m2", "mn", "t3", "d2") `shape`, `nnz`, the row-major
 coordinates (`coords`: nnz x ndim int64) and the values (`values`: float64);
 `perm` is the entry order of the shuffled COO (int64). The operands follow the
 formulas of `benches/compare/kernel_data.rs` (`operand(n)[i] = 1 + (i % 17) / 16`).
@@ -117,6 +117,8 @@ class Raw:
         self.base = base
         self.m = load(base, self.ds["m"])
         self.m2 = load(base, self.ds["m2"])
+        self.mn = load(base, self.ds["mn"])
+        self.xn = operand(self.mn[0][1])
         self.perm = np.fromfile(os.path.join(base, self.ds["perm"]), dtype="<i8")
         self.t3 = load(base, self.ds["t3"])
         self.d2 = load(base, self.ds["d2"])
@@ -158,6 +160,10 @@ class Objects:
     @functools.cached_property
     def a2(self):
         return csr_of(*self.raw.m2, self.it)
+
+    @functools.cached_property
+    def an(self):
+        return csr_of(*self.raw.mn, self.it)
 
     @functools.cached_property
     def ac(self):
@@ -220,6 +226,8 @@ OPS = {
     "sum_duplicates": ("coo_array.sum_duplicates() on a fresh shuffled copy",
                        lambda o: sum_dups, fresh_shuffled, False, BOTH),
     "csr_matvec": ("csr_array @ x", lambda o: (lambda a=o.a, x=o.raw.x: a @ x), None, False, BOTH),
+    "csr_narrow_matvec": ("csr_array (2^15 columns) @ x",
+                          lambda o: (lambda a=o.an, x=o.raw.xn: a @ x), None, False, BOTH),
     "csc_matvec": ("csc_array @ x", lambda o: (lambda a=o.ac, x=o.raw.x: a @ x), None, False, BOTH),
     "coo_matvec": ("coo_array @ x", lambda o: (lambda a=o.coo, x=o.raw.x: a @ x), None, False, BOTH),
     "csr_matmat": ("csr_array @ B (16 columns)", lambda o: (lambda a=o.a, b=o.raw.b: a @ b), None,
