@@ -10,14 +10,16 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
 
+use arrow_sparse::dims::DimMap;
 use arrow_sparse::dump::json_line;
 use arrow_sparse::ipc::{self, MmapReader, TensorMessage};
 use arrow_sparse::parquet::{
-    self, Compression, Layout, ParquetReader, ParquetWriter, ReadOptions, TensorSpec, WriteOptions,
+    self, Compression, DmChain, Layout, ParquetReader, ParquetWriter, ReadOptions, TensorSpec,
+    WriteOptions,
 };
 use arrow_sparse::{
-    AnyCsf, AnyTensor, CompressedAxis, Convert, CooTensor, CoordLayout, CsfTensor, DenseTensor,
-    Error, Format, Index, IndexType, Validation, Value, ValueType,
+    AnyCsf, AnyDm, AnyGcs, AnyTensor, CompressedAxis, Convert, CooTensor, CoordLayout, CsfTensor,
+    DenseTensor, Error, Format, GcsTensor, Index, IndexType, Validation, Value, ValueType,
 };
 use half::f16;
 
@@ -222,6 +224,202 @@ fn matrix() -> Vec<AnyTensor> {
     all
 }
 
+/// A random permutation of `0..n`.
+fn permutation(r: &mut Rng, n: usize) -> Vec<usize> {
+    let mut p: Vec<usize> = (0..n).collect();
+    for i in (1..n).rev() {
+        p.swap(i, r.below(i + 1));
+    }
+    p
+}
+
+/// A GCS tensor of random entries (with a duplicate when not canonical) under the
+/// mapping `dimensions`, split at `part`, compressed along `axis`.
+fn gcs_case<V: Gen, I: Index, P: Index>(
+    r: &mut Rng,
+    shape: &[usize],
+    dimensions: Vec<usize>,
+    part: usize,
+    axis: CompressedAxis,
+    named: bool,
+) -> AnyTensor {
+    let canonical = r.next() & 1 == 0;
+    let coo = random_coo::<V, i64>(r, shape, 30, canonical, CoordLayout::RowMajor);
+    let map = DimMap::try_new(shape.to_vec(), dimensions, vec![part]).unwrap();
+    AnyTensor::from(GcsTensor::<V, I, P>::from_coo(&coo, map, axis).unwrap())
+        .with_dim_names(names(shape.len(), named))
+        .unwrap()
+}
+
+/// GCS tensors: every split point of a 4-D tensor under random dimension orders,
+/// CSR and CSC, int32 / int64 indices and indptr, every value type; a matrix with
+/// dimension names of its own; empty tensors.
+fn gcs_cases(r: &mut Rng) -> Vec<AnyTensor> {
+    use CompressedAxis::{Column, Row};
+    let mut out = Vec::new();
+    for part in 0..=4 {
+        for axis in [Row, Column] {
+            let dims = permutation(r, 4);
+            out.push(gcs_case::<f64, i32, i64>(
+                r,
+                &[3, 4, 2, 5],
+                dims,
+                part,
+                axis,
+                part % 2 == 0,
+            ));
+            let dims = permutation(r, 4);
+            out.push(gcs_case::<i32, i64, i64>(
+                r,
+                &[3, 4, 2, 5],
+                dims,
+                part,
+                axis,
+                false,
+            ));
+        }
+    }
+    macro_rules! value_types {
+        ($($v:ty),*) => {$(
+            let dims = permutation(r, 3);
+            let part = 1 + r.below(2);
+            out.push(gcs_case::<$v, i32, i32>(r, &[6, 5, 7], dims, part, Row, true));
+            let dims = permutation(r, 5);
+            let part = r.below(6);
+            out.push(gcs_case::<$v, i64, i32>(r, &[2, 3, 2, 4, 3], dims, part, Column, false));
+        )*};
+    }
+    value_types!(i8, i16, i32, i64, u8, u16, u32, u64, f16, f32, f64);
+    // the reduced matrix has dimension names of its own
+    let AnyTensor::Gcs(g) = gcs_case::<f32, i16, i32>(r, &[4, 6, 5], vec![2, 0, 1], 2, Row, true)
+    else {
+        unreachable!()
+    };
+    let matrix = g
+        .downcast::<f32, i16, i32>()
+        .unwrap()
+        .matrix()
+        .clone()
+        .with_dim_names(vec!["rows".into(), String::new()])
+        .unwrap();
+    out.push(AnyTensor::Gcs(
+        AnyGcs::try_new(
+            g.map().clone(),
+            matrix.as_any().clone(),
+            g.dim_names().to_vec(),
+        )
+        .unwrap(),
+    ));
+    let empty = CooTensor::<f64, i64>::from_entries(vec![3, 0, 4], &[]).unwrap();
+    let map = DimMap::try_new(vec![3, 0, 4], vec![1, 0, 2], vec![1]).unwrap();
+    out.push(
+        GcsTensor::<f64, i32, i32>::from_coo(&empty, map, Column)
+            .unwrap()
+            .into(),
+    );
+    out
+}
+
+/// DM tensors over every storage kind (dense, COO, CSR, CSC, CSF, GCS), with
+/// views in the chain, and nested DM tensors.
+fn dm_cases(r: &mut Rng) -> Vec<AnyTensor> {
+    let shape = vec![4, 3, 5];
+    let x: AnyTensor = random_coo::<f32, i64>(r, &shape, 25, true, CoordLayout::RowMajor).into();
+    let map = |dims: Vec<usize>, part: Vec<usize>| DimMap::try_new(shape.clone(), dims, part);
+    let mut out = Vec::new();
+    for (storage, dims, part) in [
+        (Format::Dense, vec![2, 0, 1], vec![1]),
+        (Format::Coo, vec![0, 1, 2], vec![1, 2]),
+        (Format::Coo, vec![1, 2, 0], vec![]),
+        (Format::Csr, vec![2, 0, 1], vec![1]),
+        (Format::Csc, vec![0, 2, 1], vec![2]),
+        (Format::Csf, vec![1, 0, 2], vec![1, 2]),
+    ] {
+        out.push(x.to_dm(map(dims, part).unwrap(), storage).unwrap());
+    }
+    macro_rules! value_types {
+        ($($v:ty),*) => {$(
+            let y: AnyTensor = random_coo::<$v, i64>(r, &shape, 20, false, CoordLayout::RowMajor).into();
+            let AnyTensor::Dm(d) = y.to_dm(map(vec![1, 2, 0], vec![2]).unwrap(), Format::Csr).unwrap() else {
+                unreachable!()
+            };
+            out.push(AnyTensor::Dm(d.rotate(1, 2).unwrap()));
+        )*};
+    }
+    value_types!(i8, u16, i64, u64, f16, f64);
+    // GCS storage: the DM map reduces (4, 3, 5) to (5, 4, 3), which GCS stores as
+    // a 12 x 5 CSC matrix
+    let dm_map = map(vec![2, 0, 1], vec![1, 2]).unwrap();
+    let AnyTensor::Dm(tmp) = x.to_dm(dm_map.clone(), Format::Coo).unwrap() else {
+        unreachable!()
+    };
+    let gcs = tmp
+        .storage()
+        .to_gcs(
+            DimMap::try_new(vec![5, 4, 3], vec![1, 2, 0], vec![2]).unwrap(),
+            CompressedAxis::Column,
+            IndexType::Int32,
+        )
+        .unwrap()
+        .with_dim_names(vec!["a".into(), "b".into(), "c".into()])
+        .unwrap();
+    let over_gcs = AnyDm::try_new(dm_map, gcs, names(3, true)).unwrap();
+    out.push(AnyTensor::Dm(over_gcs.clone()));
+    // views: slice, rotate, permute (a view after other views), select, reshape,
+    // broadcast
+    out.push(AnyTensor::Dm(
+        over_gcs
+            .slice(2, 1, 5, 2)
+            .unwrap()
+            .rotate(0, -1)
+            .unwrap()
+            .permute(&[1, 0, 2])
+            .unwrap(),
+    ));
+    out.push(AnyTensor::Dm(
+        over_gcs
+            .select(1, 2)
+            .unwrap()
+            .reshape(&[2, 10])
+            .unwrap()
+            .broadcast(&[4, 10])
+            .unwrap(),
+    ));
+    // nested: a DM (permuted, rotated) over a sliced DM over GCS; three DM levels
+    // over a CSR matrix
+    let inner = AnyTensor::Dm(over_gcs.slice(0, 1, 4, 1).unwrap());
+    let outer = AnyDm::try_new(DimMap::identity(vec![3, 3, 5]).unwrap(), inner, vec![])
+        .unwrap()
+        .permute(&[2, 0, 1])
+        .unwrap()
+        .rotate(1, 2)
+        .unwrap();
+    out.push(AnyTensor::Dm(outer));
+    let mut deep = x
+        .to_dm(map(vec![0, 1, 2], vec![1]).unwrap(), Format::Csr)
+        .unwrap();
+    for k in 0..2 {
+        let s = deep.shape().to_vec();
+        deep = AnyTensor::Dm(
+            AnyDm::try_new(DimMap::identity(s).unwrap(), deep, vec![])
+                .unwrap()
+                .transpose(0, 1 + k)
+                .unwrap(),
+        );
+    }
+    out.push(deep);
+    out
+}
+
+/// The tensor whose entries are an archive's rows: a DM tensor's storage (plain
+/// or GCS), else the tensor itself.
+fn rows_tensor(t: &AnyTensor) -> AnyTensor {
+    match t {
+        AnyTensor::Dm(d) => DmChain::of(d).unwrap().1,
+        t => t.clone(),
+    }
+}
+
 fn ipc_bytes(m: &TensorMessage) -> Vec<u8> {
     ipc::encode(&m.tensor, &m.custom_metadata, &Default::default())
         .unwrap()
@@ -251,6 +449,13 @@ fn every_format_value_and_index_type_round_trips_exactly_and_reads_in_pyarrow() 
     // 11 value types x (8 index types x (coo, csr, csc, csf) + csr / csc with int64
     // indptr and csf with uint16 indptr for 7 index types each + dense)
     assert_eq!(combos.len(), 11 * (8 * 4 + 3 * 7 + 1));
+    // GCS and DM tensors
+    let mut r = Rng(0x5EED_6C5D);
+    let all: Vec<AnyTensor> = all
+        .into_iter()
+        .chain(gcs_cases(&mut r))
+        .chain(dm_cases(&mut r))
+        .collect();
     // IPC stream -> memory map -> Parquet -> IPC, as the CLI does
     let stream = dir.path().join("matrix.arrow");
     let msgs: Vec<TensorMessage> = all
@@ -281,16 +486,26 @@ fn every_format_value_and_index_type_round_trips_exactly_and_reads_in_pyarrow() 
         if m.tensor.index_type() != Some(IndexType::UInt64) {
             assert!(ipc_bytes(&back) == ipc_bytes(m), "{name}: IPC bytes differ");
         }
+        // the rows' tensor: a DM archive's rows are its storage's entries
         std::fs::write(
             dir.path().join(format!("{name}.json")),
-            json_line(&m.tensor).unwrap(),
+            json_line(&rows_tensor(&m.tensor)).unwrap(),
         )
         .unwrap();
         archives.push(serde_json::json!({"parquet": format!("{name}.parquet"), "dump": format!("{name}.json")}));
     };
+    let mut extension = [0usize; 2];
     for i in 0..reader.len() {
-        check(format!("t{i}"), &reader.get(i).unwrap());
+        let m = reader.get(i).unwrap();
+        match m.tensor.format() {
+            Format::Gcs => extension[0] += 1,
+            Format::Dm => extension[1] += 1,
+            _ => {}
+        }
+        check(format!("t{i}"), &m);
     }
+    // every GCS / DM case came through IPC as GCS / DM
+    assert_eq!(extension, [20 + 22 + 2, 6 + 6 + 5]);
     for (i, m) in wide.iter().enumerate() {
         check(format!("u{i}"), m);
     }

@@ -45,7 +45,7 @@ mod writer;
 use std::fmt;
 use std::path::Path;
 
-pub use meta::{Layout, TensorSpec, METADATA_CRC_KEY, METADATA_KEY, METADATA_VERSION};
+pub use meta::{DmChain, Layout, TensorSpec, METADATA_CRC_KEY, METADATA_KEY, METADATA_VERSION};
 pub use reader::{ParquetReader, RangeRead, RowGroupInfo};
 pub use writer::{ParquetWriter, WriteSummary};
 
@@ -166,8 +166,12 @@ pub struct ReadOptions {
     /// Largest CSR / CSC indptr the reader builds (default 2^28 elements). An
     /// indptr has one element per row (CSR) or column (CSC) whatever the number of
     /// entries, so an archive of a few bytes can declare a matrix whose indptr
-    /// does not fit in memory; raise this for matrices with more slices.
+    /// does not fit in memory; raise this for matrices with more slices. For a
+    /// GCS archive it bounds the reduced matrix's indptr.
     pub max_indptr_len: usize,
+    /// Largest number of times the broadcast views of a DM archive's levels may
+    /// repeat one stored entry (default 65,536, as [`crate::ipc::ReadOptions`]).
+    pub max_broadcast: u64,
 }
 
 impl Default for ReadOptions {
@@ -177,6 +181,7 @@ impl Default for ReadOptions {
             verify_checksums: true,
             batch_size: 1 << 16,
             max_indptr_len: 1 << 28,
+            max_broadcast: 1 << 16,
         }
     }
 }
