@@ -22,6 +22,10 @@ use crate::with_index_type;
 /// a count claimed by a hostile footer cannot reserve memory by itself.
 const MAX_RESERVE: usize = 1 << 24;
 
+/// Indptr elements staged at most before they are appended (the indptr of a
+/// matrix with many empty slices is not built twice over).
+const FLUSH: usize = 1 << 16;
+
 /// A growing index buffer of one [`IndexType`].
 struct IdxAcc {
     ty: IndexType,
@@ -96,7 +100,7 @@ enum Kind {
         /// the matrix's shape (the reduced shape for GCS)
         shape: Vec<usize>,
         /// GCS: the map that reduces the rows' N-D coordinates to the matrix's
-        gcs: Option<DimMap>,
+        gcs: Option<Box<DimMap>>,
         indptr: IdxAcc,
         indices: IdxAcc,
         /// indptr entries written so far
@@ -185,7 +189,7 @@ impl Builder {
                     major,
                     minor,
                     shape,
-                    gcs,
+                    gcs: gcs.map(Box::new),
                     indptr: IdxAcc::new(*indptr_type, "indptr", len),
                     indices: IdxAcc::new(*index_type, "indices", expect),
                     next: 0,
@@ -287,6 +291,10 @@ impl Builder {
                     while *next <= m {
                         ptr.push(base + r);
                         *next += 1;
+                        if ptr.len() == FLUSH {
+                            indptr.extend(&ptr)?;
+                            ptr.clear();
+                        }
                     }
                 }
                 indptr.extend(&ptr)?;
@@ -425,6 +433,10 @@ impl Builder {
                 while next <= extent {
                     ptr.push(self.rows);
                     next += 1;
+                    if ptr.len() == FLUSH {
+                        indptr.extend(&ptr)?;
+                        ptr.clear();
+                    }
                 }
                 indptr.extend(&ptr)?;
                 let matrix_names = match (&gcs, spec.layout.rows()) {
@@ -446,7 +458,7 @@ impl Builder {
                     validation,
                 )?;
                 match gcs {
-                    Some(map) => AnyTensor::Gcs(AnyGcs::try_new(map, matrix, names)?),
+                    Some(map) => AnyTensor::Gcs(AnyGcs::try_new(*map, matrix, names)?),
                     None => AnyTensor::Csx(matrix),
                 }
             }

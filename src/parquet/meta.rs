@@ -1,7 +1,7 @@
 //! The archive's description: [`TensorSpec`] (what a writer declares and a reader
 //! restores) and its JSON form in the file's `arrow_sparse` key-value metadata.
 //!
-//! Version 1 of the JSON (normative text in `format/SPEC.md`, section 8.3):
+//! Version 1 of the JSON (normative text in `format/SPEC.md`, section 9.4):
 //!
 //! ```text
 //! {"version":1,"format":"csr","shape":[3,7],"dim_names":["",""],"value_type":"float32",
@@ -11,7 +11,10 @@
 //! ```
 //!
 //! Readers refuse other versions with a typed error and ignore fields they do not
-//! know. `gcs` and `dm` are reserved for the GCS / DM formats.
+//! know. GCS archives add `"gcs": {"dimensions", "partitioning",
+//! "compressed_axis"}`; DM archives describe their storage with the fields above
+//! and add `"dm": {"storage", "maps"}`, the maps being the IPC extension's objects
+//! (serialised and checked by [`crate::ipc::extension`]).
 
 use serde::{Deserialize, Serialize};
 
@@ -37,7 +40,7 @@ pub const METADATA_VERSION: u64 = 1;
 pub(crate) const VALUE_COLUMN: &str = "value";
 
 /// Name of the CSF node-level column (only written for CSF trees that prefix
-/// merging of the rows would not rebuild, see [`crate::parquet`] and SPEC 8.2).
+/// merging of the rows would not rebuild, see [`crate::parquet`] and SPEC 9.3).
 pub(crate) const LEVEL_COLUMN: &str = "csf_level";
 
 /// The storage format an archive restores, with its parameters.
@@ -947,8 +950,14 @@ mod tests {
         assert!(matches!(Archive::parse(&v2), Err(Error::Type { .. })));
         let extra = text.replacen("\"rows\":7", "\"rows\":7,\"future\":{\"x\":[1]}", 1);
         assert_eq!(Archive::parse(&extra).unwrap(), sample());
-        let gcs = text.replacen("\"format\":\"csf\"", "\"format\":\"gcs\"", 1);
-        assert!(matches!(Archive::parse(&gcs), Err(Error::Unsupported(_))));
+        // gcs / dm need their parameters
+        for format in ["gcs", "dm"] {
+            let t = text.replacen("\"format\":\"csf\"", &format!("\"format\":\"{format}\""), 1);
+            assert!(
+                matches!(Archive::parse(&t), Err(Error::Parse { .. })),
+                "{t}"
+            );
+        }
         for bad in [
             "",
             "[]",
@@ -960,6 +969,62 @@ mod tests {
         ] {
             assert!(Archive::parse(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn gcs_and_dm_json_round_trips() {
+        let mut a = sample();
+        a.level_column = None;
+        a.spec.layout = Layout::Gcs {
+            dimensions: vec![2, 0, 1],
+            partitioning: vec![1],
+            axis: CompressedAxis::Column,
+            index_type: IndexType::Int32,
+            indptr_type: IndexType::Int64,
+            matrix_dim_names: vec!["r".into(), String::new()],
+        };
+        let text = a.to_json().unwrap();
+        assert!(
+            text.contains(r#""gcs":{"dimensions":[2,0,1],"partitioning":[1],"compressed_axis":"column","matrix_dim_names":["r",""]}"#),
+            "{text}"
+        );
+        assert_eq!(Archive::parse(&text).unwrap(), a);
+        // a DM level (with a reshape view) over the GCS rows
+        let maps = vec![
+            serde_json::json!({"kind": "dm", "shape": [3, 20], "dim_names": [""],
+            "dimensions": [0, 1], "partitioning": [1], "views": [{"op": "reshape", "shape": [60]}]}),
+        ];
+        let mut d = a.clone();
+        d.spec.shape = vec![3, 4, 5];
+        d.spec.layout = Layout::Dm {
+            storage: Box::new(a.spec.layout.clone()),
+            chain: DmChain::from_json(maps.clone()).unwrap(),
+        };
+        // (3, 4, 5) is not (3, 20): the chain is checked against the rows' shape
+        assert!(matches!(
+            d.to_json().map(|t| Archive::parse(&t)),
+            Ok(Err(Error::Shape { .. }))
+        ));
+        let mut maps = maps;
+        maps[0]["shape"] = serde_json::json!([3, 4, 5]);
+        maps[0]["dimensions"] = serde_json::json!([0, 1, 2]);
+        maps[0]["partitioning"] = serde_json::json!([1, 2]);
+        d.spec.layout = Layout::Dm {
+            storage: Box::new(a.spec.layout.clone()),
+            chain: DmChain::from_json(maps).unwrap(),
+        };
+        let text = d.to_json().unwrap();
+        assert!(
+            text.contains(r#""format":"dm""#)
+                && text.contains(r#""dm":{"storage":"gcs","maps":[{"#),
+            "{text}"
+        );
+        let back = Archive::parse(&text).unwrap();
+        assert_eq!(back, d);
+        assert_eq!(back.spec.format(), Format::Dm);
+        assert_eq!(back.spec.index_type(), Some(IndexType::Int32));
+        assert!(DmChain::from_json(vec![]).is_err());
+        assert!(DmChain::from_json(vec![serde_json::json!({"kind": "gcs"})]).is_err());
     }
 
     #[test]

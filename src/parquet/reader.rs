@@ -647,3 +647,32 @@ fn stats_range(s: Option<&Statistics>, unsigned: bool) -> Option<(i128, i128)> {
         _ => None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_panic_in_a_guarded_step_is_an_error_and_the_step_is_not_resumed() {
+        let mut state = vec![1, 2, 3];
+        let r: Result<i32> = guard("row group", || {
+            state.push(4);
+            let i = state.len();
+            // an out-of-bounds index, as the parquet crate's decoders hit on some
+            // malformed pages
+            Ok(state[i])
+        });
+        match r {
+            Err(Error::Parquet(e)) => assert!(
+                e.to_string().contains("malformed row group")
+                    && e.to_string().contains("index out of bounds"),
+                "{e}"
+            ),
+            other => panic!("{other:?}"),
+        }
+        // the guarded closure's effects before the panic remain; callers drop
+        // whatever the step was decoding and return the error
+        assert_eq!(state, [1, 2, 3, 4]);
+        assert_eq!(guard("footer", || Ok(7)).unwrap(), 7);
+    }
+}

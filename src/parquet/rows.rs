@@ -277,8 +277,8 @@ impl<'a> Source<'a> {
                 let reduced = csx_rows(g.matrix(), k0, k1)?;
                 let map = g.map();
                 let mut c = vec![0usize; ndim];
-                for i in 0..n {
-                    map.promote(&[reduced[0][i], reduced[1][i]], &mut c);
+                for (&r0, &r1) in reduced[0].iter().zip(&reduced[1]) {
+                    map.promote(&[r0, r1], &mut c);
                     for (out, &x) in coords.iter_mut().zip(&c) {
                         out.push(x);
                     }
