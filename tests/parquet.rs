@@ -10,14 +10,16 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
 
+use arrow_sparse::dims::DimMap;
 use arrow_sparse::dump::json_line;
 use arrow_sparse::ipc::{self, MmapReader, TensorMessage};
 use arrow_sparse::parquet::{
-    self, Compression, Layout, ParquetReader, ParquetWriter, ReadOptions, TensorSpec, WriteOptions,
+    self, Compression, DmChain, Layout, ParquetReader, ParquetWriter, ReadOptions, TensorSpec,
+    WriteOptions,
 };
 use arrow_sparse::{
-    AnyCsf, AnyTensor, CompressedAxis, Convert, CooTensor, CoordLayout, CsfTensor, DenseTensor,
-    Error, Format, Index, IndexType, Validation, Value, ValueType,
+    AnyCsf, AnyDm, AnyGcs, AnyTensor, CompressedAxis, Convert, CooTensor, CoordLayout, CsfTensor,
+    DenseTensor, Error, Format, GcsTensor, Index, IndexType, Validation, Value, ValueType,
 };
 use half::f16;
 
@@ -222,6 +224,202 @@ fn matrix() -> Vec<AnyTensor> {
     all
 }
 
+/// A random permutation of `0..n`.
+fn permutation(r: &mut Rng, n: usize) -> Vec<usize> {
+    let mut p: Vec<usize> = (0..n).collect();
+    for i in (1..n).rev() {
+        p.swap(i, r.below(i + 1));
+    }
+    p
+}
+
+/// A GCS tensor of random entries (with a duplicate when not canonical) under the
+/// mapping `dimensions`, split at `part`, compressed along `axis`.
+fn gcs_case<V: Gen, I: Index, P: Index>(
+    r: &mut Rng,
+    shape: &[usize],
+    dimensions: Vec<usize>,
+    part: usize,
+    axis: CompressedAxis,
+    named: bool,
+) -> AnyTensor {
+    let canonical = r.next() & 1 == 0;
+    let coo = random_coo::<V, i64>(r, shape, 30, canonical, CoordLayout::RowMajor);
+    let map = DimMap::try_new(shape.to_vec(), dimensions, vec![part]).unwrap();
+    AnyTensor::from(GcsTensor::<V, I, P>::from_coo(&coo, map, axis).unwrap())
+        .with_dim_names(names(shape.len(), named))
+        .unwrap()
+}
+
+/// GCS tensors: every split point of a 4-D tensor under random dimension orders,
+/// CSR and CSC, int32 / int64 indices and indptr, every value type; a matrix with
+/// dimension names of its own; empty tensors.
+fn gcs_cases(r: &mut Rng) -> Vec<AnyTensor> {
+    use CompressedAxis::{Column, Row};
+    let mut out = Vec::new();
+    for part in 0..=4 {
+        for axis in [Row, Column] {
+            let dims = permutation(r, 4);
+            out.push(gcs_case::<f64, i32, i64>(
+                r,
+                &[3, 4, 2, 5],
+                dims,
+                part,
+                axis,
+                part % 2 == 0,
+            ));
+            let dims = permutation(r, 4);
+            out.push(gcs_case::<i32, i64, i64>(
+                r,
+                &[3, 4, 2, 5],
+                dims,
+                part,
+                axis,
+                false,
+            ));
+        }
+    }
+    macro_rules! value_types {
+        ($($v:ty),*) => {$(
+            let dims = permutation(r, 3);
+            let part = 1 + r.below(2);
+            out.push(gcs_case::<$v, i32, i32>(r, &[6, 5, 7], dims, part, Row, true));
+            let dims = permutation(r, 5);
+            let part = r.below(6);
+            out.push(gcs_case::<$v, i64, i32>(r, &[2, 3, 2, 4, 3], dims, part, Column, false));
+        )*};
+    }
+    value_types!(i8, i16, i32, i64, u8, u16, u32, u64, f16, f32, f64);
+    // the reduced matrix has dimension names of its own
+    let AnyTensor::Gcs(g) = gcs_case::<f32, i16, i32>(r, &[4, 6, 5], vec![2, 0, 1], 2, Row, true)
+    else {
+        unreachable!()
+    };
+    let matrix = g
+        .downcast::<f32, i16, i32>()
+        .unwrap()
+        .matrix()
+        .clone()
+        .with_dim_names(vec!["rows".into(), String::new()])
+        .unwrap();
+    out.push(AnyTensor::Gcs(
+        AnyGcs::try_new(
+            g.map().clone(),
+            matrix.as_any().clone(),
+            g.dim_names().to_vec(),
+        )
+        .unwrap(),
+    ));
+    let empty = CooTensor::<f64, i64>::from_entries(vec![3, 0, 4], &[]).unwrap();
+    let map = DimMap::try_new(vec![3, 0, 4], vec![1, 0, 2], vec![1]).unwrap();
+    out.push(
+        GcsTensor::<f64, i32, i32>::from_coo(&empty, map, Column)
+            .unwrap()
+            .into(),
+    );
+    out
+}
+
+/// DM tensors over every storage kind (dense, COO, CSR, CSC, CSF, GCS), with
+/// views in the chain, and nested DM tensors.
+fn dm_cases(r: &mut Rng) -> Vec<AnyTensor> {
+    let shape = vec![4, 3, 5];
+    let x: AnyTensor = random_coo::<f32, i64>(r, &shape, 25, true, CoordLayout::RowMajor).into();
+    let map = |dims: Vec<usize>, part: Vec<usize>| DimMap::try_new(shape.clone(), dims, part);
+    let mut out = Vec::new();
+    for (storage, dims, part) in [
+        (Format::Dense, vec![2, 0, 1], vec![1]),
+        (Format::Coo, vec![0, 1, 2], vec![1, 2]),
+        (Format::Coo, vec![1, 2, 0], vec![]),
+        (Format::Csr, vec![2, 0, 1], vec![1]),
+        (Format::Csc, vec![0, 2, 1], vec![2]),
+        (Format::Csf, vec![1, 0, 2], vec![1, 2]),
+    ] {
+        out.push(x.to_dm(map(dims, part).unwrap(), storage).unwrap());
+    }
+    macro_rules! value_types {
+        ($($v:ty),*) => {$(
+            let y: AnyTensor = random_coo::<$v, i64>(r, &shape, 20, false, CoordLayout::RowMajor).into();
+            let AnyTensor::Dm(d) = y.to_dm(map(vec![1, 2, 0], vec![2]).unwrap(), Format::Csr).unwrap() else {
+                unreachable!()
+            };
+            out.push(AnyTensor::Dm(d.rotate(1, 2).unwrap()));
+        )*};
+    }
+    value_types!(i8, u16, i64, u64, f16, f64);
+    // GCS storage: the DM map reduces (4, 3, 5) to (5, 4, 3), which GCS stores as
+    // a 12 x 5 CSC matrix
+    let dm_map = map(vec![2, 0, 1], vec![1, 2]).unwrap();
+    let AnyTensor::Dm(tmp) = x.to_dm(dm_map.clone(), Format::Coo).unwrap() else {
+        unreachable!()
+    };
+    let gcs = tmp
+        .storage()
+        .to_gcs(
+            DimMap::try_new(vec![5, 4, 3], vec![1, 2, 0], vec![2]).unwrap(),
+            CompressedAxis::Column,
+            IndexType::Int32,
+        )
+        .unwrap()
+        .with_dim_names(vec!["a".into(), "b".into(), "c".into()])
+        .unwrap();
+    let over_gcs = AnyDm::try_new(dm_map, gcs, names(3, true)).unwrap();
+    out.push(AnyTensor::Dm(over_gcs.clone()));
+    // views: slice, rotate, permute (a view after other views), select, reshape,
+    // broadcast
+    out.push(AnyTensor::Dm(
+        over_gcs
+            .slice(2, 1, 5, 2)
+            .unwrap()
+            .rotate(0, -1)
+            .unwrap()
+            .permute(&[1, 0, 2])
+            .unwrap(),
+    ));
+    out.push(AnyTensor::Dm(
+        over_gcs
+            .select(1, 2)
+            .unwrap()
+            .reshape(&[2, 10])
+            .unwrap()
+            .broadcast(&[4, 10])
+            .unwrap(),
+    ));
+    // nested: a DM (permuted, rotated) over a sliced DM over GCS; three DM levels
+    // over a CSR matrix
+    let inner = AnyTensor::Dm(over_gcs.slice(0, 1, 4, 1).unwrap());
+    let outer = AnyDm::try_new(DimMap::identity(vec![3, 3, 5]).unwrap(), inner, vec![])
+        .unwrap()
+        .permute(&[2, 0, 1])
+        .unwrap()
+        .rotate(1, 2)
+        .unwrap();
+    out.push(AnyTensor::Dm(outer));
+    let mut deep = x
+        .to_dm(map(vec![0, 1, 2], vec![1]).unwrap(), Format::Csr)
+        .unwrap();
+    for k in 0..2 {
+        let s = deep.shape().to_vec();
+        deep = AnyTensor::Dm(
+            AnyDm::try_new(DimMap::identity(s).unwrap(), deep, vec![])
+                .unwrap()
+                .transpose(0, 1 + k)
+                .unwrap(),
+        );
+    }
+    out.push(deep);
+    out
+}
+
+/// The tensor whose entries are an archive's rows: a DM tensor's storage (plain
+/// or GCS), else the tensor itself.
+fn rows_tensor(t: &AnyTensor) -> AnyTensor {
+    match t {
+        AnyTensor::Dm(d) => DmChain::of(d).unwrap().1,
+        t => t.clone(),
+    }
+}
+
 fn ipc_bytes(m: &TensorMessage) -> Vec<u8> {
     ipc::encode(&m.tensor, &m.custom_metadata, &Default::default())
         .unwrap()
@@ -251,6 +449,13 @@ fn every_format_value_and_index_type_round_trips_exactly_and_reads_in_pyarrow() 
     // 11 value types x (8 index types x (coo, csr, csc, csf) + csr / csc with int64
     // indptr and csf with uint16 indptr for 7 index types each + dense)
     assert_eq!(combos.len(), 11 * (8 * 4 + 3 * 7 + 1));
+    // GCS and DM tensors
+    let mut r = Rng(0x5EED_6C5D);
+    let all: Vec<AnyTensor> = all
+        .into_iter()
+        .chain(gcs_cases(&mut r))
+        .chain(dm_cases(&mut r))
+        .collect();
     // IPC stream -> memory map -> Parquet -> IPC, as the CLI does
     let stream = dir.path().join("matrix.arrow");
     let msgs: Vec<TensorMessage> = all
@@ -281,16 +486,26 @@ fn every_format_value_and_index_type_round_trips_exactly_and_reads_in_pyarrow() 
         if m.tensor.index_type() != Some(IndexType::UInt64) {
             assert!(ipc_bytes(&back) == ipc_bytes(m), "{name}: IPC bytes differ");
         }
+        // the rows' tensor: a DM archive's rows are its storage's entries
         std::fs::write(
             dir.path().join(format!("{name}.json")),
-            json_line(&m.tensor).unwrap(),
+            json_line(&rows_tensor(&m.tensor)).unwrap(),
         )
         .unwrap();
         archives.push(serde_json::json!({"parquet": format!("{name}.parquet"), "dump": format!("{name}.json")}));
     };
+    let mut extension = [0usize; 2];
     for i in 0..reader.len() {
-        check(format!("t{i}"), &reader.get(i).unwrap());
+        let m = reader.get(i).unwrap();
+        match m.tensor.format() {
+            Format::Gcs => extension[0] += 1,
+            Format::Dm => extension[1] += 1,
+            _ => {}
+        }
+        check(format!("t{i}"), &m);
     }
+    // every GCS / DM case came through IPC as GCS / DM
+    assert_eq!(extension, [20 + 22 + 2, 6 + 6 + 5]);
     for (i, m) in wide.iter().enumerate() {
         check(format!("u{i}"), m);
     }
@@ -469,6 +684,25 @@ fn range_reads_skip_row_groups_by_statistics() {
         t3.to_csf::<i16, i32>(&[0, 2, 1]).unwrap().into(),
         t3.to_csf::<i16, i32>(&[1, 0, 2]).unwrap().into(),
         dense.into(),
+        // GCS: the range applies to the N-D coordinates (the result keeps the
+        // mapping, over the smaller shape)
+        GcsTensor::<i32, i32, i64>::from_coo(
+            &t3,
+            DimMap::try_new(vec![40, 9, 7], vec![1, 0, 2], vec![2]).unwrap(),
+            CompressedAxis::Row,
+        )
+        .unwrap()
+        .into(),
+        AnyTensor::from(
+            GcsTensor::<i32, i16, i32>::from_coo(
+                &t3,
+                DimMap::try_new(vec![40, 9, 7], vec![2, 0, 1], vec![1]).unwrap(),
+                CompressedAxis::Column,
+            )
+            .unwrap(),
+        )
+        .with_dim_names(vec!["x".into(), "y".into(), "z".into()])
+        .unwrap(),
     ];
     let options = WriteOptions::default().with_row_group_size(100);
     for (i, t) in cases.iter().enumerate() {
@@ -507,6 +741,30 @@ fn range_reads_skip_row_groups_by_statistics() {
             }
         }
     }
+    // GCS rows come by reduced major coordinate, whose leading dimension (1 in
+    // the first mapping) is sorted: a narrow range of it skips row groups
+    let reader = ParquetReader::open(&dir.path().join("r7.parquet")).unwrap();
+    let got = reader.read_range(1, 2..3).unwrap();
+    assert!(
+        got.row_groups_read < got.row_groups_total / 2,
+        "{:?}",
+        (got.row_groups_read, got.row_groups_total)
+    );
+    assert_eq!(got.tensor.format(), Format::Gcs);
+    // DM: the rows are storage entries, a range of them is not a DM tensor
+    let AnyTensor::Dm(dm) = cases[0]
+        .to_dm(DimMap::identity(vec![200, 30]).unwrap(), Format::Coo)
+        .unwrap()
+    else {
+        unreachable!()
+    };
+    let dm_path = dir.path().join("dm.parquet");
+    parquet::write_parquet(&dm_path, &AnyTensor::Dm(dm).into(), &options).unwrap();
+    let reader = ParquetReader::open(&dm_path).unwrap();
+    assert!(matches!(
+        reader.read_range(0, 0..10),
+        Err(Error::Unsupported(_))
+    ));
     // CSR by rows: a narrow range decodes one or two of the 20 row groups
     let path = dir.path().join("r0.parquet");
     let reader = ParquetReader::open(&path).unwrap();
@@ -617,6 +875,83 @@ fn chunked_writes_and_streamed_reads() {
     assert!(matches!(e, Err(Error::Invariant { .. })), "{e:?}");
     drop(w);
     assert!(!bad.exists());
+    // a GCS archive from GCS chunks (blocks of reduced rows, same map) in order
+    let map = DimMap::try_new(vec![300, 40], vec![1, 0], vec![1]).unwrap();
+    let gcs_of = |lo: usize, hi: usize| -> AnyTensor {
+        let AnyTensor::Csx(b) = block(0, 300) else {
+            unreachable!()
+        };
+        let c = AnyTensor::Csx(b).to_coo::<f32, i64>().unwrap();
+        // reduced rows are the column coordinates here (dimensions [1, 0], split 1)
+        let e: Vec<(Vec<usize>, f32)> = (0..c.nnz())
+            .filter(|&k| (lo..hi).contains(&c.coord(k, 1)))
+            .map(|k| (vec![c.coord(k, 0), c.coord(k, 1)], c.values()[k]))
+            .collect();
+        let coo = CooTensor::<f32, i64>::from_entries(vec![300, 40], &e).unwrap();
+        GcsTensor::<f32, i32, i64>::from_coo(&coo, map.clone(), CompressedAxis::Row)
+            .unwrap()
+            .into()
+    };
+    let whole = gcs_of(0, 40);
+    let gcs_path = dir.path().join("gcs.parquet");
+    let mut w = ParquetWriter::create(
+        &gcs_path,
+        TensorSpec::of(&whole.clone().into()).unwrap(),
+        &WriteOptions::default().with_row_group_size(64),
+    )
+    .unwrap();
+    for lo in (0..40).step_by(8) {
+        w.write_chunk(&gcs_of(lo, lo + 8)).unwrap();
+    }
+    w.finish().unwrap();
+    let back = parquet::read_parquet(&gcs_path, &ReadOptions::default()).unwrap();
+    assert_eq!(back.tensor, whole);
+    // streamed GCS row groups: COO chunks of the logical shape
+    let chunk = ParquetReader::open(&gcs_path)
+        .unwrap()
+        .read_row_group(0)
+        .unwrap();
+    assert_eq!(
+        (chunk.format(), chunk.shape()),
+        (Format::Coo, &[300, 40][..])
+    );
+    // out of the reduced matrix's storage order: an error
+    let mut w = ParquetWriter::create(
+        &bad,
+        TensorSpec::of(&whole.clone().into()).unwrap(),
+        &WriteOptions::default(),
+    )
+    .unwrap();
+    w.write_chunk(&gcs_of(8, 16)).unwrap();
+    let e = w.write_chunk(&gcs_of(0, 8));
+    assert!(matches!(e, Err(Error::Invariant { .. })), "{e:?}");
+    drop(w);
+    assert!(!bad.exists());
+    // a DM archive from chunks: DM tensors with the archive's maps, or tensors of
+    // the storage's shape; other maps are refused
+    let AnyTensor::Dm(dm) = whole
+        .to_dm(
+            DimMap::try_new(vec![300, 40], vec![1, 0], vec![1]).unwrap(),
+            Format::Coo,
+        )
+        .unwrap()
+    else {
+        unreachable!()
+    };
+    let dm_path = dir.path().join("dm.parquet");
+    let dm_spec = TensorSpec::of(&AnyTensor::Dm(dm.clone()).into()).unwrap();
+    assert_eq!(dm_spec.shape, [40, 300]);
+    assert_eq!(dm_spec.format(), Format::Dm);
+    for chunk in [AnyTensor::Dm(dm.clone()), dm.storage().clone()] {
+        let mut w =
+            ParquetWriter::create(&dm_path, dm_spec.clone(), &WriteOptions::default()).unwrap();
+        let e = w.write_chunk(&AnyTensor::Dm(dm.rotate(0, 1).unwrap()));
+        assert!(matches!(e, Err(Error::Invariant { .. })), "{e:?}");
+        w.write_chunk(&chunk).unwrap();
+        w.finish().unwrap();
+        let back = parquet::read_parquet(&dm_path, &ReadOptions::default()).unwrap();
+        assert_eq!(back.tensor, AnyTensor::Dm(dm.clone()));
+    }
     // a COO archive computes its canonical flag; dense chunks add every element
     let coo_path = dir.path().join("coo.parquet");
     let mut w = ParquetWriter::create(
@@ -685,6 +1020,27 @@ fn corpus(dir: &Path) -> Vec<(PathBuf, TensorMessage)> {
         DenseTensor::<i64>::try_new(vec![6, 5], (0..30).collect::<Vec<i64>>().into())
             .unwrap()
             .into(),
+        // GCS: rows by dimension 2 (the reduced rows), columns dimensions (0, 1)
+        GcsTensor::<f32, i16, i32>::from_coo(
+            &t3,
+            DimMap::try_new(vec![9, 8, 7], vec![2, 0, 1], vec![1]).unwrap(),
+            CompressedAxis::Row,
+        )
+        .unwrap()
+        .into(),
+        // DM with views over a 50 x 40 CSC matrix
+        AnyTensor::Dm(
+            match AnyTensor::from(coo.clone())
+                .to_dm(
+                    DimMap::try_new(vec![40, 50], vec![1, 0], vec![1]).unwrap(),
+                    Format::Csc,
+                )
+                .unwrap()
+            {
+                AnyTensor::Dm(d) => d.slice(0, 5, 30, 3).unwrap().rotate(1, 4).unwrap(),
+                _ => unreachable!(),
+            },
+        ),
     ];
     tensors
         .into_iter()
@@ -743,6 +1099,16 @@ fn truncated_and_bit_flipped_archives_are_typed_errors() {
 
 /// Rewrite an archive with its `arrow_sparse` JSON edited by `edit`.
 fn with_metadata(src: &Path, dst: &Path, edit: impl Fn(&mut serde_json::Value)) {
+    with_metadata_text(src, dst, |text| {
+        let mut json: serde_json::Value = serde_json::from_str(text).unwrap();
+        edit(&mut json);
+        json.to_string()
+    })
+}
+
+/// Rewrite an archive with its `arrow_sparse` text replaced by `edit(text)` (and
+/// no `arrow_sparse.crc32`).
+fn with_metadata_text(src: &Path, dst: &Path, edit: impl Fn(&str) -> String) {
     use ::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
     use ::parquet::arrow::ArrowWriter;
     use ::parquet::file::metadata::KeyValue;
@@ -761,14 +1127,13 @@ fn with_metadata(src: &Path, dst: &Path, edit: impl Fn(&mut serde_json::Value)) 
         .value
         .clone()
         .unwrap();
-    let mut json: serde_json::Value = serde_json::from_str(&text).unwrap();
-    edit(&mut json);
+    let text = edit(&text);
     let schema = Arc::new(arrow_schema::Schema::new(builder.schema().fields().clone()));
     let mut w = ArrowWriter::try_new(std::fs::File::create(dst).unwrap(), schema, None).unwrap();
     for b in builder.build().unwrap() {
         w.write(&b.unwrap()).unwrap();
     }
-    w.append_key_value_metadata(KeyValue::new("arrow_sparse".into(), json.to_string()));
+    w.append_key_value_metadata(KeyValue::new("arrow_sparse".into(), text));
     w.close().unwrap();
 }
 
@@ -777,6 +1142,7 @@ fn metadata_that_disagrees_with_the_data_is_a_typed_error() {
     let dir = tempfile::tempdir().unwrap();
     let files = corpus(dir.path());
     let (coo, csr, csf, dense) = (&files[0].0, &files[1].0, &files[2].0, &files[3].0);
+    let (gcs, dm) = (&files[4].0, &files[5].0);
     let out = dir.path().join("edited.parquet");
     let read = |p: &Path| parquet::read_parquet(p, &ReadOptions::default());
     // a faithful rewrite (other row groups, no checksums) still reads the same
@@ -799,7 +1165,8 @@ fn metadata_that_disagrees_with_the_data_is_a_typed_error() {
             "Type",
         ),
         (coo, Box::new(|j| j["coo"]["canonical"] = true.into()), "ok"),
-        (coo, Box::new(|j| j["format"] = "gcs".into()), "Unsupported"),
+        (coo, Box::new(|j| j["format"] = "gcs".into()), "Parse"),
+        (coo, Box::new(|j| j["format"] = "dm".into()), "Parse"),
         (coo, Box::new(|j| j["columns"][1] = "nope".into()), "Parse"),
         (
             coo,
@@ -845,6 +1212,151 @@ fn metadata_that_disagrees_with_the_data_is_a_typed_error() {
             Box::new(|j| j["dense"]["strides"] = serde_json::json!([1, 1])),
             "Invariant",
         ),
+        // GCS: a mapping that is not one, or does not match the shape or the rows
+        (
+            gcs,
+            Box::new(|j| j["gcs"]["dimensions"] = serde_json::json!([0, 0, 1])),
+            "Invariant",
+        ),
+        (
+            gcs,
+            Box::new(|j| j["gcs"]["dimensions"] = serde_json::json!([2, 0])),
+            "Invariant",
+        ),
+        (
+            gcs,
+            Box::new(|j| j["gcs"]["partitioning"] = serde_json::json!([1, 2])),
+            "Shape",
+        ),
+        (
+            gcs,
+            Box::new(|j| j["gcs"]["partitioning"] = serde_json::json!([4])),
+            "Invariant",
+        ),
+        (
+            gcs,
+            Box::new(|j| j["gcs"]["dimensions"] = serde_json::json!([0, 1, 2])),
+            "Invariant",
+        ),
+        (
+            gcs,
+            Box::new(|j| j["gcs"]["compressed_axis"] = "column".into()),
+            "Invariant",
+        ),
+        (
+            gcs,
+            Box::new(|j| j["gcs"]["compressed_axis"] = "diagonal".into()),
+            "Parse",
+        ),
+        (
+            gcs,
+            Box::new(|j| {
+                j.as_object_mut().unwrap().remove("gcs");
+            }),
+            "Parse",
+        ),
+        (
+            gcs,
+            Box::new(|j| j["gcs"]["dimensions"] = "2,0,1".into()),
+            "Parse",
+        ),
+        (
+            gcs,
+            Box::new(|j| j["shape"][2] = 3.into()),
+            "IndexOutOfBounds",
+        ),
+        (
+            gcs,
+            Box::new(|j| j["shape"][1] = 7.into()),
+            "IndexOutOfBounds",
+        ),
+        // a tiny file declaring a reduced matrix whose indptr would not fit in
+        // memory: refused before anything is allocated
+        (
+            gcs,
+            Box::new(|j| j["shape"][2] = (7u64 << 40).into()),
+            "Overflow",
+        ),
+        (
+            gcs,
+            Box::new(|j| j["shape"][0] = (1u64 << 62).into()),
+            "Overflow",
+        ),
+        (gcs, Box::new(|j| j["index_type"] = "int8".into()), "ok"),
+        (gcs, Box::new(|j| j["format"] = "csr".into()), "Shape"),
+        // DM: maps that do not fit the storage, bad JSON, invalid chains
+        (
+            dm,
+            Box::new(|j| j["dm"]["maps"][0]["shape"] = serde_json::json!([40, 51])),
+            "Shape",
+        ),
+        (
+            dm,
+            Box::new(|j| j["dm"]["maps"][0]["dimensions"] = serde_json::json!([0, 0])),
+            "Invariant",
+        ),
+        (
+            dm,
+            Box::new(|j| j["dm"]["maps"][0]["partitioning"] = serde_json::json!([])),
+            "Shape",
+        ),
+        (dm, Box::new(|j| j["dm"]["maps"] = "x".into()), "Parse"),
+        (
+            dm,
+            Box::new(|j| j["dm"]["maps"] = serde_json::json!([])),
+            "Parse",
+        ),
+        (
+            dm,
+            Box::new(|j| j["dm"]["maps"][0]["kind"] = "gcs".into()),
+            "Parse",
+        ),
+        (
+            dm,
+            Box::new(|j| j["dm"]["maps"][0]["shape"] = "[40, 50]".into()),
+            "Parse",
+        ),
+        (
+            dm,
+            Box::new(|j| j["dm"]["maps"][0]["views"][0]["stop"] = 99.into()),
+            "Shape",
+        ),
+        (
+            dm,
+            Box::new(|j| j["dm"]["maps"][0]["views"][0]["op"] = "explode".into()),
+            "Parse",
+        ),
+        (
+            dm,
+            Box::new(|j| {
+                j["dm"]["maps"][0]["views"] =
+                    serde_json::json!([{"op": "broadcast", "shape": [40 * 70_000, 50]}])
+            }),
+            "Parse",
+        ),
+        (
+            dm,
+            Box::new(|j| {
+                let inner = j["dm"]["maps"][0].clone();
+                j["dm"]["maps"] = serde_json::json!([inner.clone(), inner]);
+            }),
+            "Shape",
+        ),
+        (dm, Box::new(|j| j["dm"]["storage"] = "dm".into()), "Parse"),
+        (
+            dm,
+            Box::new(|j| j["dm"]["storage"] = "csr".into()),
+            "Invariant",
+        ),
+        (dm, Box::new(|j| j["dm"]["storage"] = "gcs".into()), "Parse"),
+        (
+            dm,
+            Box::new(|j| {
+                j.as_object_mut().unwrap().remove("dm");
+            }),
+            "Parse",
+        ),
+        (dm, Box::new(|j| j["format"] = "csc".into()), "ok-storage"),
     ];
     for (i, (src, edit, kind)) in cases.into_iter().enumerate() {
         with_metadata(src, &out, edit);
@@ -852,6 +1364,13 @@ fn metadata_that_disagrees_with_the_data_is_a_typed_error() {
         let ok = matches!(
             (kind, &r),
             ("ok" | "ok-or-structure", Ok(_))
+                | (
+                    "ok-storage",
+                    Ok(TensorMessage {
+                        tensor: AnyTensor::Csx(_),
+                        ..
+                    })
+                )
                 | ("ok-or-structure", Err(_))
                 | ("Type", Err(Error::Type { .. }))
                 | ("Invariant", Err(Error::Invariant { .. }))
@@ -863,6 +1382,29 @@ fn metadata_that_disagrees_with_the_data_is_a_typed_error() {
         );
         assert!(ok, "case {i}: expected {kind}, got {r:?}");
     }
+    // the JSON text itself broken
+    for bad in [
+        |t: &str| t[..t.len() / 2].to_string(),
+        |t: &str| t.replacen("\"maps\":[", "\"maps\":[[", 1),
+        |t: &str| t.replacen("{", "", 1),
+    ] {
+        with_metadata_text(dm, &out, bad);
+        let r = read(&out);
+        assert!(matches!(r, Err(Error::Parse { .. })), "{r:?}");
+    }
+    // the broadcast limit is an option
+    with_metadata(dm, &out, |j| {
+        j["dm"]["maps"][0]["views"] = serde_json::json!([{"op": "broadcast", "shape": [80, 50]}])
+    });
+    assert!(read(&out).is_ok());
+    let strict = ReadOptions {
+        max_broadcast: 1,
+        ..ReadOptions::default()
+    };
+    assert!(matches!(
+        parquet::read_parquet(&out, &strict),
+        Err(Error::Parse { .. })
+    ));
     // a canonical flag that lies is caught by full validation: the sorted COO
     // rewritten unsorted
     let unsorted: AnyTensor =
@@ -1088,6 +1630,88 @@ fn cli_converts_dumps_and_inspects_archives() {
             ),
             other => panic!("flip at {pos}: exit {other:?}: {err}"),
         }
+    }
+}
+
+#[test]
+fn cli_archives_gcs_and_dm_tensors() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |n: &str| dir.path().join(n).to_str().unwrap().to_string();
+    let golden = common::repo().join("format/golden/csf_f32_i16_order201.arrow");
+    let golden = golden.to_str().unwrap();
+    for (name, args, needles) in [
+        (
+            "g",
+            &[
+                "--to",
+                "gcs",
+                "--dimensions",
+                "2,0,1",
+                "--partitioning",
+                "1",
+                "--compressed-axis",
+                "column",
+                "--index-type",
+                "int32",
+            ][..],
+            &[
+                "tensor 0: gcs",
+                "gcs map:     dimensions [2, 0, 1], partitioning [1], compressed axis Column",
+                "index type:  int32 (indptr int32)",
+            ][..],
+        ),
+        (
+            "d",
+            &[
+                "--to",
+                "dm",
+                "--dimensions",
+                "1,2,0",
+                "--partitioning",
+                "2",
+                "--storage",
+                "csr",
+            ][..],
+            &["tensor 0: dm", "dm maps:     1 level(s) over a csr storage"][..],
+        ),
+    ] {
+        // IPC (GCS / DM message) -> Parquet -> IPC: the same bytes
+        let arrow = p(&format!("{name}.arrow"));
+        let mut convert = vec!["convert", golden, &arrow];
+        convert.extend_from_slice(args);
+        cli_ok(&convert);
+        let archive = p(&format!("{name}.parquet"));
+        cli_ok(&["convert", &arrow, &archive, "--row-group-size", "4"]);
+        let back = p(&format!("{name}.back.arrow"));
+        cli_ok(&["convert", &archive, &back]);
+        assert_eq!(
+            std::fs::read(&arrow).unwrap(),
+            std::fs::read(&back).unwrap(),
+            "{name}"
+        );
+        // dump reads the archive directly: the logical tensor
+        let dump = cli_ok(&["dump", &archive]);
+        assert_eq!(dump, cli_ok(&["dump", &arrow]), "{name}");
+        let d: serde_json::Value = serde_json::from_str(&dump).unwrap();
+        let g: serde_json::Value = serde_json::from_str(&cli_ok(&["dump", golden])).unwrap();
+        assert_eq!(
+            (&d["format"], &d["shape"], &d["entries"]),
+            (
+                &serde_json::json!(if name == "g" { "gcs" } else { "dm" }),
+                &g["shape"],
+                &g["entries"]
+            ),
+            "{name}"
+        );
+        let info = cli_ok(&["inspect", &archive]);
+        for needle in needles {
+            assert!(info.contains(needle), "missing {needle:?} in\n{info}");
+        }
+        // --to on the way into the archive
+        let direct = p(&format!("{name}.direct.parquet"));
+        convert[2] = &direct;
+        cli_ok(&convert);
+        assert_eq!(cli_ok(&["dump", &direct]), dump, "{name}");
     }
 }
 

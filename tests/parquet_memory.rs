@@ -8,16 +8,67 @@
 //! test `rss_child`), so that the parent's allocations (the generated matrix) do not
 //! blur the measurement. `benches/parquet.rs` does the same at 10^7 entries in
 //! release mode (see benches/RESULTS-parquet.md).
+//!
+//! Reading: a tiny archive can declare a CSR / CSC (or GCS reduced) matrix with
+//! any number of slices, whose indptr the reader must build; a counting allocator
+//! shows that the largest allocation stays within `ReadOptions::max_indptr_len`.
 #![cfg(feature = "parquet")]
 
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
 use std::path::Path;
 use std::process::Command;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use arrow_sparse::ipc::{self, MmapReader};
-use arrow_sparse::parquet::{self, WriteOptions};
-use arrow_sparse::{AnyTensor, CompressedAxis, CsxMatrix};
+use arrow_sparse::parquet::{self, Layout as ArchiveLayout, ReadOptions, TensorSpec, WriteOptions};
+use arrow_sparse::{AnyTensor, CompressedAxis, CooTensor, CsxMatrix, Error, IndexType, ValueType};
+
+/// The largest single allocation requested while this thread is armed.
+static LARGEST: AtomicUsize = AtomicUsize::new(0);
+thread_local! {
+    static ARMED: Cell<bool> = const { Cell::new(false) };
+}
+
+fn note(size: usize) {
+    if ARMED.try_with(Cell::get).unwrap_or(false) {
+        LARGEST.fetch_max(size, Ordering::Relaxed);
+    }
+}
+
+struct Counting;
+
+// SAFETY: forwards every call to the system allocator unchanged.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        note(layout.size());
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        note(layout.size());
+        unsafe { System.alloc_zeroed(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        note(new_size);
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
+/// Run `f` and return its result with the largest single allocation it requested.
+fn largest_allocation<T>(f: impl FnOnce() -> T) -> (T, usize) {
+    LARGEST.store(0, Ordering::Relaxed);
+    ARMED.with(|a| a.set(true));
+    let r = f();
+    ARMED.with(|a| a.set(false));
+    (r, LARGEST.load(Ordering::Relaxed))
+}
 
 const NNZ: usize = 2_000_000;
 const ROW_GROUP: usize = NNZ / 8;
@@ -141,4 +192,82 @@ fn rss_child() {
         status_kib("VmHWM:").unwrap_or(0),
         summary.rows
     );
+}
+
+/// A two-entry archive declaring `shape` with `layout` (the writer only checks the
+/// rows, so this is also what a lying footer looks like to the reader).
+fn tiny_archive(
+    dir: &Path,
+    name: &str,
+    shape: Vec<usize>,
+    layout: ArchiveLayout,
+) -> std::path::PathBuf {
+    let path = dir.join(name);
+    let spec =
+        TensorSpec::coo(shape.clone(), ValueType::Float64, IndexType::Int64).with_layout(layout);
+    let mut w = parquet::ParquetWriter::create(&path, spec, &WriteOptions::default()).unwrap();
+    let n = shape.len();
+    let entries = [(vec![0; n], 1.0), (vec![1; n], 2.0)];
+    w.write_chunk(
+        &CooTensor::<f64, i64>::from_entries(shape, &entries)
+            .unwrap()
+            .into(),
+    )
+    .unwrap();
+    w.finish().unwrap();
+    path
+}
+
+#[test]
+fn a_tiny_archive_cannot_make_the_reader_allocate_more_than_the_indptr_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let csr = ArchiveLayout::Csx {
+        axis: CompressedAxis::Row,
+        index_type: IndexType::Int32,
+        indptr_type: IndexType::Int64,
+    };
+    let gcs = ArchiveLayout::Gcs {
+        dimensions: vec![0, 1, 2],
+        partitioning: vec![2],
+        axis: CompressedAxis::Row,
+        index_type: IndexType::Int32,
+        indptr_type: IndexType::Int64,
+        matrix_dim_names: vec![],
+    };
+    let read = |p: &Path, o: &ReadOptions| largest_allocation(|| parquet::read_parquet(p, o));
+    let default = ReadOptions::default();
+    // 2^40 rows (an 8 TiB indptr): refused before anything is allocated
+    for (name, shape, layout) in [
+        ("huge.parquet", vec![1 << 40, 5], csr.clone()),
+        ("huge_gcs.parquet", vec![1 << 20, 1 << 20, 5], gcs.clone()),
+    ] {
+        let p = tiny_archive(dir.path(), name, shape, layout);
+        assert!(std::fs::metadata(&p).unwrap().len() < 4096);
+        let (r, largest) = read(&p, &default);
+        assert!(matches!(r, Err(Error::Overflow { .. })), "{name}: {r:?}");
+        assert!(largest < 1 << 20, "{name}: allocated {largest} bytes");
+    }
+    // 2^22 slices: within the default limit, the indptr (32 MiB of int64) is the
+    // largest allocation; a lower limit refuses it
+    let slices = 1usize << 22;
+    for (name, shape, layout) in [
+        ("big.parquet", vec![slices, 5], csr),
+        ("big_gcs.parquet", vec![1 << 11, 1 << 11, 5], gcs),
+    ] {
+        let p = tiny_archive(dir.path(), name, shape, layout);
+        let (r, largest) = read(&p, &default);
+        assert_eq!(r.unwrap().tensor.nnz(), 2, "{name}");
+        let indptr = 8 * (slices + 1);
+        assert!(
+            largest >= indptr && largest <= 2 * indptr,
+            "{name}: largest allocation {largest} bytes, indptr {indptr}"
+        );
+        let strict = ReadOptions {
+            max_indptr_len: 1 << 20,
+            ..ReadOptions::default()
+        };
+        let (r, largest) = read(&p, &strict);
+        assert!(matches!(r, Err(Error::Overflow { .. })), "{name}: {r:?}");
+        assert!(largest < 1 << 20, "{name}: allocated {largest} bytes");
+    }
 }

@@ -341,9 +341,29 @@ fn inspect_archive(file: &Path) -> Result<String, Error> {
         }
         _ => {}
     }
-    match &spec.layout {
+    if let Layout::Dm { storage, chain } = &spec.layout {
+        let _ = writeln!(
+            s,
+            "  dm maps:     {} level(s) over a {} storage (rows: its entries): {}",
+            chain.len(),
+            storage.format(),
+            chain.to_json()
+        );
+    }
+    match spec.layout.rows() {
         Layout::Csf { axis_order, .. } => {
             let _ = writeln!(s, "  axis order:  {axis_order:?}");
+        }
+        Layout::Gcs {
+            dimensions,
+            partitioning,
+            axis,
+            ..
+        } => {
+            let _ = writeln!(
+                s,
+                "  gcs map:     dimensions {dimensions:?}, partitioning {partitioning:?}, compressed axis {axis:?}"
+            );
         }
         Layout::Coo {
             coord_layout,
@@ -361,7 +381,7 @@ fn inspect_archive(file: &Path) -> Result<String, Error> {
         }
         _ => {}
     }
-    let what = if matches!(spec.layout, Layout::Dense { .. }) {
+    let what = if matches!(spec.layout.rows(), Layout::Dense { .. }) {
         "elements"
     } else {
         "stored entries"

@@ -52,6 +52,36 @@ fn op_json(op: &ViewOp) -> J {
     }
 }
 
+fn too_deep(levels: usize) -> Error {
+    Error::Unsupported(format!(
+        "a DM chain of {levels} levels (at most {MAX_LEVELS} are written)"
+    ))
+}
+
+/// The DM levels of `dm` as the JSON map objects of SPEC 8.3 (`kind` `dm`, with
+/// their views), outermost first, and the first tensor below them that is not a
+/// DM tensor (a GCS or plain tensor). Used by the IPC writer and by Parquet
+/// archives, which store the same objects.
+pub(crate) fn dm_chain(dm: &AnyDm) -> Result<(Vec<J>, AnyTensor)> {
+    let mut levels = Vec::new();
+    let mut cur = dm;
+    loop {
+        let mut m = map_json("dm", cur.map(), cur.dim_names());
+        m.insert(
+            "views".into(),
+            J::Array(cur.views().ops().iter().map(op_json).collect()),
+        );
+        levels.push(J::Object(m));
+        if levels.len() > MAX_LEVELS {
+            return Err(too_deep(levels.len()));
+        }
+        match cur.storage() {
+            AnyTensor::Dm(inner) => cur = inner,
+            other => return Ok((levels, other.clone())),
+        }
+    }
+}
+
 /// Split a GCS / DM tensor into its plain storage tensor and the custom metadata
 /// that describes it. Plain tensors come back unchanged.
 pub(crate) fn lower(
@@ -66,31 +96,16 @@ pub(crate) fn lower(
             (GCS_NAME, J::Object(m), AnyTensor::Csx(g.matrix().clone()))
         }
         AnyTensor::Dm(d) => {
-            let mut levels = Vec::new();
-            let mut cur = AnyTensor::Dm(d.clone());
-            let storage = loop {
-                match cur {
-                    AnyTensor::Dm(d) => {
-                        let mut m = map_json("dm", d.map(), d.dim_names());
-                        m.insert(
-                            "views".into(),
-                            J::Array(d.views().ops().iter().map(op_json).collect()),
-                        );
-                        levels.push(J::Object(m));
-                        cur = d.storage().clone();
-                    }
-                    AnyTensor::Gcs(g) => {
-                        levels.push(J::Object(map_json("gcs", g.map(), g.dim_names())));
-                        break AnyTensor::Csx(g.matrix().clone());
-                    }
-                    plain => break plain,
+            let (mut levels, inner) = dm_chain(d)?;
+            let storage = match inner {
+                AnyTensor::Gcs(g) => {
+                    levels.push(J::Object(map_json("gcs", g.map(), g.dim_names())));
+                    AnyTensor::Csx(g.matrix().clone())
                 }
+                plain => plain,
             };
             if levels.len() > MAX_LEVELS {
-                return Err(Error::Unsupported(format!(
-                    "a DM chain of {} levels (at most {MAX_LEVELS} are written)",
-                    levels.len()
-                )));
+                return Err(too_deep(levels.len()));
             }
             (
                 DM_NAME,
@@ -248,46 +263,61 @@ pub(crate) fn raise(
                 )))
             }
         };
-        let mut repeat: u64 = 1;
-        let mut cur = tensor;
-        for level in levels.iter().rev() {
-            let o = object(level, "a map")?;
-            cur = match field(&o, "kind")?.as_str() {
-                Some("gcs") => wrap_gcs(cur, &o)?,
-                Some("dm") => {
-                    let map = parse_map(&o)?;
-                    let ops = match o.get("views") {
-                        None => Vec::new(),
-                        Some(J::Array(a)) if a.len() <= MAX_VIEWS => {
-                            a.iter().map(parse_op).collect::<Result<Vec<_>>>()?
-                        }
-                        Some(_) => {
-                            return Err(parse_err(format!(
-                                "views must be an array of at most {MAX_VIEWS} ops"
-                            )))
-                        }
-                    };
-                    let chain = ViewChain::from_ops(map.shape().to_vec(), ops)?;
-                    repeat = repeat.saturating_mul(broadcast_factor(&chain));
-                    if repeat > max_broadcast {
-                        return Err(parse_err(format!(
-                            "broadcast views repeat every stored entry {repeat} times (limit {max_broadcast}, see ReadOptions::max_broadcast)"
-                        )));
-                    }
-                    let n = chain.output_shape().len();
-                    let names = names(&o, n)?;
-                    AnyTensor::Dm(AnyDm::try_new(map, cur, Vec::new())?.with_views(chain, names)?)
-                }
-                other => return Err(parse_err(format!("unknown map kind {other:?}"))),
-            };
-        }
-        cur
+        raise_levels(&levels, tensor, max_broadcast)?
     };
     let rest = custom
         .into_iter()
         .filter(|(k, _)| k != EXTENSION_NAME && k != EXTENSION_METADATA)
         .collect();
     Ok((raised, rest))
+}
+
+/// Wrap `storage` in `levels` (JSON map objects of SPEC 8.3, outermost first, kinds
+/// `dm` and `gcs`), checking every map, view and the broadcast limit.
+pub(crate) fn raise_levels(
+    levels: &[J],
+    storage: AnyTensor,
+    max_broadcast: u64,
+) -> Result<AnyTensor> {
+    if levels.len() > MAX_LEVELS {
+        return Err(parse_err(format!(
+            "maps must be an array of 1 to {MAX_LEVELS} maps"
+        )));
+    }
+    let mut repeat: u64 = 1;
+    let mut cur = storage;
+    for level in levels.iter().rev() {
+        let o = object(level, "a map")?;
+        cur = match field(&o, "kind")?.as_str() {
+            Some("gcs") => wrap_gcs(cur, &o)?,
+            Some("dm") => {
+                let map = parse_map(&o)?;
+                let ops = match o.get("views") {
+                    None => Vec::new(),
+                    Some(J::Array(a)) if a.len() <= MAX_VIEWS => {
+                        a.iter().map(parse_op).collect::<Result<Vec<_>>>()?
+                    }
+                    Some(_) => {
+                        return Err(parse_err(format!(
+                            "views must be an array of at most {MAX_VIEWS} ops"
+                        )))
+                    }
+                };
+                let chain = ViewChain::from_ops(map.shape().to_vec(), ops)?;
+                repeat = repeat.saturating_mul(broadcast_factor(&chain));
+                if repeat > max_broadcast {
+                    return Err(parse_err(format!(
+                        "broadcast views repeat every stored entry {repeat} times (limit {max_broadcast}, see ReadOptions::max_broadcast)"
+                    )));
+                }
+                let n = chain.output_shape().len();
+                let names = names(&o, n)?;
+                AnyTensor::Dm(AnyDm::try_new(map, cur, Vec::new())?.with_views(chain, names)?)
+            }
+            other => return Err(parse_err(format!("unknown map kind {other:?}"))),
+        };
+    }
+    Ok(cur)
 }
 
 fn wrap_gcs(storage: AnyTensor, o: &Map<String, J>) -> Result<AnyTensor> {

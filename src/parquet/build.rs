@@ -9,15 +9,22 @@ use arrow_buffer::{Buffer, MutableBuffer};
 use super::meta::{Layout, TensorSpec};
 use super::rows::{unravel, with_bytes, Rows};
 use crate::buffer::{IndexBuffer, ValueBuffer};
+use crate::dims::DimMap;
 use crate::error::{Error, Result};
 use crate::tensor::dense::row_major_strides;
-use crate::tensor::{AnyCoo, AnyCsf, AnyCsx, AnyDense, AnyTensor, CoordLayout, Validation};
+use crate::tensor::{
+    AnyCoo, AnyCsf, AnyCsx, AnyDense, AnyGcs, AnyTensor, CompressedAxis, CoordLayout, Validation,
+};
 use crate::types::{Index, IndexType, ValueType};
 use crate::with_index_type;
 
 /// Elements reserved up front at most: the rest grows as rows actually arrive, so
 /// a count claimed by a hostile footer cannot reserve memory by itself.
 const MAX_RESERVE: usize = 1 << 24;
+
+/// Indptr elements staged at most before they are appended (the indptr of a
+/// matrix with many empty slices is not built twice over).
+const FLUSH: usize = 1 << 16;
 
 /// A growing index buffer of one [`IndexType`].
 struct IdxAcc {
@@ -87,8 +94,13 @@ enum Kind {
         coords: Vec<IdxAcc>,
     },
     Csx {
+        axis: CompressedAxis,
         major: usize,
         minor: usize,
+        /// the matrix's shape (the reduced shape for GCS)
+        shape: Vec<usize>,
+        /// GCS: the map that reduces the rows' N-D coordinates to the matrix's
+        gcs: Option<Box<DimMap>>,
         indptr: IdxAcc,
         indices: IdxAcc,
         /// indptr entries written so far
@@ -107,6 +119,7 @@ enum Kind {
 /// Accumulates rows in storage order and builds the tensor of a [`TensorSpec`].
 pub(crate) struct Builder {
     spec: TensorSpec,
+    max_broadcast: u64,
     rows: usize,
     value_type: ValueType,
     values: MutableBuffer,
@@ -114,11 +127,18 @@ pub(crate) struct Builder {
 }
 
 impl Builder {
-    /// A builder for `spec` (whose shape is the result's), expecting about
-    /// `expect` rows; `max_indptr_len` bounds the CSX indptr.
-    pub fn new(spec: TensorSpec, expect: usize, max_indptr_len: usize) -> Result<Self> {
+    /// A builder for `spec` (whose shape is the rows'), expecting about
+    /// `expect` rows; `max_indptr_len` bounds the CSX / GCS indptr,
+    /// `max_broadcast` the broadcast views of DM levels.
+    pub fn new(
+        spec: TensorSpec,
+        expect: usize,
+        max_indptr_len: usize,
+        max_broadcast: u64,
+    ) -> Result<Self> {
         let n = spec.shape.len();
-        let kind = match &spec.layout {
+        let gcs = spec.gcs_map()?;
+        let kind = match spec.layout.rows() {
             Layout::Dense { strides } => Kind::Dense {
                 strides: strides.clone(),
             },
@@ -142,9 +162,21 @@ impl Builder {
                 axis,
                 index_type,
                 indptr_type,
+            }
+            | Layout::Gcs {
+                axis,
+                index_type,
+                indptr_type,
+                ..
             } => {
                 let (major, minor) = axis.dims();
-                let len = spec.shape[major].saturating_add(1);
+                let shape = match &gcs {
+                    Some(map) => map.reduced_shape().to_vec(),
+                    None => spec.shape.clone(),
+                };
+                // the indptr has one element per major slice whatever the row
+                // count: bound it before anything is allocated
+                let len = shape[major].saturating_add(1);
                 if len > max_indptr_len {
                     return Err(Error::overflow(
                         "CSR/CSC indptr length",
@@ -153,8 +185,11 @@ impl Builder {
                     ));
                 }
                 Kind::Csx {
+                    axis: *axis,
                     major,
                     minor,
+                    shape,
+                    gcs: gcs.map(Box::new),
                     indptr: IdxAcc::new(*indptr_type, "indptr", len),
                     indices: IdxAcc::new(*index_type, "indices", expect),
                     next: 0,
@@ -175,9 +210,17 @@ impl Builder {
                     .collect(),
                 prev: None,
             },
+            Layout::Dm { .. } => {
+                return Err(Error::invariant(
+                    "DM storage layout",
+                    None,
+                    "a DM layout inside a DM layout",
+                ))
+            }
         };
         let value_type = spec.value_type;
         Ok(Builder {
+            max_broadcast,
             values: MutableBuffer::new(expect.min(MAX_RESERVE) * value_type.byte_width()),
             value_type,
             spec,
@@ -220,13 +263,23 @@ impl Builder {
             Kind::Csx {
                 major,
                 minor,
+                gcs,
                 indptr,
                 indices,
                 next,
                 last,
+                ..
             } => {
+                let reduced;
+                let (majors, minors) = match gcs {
+                    None => (&rows.coords[*major], &rows.coords[*minor]),
+                    Some(map) => {
+                        reduced = reduce(map, &rows.coords, n);
+                        (&reduced[*major], &reduced[*minor])
+                    }
+                };
                 let mut ptr = Vec::new();
-                for (r, &m) in rows.coords[*major].iter().enumerate() {
+                for (r, &m) in majors.iter().enumerate() {
                     if m < *last {
                         return Err(Error::invariant(
                             "CSR/CSC archive rows",
@@ -238,10 +291,14 @@ impl Builder {
                     while *next <= m {
                         ptr.push(base + r);
                         *next += 1;
+                        if ptr.len() == FLUSH {
+                            indptr.extend(&ptr)?;
+                            ptr.clear();
+                        }
                     }
                 }
                 indptr.extend(&ptr)?;
-                indices.extend(&rows.coords[*minor])?;
+                indices.extend(minors)?;
             }
             Kind::Csf {
                 order,
@@ -302,8 +359,23 @@ impl Builder {
         Ok(())
     }
 
-    /// The tensor, through its format's validating constructor.
+    /// The tensor, through its format's validating constructor (and, for DM,
+    /// wrapped in the checked chain).
     pub fn finish(self, validation: Validation) -> Result<AnyTensor> {
+        let chain = match &self.spec.layout {
+            Layout::Dm { chain, .. } => Some(chain.clone()),
+            _ => None,
+        };
+        let max_broadcast = self.max_broadcast;
+        let rows = self.finish_rows(validation)?;
+        match chain {
+            Some(chain) => chain.wrap(rows, max_broadcast),
+            None => Ok(rows),
+        }
+    }
+
+    /// The tensor of the rows (the storage, for DM).
+    fn finish_rows(self, validation: Validation) -> Result<AnyTensor> {
         let spec = self.spec;
         let names = spec.dim_names.clone();
         let values = ValueBuffer::from_body(
@@ -347,32 +419,48 @@ impl Builder {
                 )?)
             }
             Kind::Csx {
+                axis,
                 major,
+                shape,
+                gcs,
                 mut indptr,
                 indices,
                 mut next,
                 ..
             } => {
-                let extent = spec.shape[major];
+                let extent = shape[major];
                 let mut ptr = Vec::new();
                 while next <= extent {
                     ptr.push(self.rows);
                     next += 1;
+                    if ptr.len() == FLUSH {
+                        indptr.extend(&ptr)?;
+                        ptr.clear();
+                    }
                 }
                 indptr.extend(&ptr)?;
-                let axis = match spec.layout {
-                    Layout::Csx { axis, .. } => axis,
-                    _ => return Err(Error::invariant("layout", None, "not CSX")),
+                let matrix_names = match (&gcs, spec.layout.rows()) {
+                    (
+                        Some(_),
+                        Layout::Gcs {
+                            matrix_dim_names, ..
+                        },
+                    ) => matrix_dim_names.clone(),
+                    _ => names.clone(),
                 };
-                AnyTensor::Csx(AnyCsx::try_new(
+                let matrix = AnyCsx::try_new(
                     axis,
-                    spec.shape,
+                    shape,
                     indptr.finish()?,
                     indices.finish()?,
                     values,
-                    names,
+                    matrix_names,
                     validation,
-                )?)
+                )?;
+                match gcs {
+                    Some(map) => AnyTensor::Gcs(AnyGcs::try_new(*map, matrix, names)?),
+                    None => AnyTensor::Csx(matrix),
+                }
             }
             Kind::Csf {
                 order,
@@ -402,6 +490,23 @@ impl Builder {
             }
         })
     }
+}
+
+/// The reduced (2-D) coordinates of `n` rows of N-D coordinates, already checked
+/// to lie inside the map's shape.
+fn reduce(map: &DimMap, coords: &[Vec<usize>], n: usize) -> [Vec<usize>; 2] {
+    let mut out = [Vec::with_capacity(n), Vec::with_capacity(n)];
+    let mut c = vec![0usize; coords.len()];
+    let mut r = [0usize; 2];
+    for i in 0..n {
+        for (x, col) in c.iter_mut().zip(coords) {
+            *x = col[i];
+        }
+        map.reduce(&c, &mut r);
+        out[0].push(r[0]);
+        out[1].push(r[1]);
+    }
+    out
 }
 
 /// Place row-major `values` at their offsets under packed `strides`.

@@ -1,7 +1,7 @@
 //! The archive's description: [`TensorSpec`] (what a writer declares and a reader
 //! restores) and its JSON form in the file's `arrow_sparse` key-value metadata.
 //!
-//! Version 1 of the JSON (normative text in `format/SPEC.md`, section 8.3):
+//! Version 1 of the JSON (normative text in `format/SPEC.md`, section 9.4):
 //!
 //! ```text
 //! {"version":1,"format":"csr","shape":[3,7],"dim_names":["",""],"value_type":"float32",
@@ -11,15 +11,20 @@
 //! ```
 //!
 //! Readers refuse other versions with a typed error and ignore fields they do not
-//! know. `gcs` and `dm` are reserved for the GCS / DM formats.
+//! know. GCS archives add `"gcs": {"dimensions", "partitioning",
+//! "compressed_axis"}`; DM archives describe their storage with the fields above
+//! and add `"dm": {"storage", "maps"}`, the maps being the IPC extension's objects
+//! (serialised and checked by [`crate::ipc::extension`]).
 
 use serde::{Deserialize, Serialize};
 
+use crate::buffer::{IndexBuffer, ValueBuffer};
+use crate::dims::DimMap;
 use crate::error::{Error, Result};
 use crate::ipc::TensorMessage;
 use crate::tensor::dense::row_major_strides;
 use crate::tensor::validate::{check_dim_names, check_permutation, check_shape};
-use crate::tensor::{AnyTensor, CompressedAxis, CoordLayout, Format};
+use crate::tensor::{AnyCoo, AnyDm, AnyTensor, CompressedAxis, CoordLayout, Format, Validation};
 use crate::types::{IndexType, ValueType};
 
 /// The key of the archive's JSON description in the Parquet key-value metadata.
@@ -35,7 +40,7 @@ pub const METADATA_VERSION: u64 = 1;
 pub(crate) const VALUE_COLUMN: &str = "value";
 
 /// Name of the CSF node-level column (only written for CSF trees that prefix
-/// merging of the rows would not rebuild, see [`crate::parquet`] and SPEC 8.2).
+/// merging of the rows would not rebuild, see [`crate::parquet`] and SPEC 9.3).
 pub(crate) const LEVEL_COLUMN: &str = "csf_level";
 
 /// The storage format an archive restores, with its parameters.
@@ -76,6 +81,121 @@ pub enum Layout {
         /// Type of the indptr buffers.
         indptr_type: IndexType,
     },
+    /// A GCS tensor; rows are the entries of its reduced CSR / CSC matrix in
+    /// storage order, with their N-D logical coordinates (the spec's shape is the
+    /// logical shape).
+    Gcs {
+        /// The permutation of the logical dimensions ([`DimMap::dimensions`]).
+        dimensions: Vec<usize>,
+        /// The one split point ([`DimMap::partitioning`]).
+        partitioning: Vec<usize>,
+        /// Compressed axis of the reduced matrix (CSR: GCRS, CSC: GCCS).
+        axis: CompressedAxis,
+        /// Type of the matrix `indices`.
+        index_type: IndexType,
+        /// Type of the matrix `indptr`.
+        indptr_type: IndexType,
+        /// The reduced matrix's own dimension names (empty when unnamed).
+        matrix_dim_names: Vec<String>,
+    },
+    /// A DM tensor. The rows are those of its storage, the first tensor below its
+    /// DM levels (a plain or GCS tensor), archived with the `storage` layout; the
+    /// spec's shape and dim names are the storage's. `chain` holds the DM levels.
+    Dm {
+        /// The layout of the storage (not `Dm`).
+        storage: Box<Layout>,
+        /// The DM levels above the storage.
+        chain: DmChain,
+    },
+}
+
+impl Layout {
+    /// The format this layout restores.
+    pub fn format(&self) -> Format {
+        match self {
+            Layout::Dense { .. } => Format::Dense,
+            Layout::Coo { .. } => Format::Coo,
+            Layout::Csx {
+                axis: CompressedAxis::Row,
+                ..
+            } => Format::Csr,
+            Layout::Csx { .. } => Format::Csc,
+            Layout::Csf { .. } => Format::Csf,
+            Layout::Gcs { .. } => Format::Gcs,
+            Layout::Dm { .. } => Format::Dm,
+        }
+    }
+
+    /// The layout of the rows: the storage's for DM, else this one.
+    pub fn rows(&self) -> &Layout {
+        match self {
+            Layout::Dm { storage, .. } => storage,
+            other => other,
+        }
+    }
+
+    fn rows_mut(&mut self) -> &mut Layout {
+        match self {
+            Layout::Dm { storage, .. } => storage,
+            other => other,
+        }
+    }
+}
+
+/// The DM levels of an archived DM tensor, outermost first: the JSON map objects
+/// of `format/SPEC.md` 8.3 (`kind` `dm`, with their views), as the IPC extension
+/// metadata writes them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DmChain {
+    maps: Vec<serde_json::Value>,
+}
+
+impl DmChain {
+    /// The DM levels of `dm` and the tensor below them (plain or GCS), whose
+    /// entries are an archive's rows.
+    pub fn of(dm: &AnyDm) -> Result<(DmChain, AnyTensor)> {
+        let (maps, storage) = crate::ipc::extension::dm_chain(dm)?;
+        Ok((DmChain { maps }, storage))
+    }
+
+    /// A chain from its JSON map objects (each an object with `kind` `dm`; at
+    /// least one). The maps themselves are checked by [`wrap`](Self::wrap).
+    pub(crate) fn from_json(maps: Vec<serde_json::Value>) -> Result<DmChain> {
+        if maps.is_empty() {
+            return Err(parse_err("\"dm\" needs at least one map in \"maps\""));
+        }
+        if let Some(i) = maps
+            .iter()
+            .position(|m| m.get("kind").and_then(|k| k.as_str()) != Some("dm"))
+        {
+            return Err(parse_err(format!(
+                "dm map {i} must be an object with \"kind\": \"dm\" (GCS storage is the archive's rows, not a map)"
+            )));
+        }
+        Ok(DmChain { maps })
+    }
+
+    /// Number of DM levels.
+    pub fn len(&self) -> usize {
+        self.maps.len()
+    }
+
+    /// Whether the chain has no level (never, for a chain read or built here).
+    pub fn is_empty(&self) -> bool {
+        self.maps.is_empty()
+    }
+
+    /// The maps as a JSON array (compact).
+    pub fn to_json(&self) -> String {
+        serde_json::Value::Array(self.maps.clone()).to_string()
+    }
+
+    /// Wrap `storage` in the DM levels, checking every map and view against the
+    /// level below and refusing broadcasts that repeat a stored entry more than
+    /// `max_broadcast` times.
+    pub fn wrap(&self, storage: AnyTensor, max_broadcast: u64) -> Result<AnyTensor> {
+        crate::ipc::extension::raise_levels(&self.maps, storage, max_broadcast)
+    }
 }
 
 /// What an archive holds: shape, dimension names, value type, storage format and
@@ -101,47 +221,24 @@ impl TensorSpec {
     /// broadcast) is declared row-major: it is archived as its row-major copy, as
     /// the IPC writer sends it.
     pub fn of(message: &TensorMessage) -> Result<TensorSpec> {
-        let t = &message.tensor;
-        let layout = match t {
-            AnyTensor::Dense(d) => {
-                let packed = check_shape(d.shape(), "dense tensor")?
-                    .is_some_and(|size| size == d.values().len())
-                    && is_packed(d.shape(), d.strides());
-                Layout::Dense {
-                    strides: if packed {
-                        d.strides().to_vec()
-                    } else {
-                        row_major_strides(d.shape())
-                    },
-                }
+        let (rows, chain) = match &message.tensor {
+            AnyTensor::Dm(d) => {
+                let (chain, storage) = DmChain::of(d)?;
+                (storage, Some(chain))
             }
-            AnyTensor::Coo(c) => Layout::Coo {
-                index_type: c.index_type(),
-                coord_layout: c.layout(),
-                canonical: Some(c.is_canonical()),
-            },
-            AnyTensor::Csx(c) => Layout::Csx {
-                axis: c.axis(),
-                index_type: c.index_type(),
-                indptr_type: c.indptr_type(),
-            },
-            AnyTensor::Csf(c) => Layout::Csf {
-                axis_order: c.axis_order().to_vec(),
-                index_type: c.index_type(),
-                indptr_type: c.indptr_type(),
-            },
-            #[allow(unreachable_patterns)]
-            other => {
-                return Err(Error::Unsupported(format!(
-                    "Parquet archives of {} tensors (arrow_sparse metadata version 1 reserves the fields, this writer does not write them yet)",
-                    other.format()
-                )))
-            }
+            t => (t.clone(), None),
         };
+        let mut layout = rows_layout_of(&rows)?;
+        if let Some(chain) = chain {
+            layout = Layout::Dm {
+                storage: Box::new(layout),
+                chain,
+            };
+        }
         let spec = TensorSpec {
-            shape: t.shape().to_vec(),
-            dim_names: t.dim_names().to_vec(),
-            value_type: t.value_type(),
+            shape: rows.shape().to_vec(),
+            dim_names: rows.dim_names().to_vec(),
+            value_type: rows.value_type(),
             layout,
             custom_metadata: message.custom_metadata.clone(),
         };
@@ -177,36 +274,59 @@ impl TensorSpec {
         self
     }
 
-    /// The storage format.
+    /// The format restored (`gcs` / `dm` for GCS / DM tensors).
     pub fn format(&self) -> Format {
-        match &self.layout {
-            Layout::Dense { .. } => Format::Dense,
-            Layout::Coo { .. } => Format::Coo,
-            Layout::Csx {
-                axis: CompressedAxis::Row,
-                ..
-            } => Format::Csr,
-            Layout::Csx { .. } => Format::Csc,
-            Layout::Csf { .. } => Format::Csf,
-        }
+        self.layout.format()
     }
 
-    /// The type of the coordinates / indices buffers (`None` for dense).
+    /// The type of the coordinates / indices buffers (`None` for dense; for DM,
+    /// the storage's).
     pub fn index_type(&self) -> Option<IndexType> {
-        match &self.layout {
-            Layout::Dense { .. } => None,
+        match self.layout.rows() {
             Layout::Coo { index_type, .. }
             | Layout::Csx { index_type, .. }
-            | Layout::Csf { index_type, .. } => Some(*index_type),
+            | Layout::Csf { index_type, .. }
+            | Layout::Gcs { index_type, .. } => Some(*index_type),
+            _ => None,
         }
     }
 
-    /// The type of the indptr buffers (CSX and CSF).
+    /// The type of the indptr buffers (CSX, CSF and GCS; for DM, the storage's).
     pub fn indptr_type(&self) -> Option<IndexType> {
-        match &self.layout {
-            Layout::Csx { indptr_type, .. } | Layout::Csf { indptr_type, .. } => Some(*indptr_type),
+        match self.layout.rows() {
+            Layout::Csx { indptr_type, .. }
+            | Layout::Csf { indptr_type, .. }
+            | Layout::Gcs { indptr_type, .. } => Some(*indptr_type),
             _ => None,
         }
+    }
+
+    /// The dimension map of a GCS layout (of the DM storage's, for DM), whose
+    /// logical shape is the spec's shape.
+    pub(crate) fn gcs_map(&self) -> Result<Option<DimMap>> {
+        match self.layout.rows() {
+            Layout::Gcs {
+                dimensions,
+                partitioning,
+                ..
+            } => {
+                let map =
+                    DimMap::try_new(self.shape.clone(), dimensions.clone(), partitioning.clone())?;
+                if map.reduced_ndim() != 2 {
+                    return Err(Error::shape(
+                        "GCS partitioning",
+                        "one split point (2 parts)",
+                        format!("{partitioning:?}"),
+                    ));
+                }
+                Ok(Some(map))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    pub(crate) fn rows_layout_mut(&mut self) -> &mut Layout {
+        self.layout.rows_mut()
     }
 
     /// The names of the coordinate columns: each dimension's name, `dim_<d>` where
@@ -233,6 +353,11 @@ impl TensorSpec {
 
     /// Check the spec's internal consistency.
     pub(crate) fn check(&self) -> Result<()> {
+        self.check_with(u64::MAX)
+    }
+
+    /// [`check`](Self::check), with the broadcast limit of DM views.
+    pub(crate) fn check_with(&self, max_broadcast: u64) -> Result<()> {
         let n = self.shape.len();
         if n == 0 {
             return Err(Error::shape("archived tensor", "ndim >= 1", "ndim 0"));
@@ -241,7 +366,25 @@ impl TensorSpec {
         if !self.dim_names.is_empty() {
             check_dim_names(&self.dim_names, n)?;
         }
-        match &self.layout {
+        if let Layout::Dm { storage, chain } = &self.layout {
+            if matches!(**storage, Layout::Dm { .. }) {
+                return Err(Error::invariant(
+                    "DM storage layout",
+                    None,
+                    "a DM layout inside a DM layout (the chain lists every level)",
+                ));
+            }
+            chain.wrap(placeholder(&self.shape, self.value_type)?, max_broadcast)?;
+        }
+        match self.layout.rows() {
+            Layout::Gcs {
+                matrix_dim_names, ..
+            } => {
+                self.gcs_map()?;
+                if !matrix_dim_names.is_empty() {
+                    check_dim_names(matrix_dim_names, 2)?;
+                }
+            }
             Layout::Dense { strides } => {
                 if strides.len() != n || !is_packed(&self.shape, strides) {
                     return Err(Error::invariant(
@@ -273,9 +416,81 @@ impl TensorSpec {
                 }
                 check_permutation("axis_order", axis_order, n)?;
             }
+            Layout::Dm { .. } => {}
         }
         Ok(())
     }
+}
+
+/// The layout of a tensor that is not DM (its entries are the rows).
+fn rows_layout_of(t: &AnyTensor) -> Result<Layout> {
+    Ok(match t {
+        AnyTensor::Dense(d) => {
+            let packed = check_shape(d.shape(), "dense tensor")?
+                .is_some_and(|size| size == d.values().len())
+                && is_packed(d.shape(), d.strides());
+            Layout::Dense {
+                strides: if packed {
+                    d.strides().to_vec()
+                } else {
+                    row_major_strides(d.shape())
+                },
+            }
+        }
+        AnyTensor::Coo(c) => Layout::Coo {
+            index_type: c.index_type(),
+            coord_layout: c.layout(),
+            canonical: Some(c.is_canonical()),
+        },
+        AnyTensor::Csx(c) => Layout::Csx {
+            axis: c.axis(),
+            index_type: c.index_type(),
+            indptr_type: c.indptr_type(),
+        },
+        AnyTensor::Csf(c) => Layout::Csf {
+            axis_order: c.axis_order().to_vec(),
+            index_type: c.index_type(),
+            indptr_type: c.indptr_type(),
+        },
+        AnyTensor::Gcs(g) => {
+            let m = g.matrix();
+            Layout::Gcs {
+                dimensions: g.map().dimensions().to_vec(),
+                partitioning: g.map().partitioning().to_vec(),
+                axis: m.axis(),
+                index_type: m.index_type(),
+                indptr_type: m.indptr_type(),
+                matrix_dim_names: if m.dim_names().iter().all(String::is_empty) {
+                    Vec::new()
+                } else {
+                    m.dim_names().to_vec()
+                },
+            }
+        }
+        AnyTensor::Dm(_) => {
+            return Err(Error::invariant(
+                "DM storage",
+                None,
+                "a DM level below the chain (DmChain::of lists them all)",
+            ))
+        }
+    })
+}
+
+/// An empty COO tensor of `shape`: the stand-in storage against which a DM chain
+/// is checked before any row is read (a DM level only looks at its storage's
+/// shape).
+fn placeholder(shape: &[usize], value_type: ValueType) -> Result<AnyTensor> {
+    let empty = arrow_buffer::Buffer::from_vec(Vec::<u8>::new());
+    Ok(AnyTensor::Coo(AnyCoo::try_new(
+        shape.to_vec(),
+        IndexBuffer::from_body(IndexType::Int64, &empty, 0, 0, "coords", false)?,
+        CoordLayout::RowMajor,
+        ValueBuffer::from_body(value_type, &empty, 0, 0, "values", false)?,
+        true,
+        Vec::new(),
+        Validation::Full,
+    )?))
 }
 
 /// Whether `strides` map the elements of `shape` one-to-one onto `0..size`
@@ -348,6 +563,21 @@ struct DenseJson {
     strides: Vec<u64>,
 }
 
+#[derive(Clone, Debug, Serialize, Deserialize)]
+struct GcsJson {
+    dimensions: Vec<u64>,
+    partitioning: Vec<u64>,
+    compressed_axis: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    matrix_dim_names: Vec<String>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+struct DmJson {
+    storage: String,
+    maps: Vec<serde_json::Value>,
+}
+
 fn row_major() -> String {
     "row_major".into()
 }
@@ -378,6 +608,10 @@ struct Json {
     csf: Option<CsfJson>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     dense: Option<DenseJson>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    gcs: Option<GcsJson>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    dm: Option<DmJson>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     custom_metadata: Vec<(String, String)>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -414,6 +648,87 @@ fn to_usize(x: u64, what: &str) -> Result<usize> {
     usize::try_from(x).map_err(|_| Error::overflow(what, x.to_string(), "usize"))
 }
 
+/// The layout of the rows for `format` (not `dm`), with the CSF level column.
+fn rows_layout(format: &str, json: &Json, shape: &[usize]) -> Result<(Layout, Option<String>)> {
+    let index_type = |field: &Option<String>, name: &str| -> Result<IndexType> {
+        field
+            .as_deref()
+            .ok_or_else(|| parse_err(format!("format {format} needs \"{name}\"")))?
+            .parse()
+    };
+    let usizes = |xs: &[u64], what: &str| -> Result<Vec<usize>> {
+        xs.iter().map(|&x| to_usize(x, what)).collect()
+    };
+    let mut level_column = None;
+    let layout = match format {
+        "dense" => Layout::Dense {
+            strides: match &json.dense {
+                Some(d) => usizes(&d.strides, "dense strides")?,
+                None => row_major_strides(shape),
+            },
+        },
+        "coo" => {
+            let coo = json.coo.clone().unwrap_or(CooJson {
+                canonical: false,
+                layout: row_major(),
+            });
+            Layout::Coo {
+                index_type: index_type(&json.index_type, "index_type")?,
+                coord_layout: match coo.layout.as_str() {
+                    "row_major" => CoordLayout::RowMajor,
+                    "column_major" => CoordLayout::ColumnMajor,
+                    other => return Err(parse_err(format!("unknown COO layout {other:?}"))),
+                },
+                canonical: Some(coo.canonical),
+            }
+        }
+        "csr" | "csc" => Layout::Csx {
+            axis: if format == "csr" {
+                CompressedAxis::Row
+            } else {
+                CompressedAxis::Column
+            },
+            index_type: index_type(&json.index_type, "index_type")?,
+            indptr_type: index_type(&json.indptr_type, "indptr_type")?,
+        },
+        "csf" => {
+            let csf = json
+                .csf
+                .as_ref()
+                .ok_or_else(|| parse_err("format csf needs \"csf\": {\"axis_order\": [..]}"))?;
+            level_column = csf.level_column.clone();
+            Layout::Csf {
+                axis_order: usizes(&csf.axis_order, "axis_order")?,
+                index_type: index_type(&json.index_type, "index_type")?,
+                indptr_type: index_type(&json.indptr_type, "indptr_type")?,
+            }
+        }
+        "gcs" => {
+            let gcs = json.gcs.as_ref().ok_or_else(|| {
+                parse_err("format gcs needs \"gcs\": {\"dimensions\": [..], \"partitioning\": [..], \"compressed_axis\": ..}")
+            })?;
+            Layout::Gcs {
+                dimensions: usizes(&gcs.dimensions, "gcs dimensions")?,
+                partitioning: usizes(&gcs.partitioning, "gcs partitioning")?,
+                axis: match gcs.compressed_axis.as_str() {
+                    "row" => CompressedAxis::Row,
+                    "column" => CompressedAxis::Column,
+                    other => {
+                        return Err(parse_err(format!(
+                            "unknown GCS compressed_axis {other:?} (row or column)"
+                        )))
+                    }
+                },
+                index_type: index_type(&json.index_type, "index_type")?,
+                indptr_type: index_type(&json.indptr_type, "indptr_type")?,
+                matrix_dim_names: gcs.matrix_dim_names.clone(),
+            }
+        }
+        other => return Err(parse_err(format!("unknown format {other:?}"))),
+    };
+    Ok((layout, level_column))
+}
+
 impl Archive {
     /// The JSON text.
     pub fn to_json(&self) -> Result<String> {
@@ -439,11 +754,19 @@ impl Archive {
             coo: None,
             csf: None,
             dense: None,
+            gcs: None,
+            dm: None,
             custom_metadata: spec.custom_metadata.clone(),
             row_groups: self.row_groups.clone(),
             writer: Some(format!("arrow-sparse {}", env!("CARGO_PKG_VERSION"))),
         };
-        match &spec.layout {
+        if let Layout::Dm { storage, chain } = &spec.layout {
+            json.dm = Some(DmJson {
+                storage: storage.format().name().to_string(),
+                maps: chain.maps.clone(),
+            });
+        }
+        match spec.layout.rows() {
             Layout::Dense { strides } => {
                 json.dense = Some(DenseJson {
                     strides: u64s(strides),
@@ -462,11 +785,28 @@ impl Archive {
                     },
                 })
             }
-            Layout::Csx { .. } => {}
+            Layout::Csx { .. } | Layout::Dm { .. } => {}
             Layout::Csf { axis_order, .. } => {
                 json.csf = Some(CsfJson {
                     axis_order: u64s(axis_order),
                     level_column: self.level_column.clone(),
+                })
+            }
+            Layout::Gcs {
+                dimensions,
+                partitioning,
+                axis,
+                matrix_dim_names,
+                ..
+            } => {
+                json.gcs = Some(GcsJson {
+                    dimensions: u64s(dimensions),
+                    partitioning: u64s(partitioning),
+                    compressed_axis: match axis {
+                        CompressedAxis::Row => "row".into(),
+                        CompressedAxis::Column => "column".into(),
+                    },
+                    matrix_dim_names: matrix_dim_names.clone(),
                 })
             }
         }
@@ -494,71 +834,24 @@ impl Archive {
             .map(|&x| to_usize(x, "shape"))
             .collect::<Result<Vec<_>>>()?;
         let value_type: ValueType = json.value_type.parse()?;
-        let index_type = |field: &Option<String>, name: &str| -> Result<IndexType> {
-            field
-                .as_deref()
-                .ok_or_else(|| parse_err(format!("format {} needs \"{name}\"", json.format)))?
-                .parse()
-        };
-        let mut level_column = None;
-        let layout = match json.format.as_str() {
-            "dense" => Layout::Dense {
-                strides: match &json.dense {
-                    Some(d) => d
-                        .strides
-                        .iter()
-                        .map(|&x| to_usize(x, "dense strides"))
-                        .collect::<Result<_>>()?,
-                    None => row_major_strides(&shape),
-                },
-            },
-            "coo" => {
-                let coo = json.coo.clone().unwrap_or(CooJson {
-                    canonical: false,
-                    layout: row_major(),
-                });
-                Layout::Coo {
-                    index_type: index_type(&json.index_type, "index_type")?,
-                    coord_layout: match coo.layout.as_str() {
-                        "row_major" => CoordLayout::RowMajor,
-                        "column_major" => CoordLayout::ColumnMajor,
-                        other => return Err(parse_err(format!("unknown COO layout {other:?}"))),
-                    },
-                    canonical: Some(coo.canonical),
+        let (layout, level_column) = match json.format.as_str() {
+            "dm" => {
+                let dm = json.dm.as_ref().ok_or_else(|| {
+                    parse_err("format dm needs \"dm\": {\"storage\": .., \"maps\": [..]}")
+                })?;
+                if dm.storage == "dm" {
+                    return Err(parse_err(
+                        "the storage of a dm archive cannot be dm (\"maps\" lists every level)",
+                    ));
                 }
+                let (storage, level_column) = rows_layout(&dm.storage, &json, &shape)?;
+                let layout = Layout::Dm {
+                    storage: Box::new(storage),
+                    chain: DmChain::from_json(dm.maps.clone())?,
+                };
+                (layout, level_column)
             }
-            "csr" | "csc" => Layout::Csx {
-                axis: if json.format == "csr" {
-                    CompressedAxis::Row
-                } else {
-                    CompressedAxis::Column
-                },
-                index_type: index_type(&json.index_type, "index_type")?,
-                indptr_type: index_type(&json.indptr_type, "indptr_type")?,
-            },
-            "csf" => {
-                let csf = json
-                    .csf
-                    .as_ref()
-                    .ok_or_else(|| parse_err("format csf needs \"csf\": {\"axis_order\": [..]}"))?;
-                level_column = csf.level_column.clone();
-                Layout::Csf {
-                    axis_order: csf
-                        .axis_order
-                        .iter()
-                        .map(|&x| to_usize(x, "axis_order"))
-                        .collect::<Result<_>>()?,
-                    index_type: index_type(&json.index_type, "index_type")?,
-                    indptr_type: index_type(&json.indptr_type, "indptr_type")?,
-                }
-            }
-            "gcs" | "dm" => {
-                return Err(Error::Unsupported(format!(
-                    "format {} in {METADATA_KEY} metadata version 1 (reserved; this reader restores dense, coo, csr, csc and csf)",
-                    json.format
-                )))
-            }
-            other => return Err(parse_err(format!("unknown format {other:?}"))),
+            format => rows_layout(format, &json, &shape)?,
         };
         let spec = TensorSpec {
             shape,
@@ -657,8 +950,14 @@ mod tests {
         assert!(matches!(Archive::parse(&v2), Err(Error::Type { .. })));
         let extra = text.replacen("\"rows\":7", "\"rows\":7,\"future\":{\"x\":[1]}", 1);
         assert_eq!(Archive::parse(&extra).unwrap(), sample());
-        let gcs = text.replacen("\"format\":\"csf\"", "\"format\":\"gcs\"", 1);
-        assert!(matches!(Archive::parse(&gcs), Err(Error::Unsupported(_))));
+        // gcs / dm need their parameters
+        for format in ["gcs", "dm"] {
+            let t = text.replacen("\"format\":\"csf\"", &format!("\"format\":\"{format}\""), 1);
+            assert!(
+                matches!(Archive::parse(&t), Err(Error::Parse { .. })),
+                "{t}"
+            );
+        }
         for bad in [
             "",
             "[]",
@@ -670,6 +969,62 @@ mod tests {
         ] {
             assert!(Archive::parse(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn gcs_and_dm_json_round_trips() {
+        let mut a = sample();
+        a.level_column = None;
+        a.spec.layout = Layout::Gcs {
+            dimensions: vec![2, 0, 1],
+            partitioning: vec![1],
+            axis: CompressedAxis::Column,
+            index_type: IndexType::Int32,
+            indptr_type: IndexType::Int64,
+            matrix_dim_names: vec!["r".into(), String::new()],
+        };
+        let text = a.to_json().unwrap();
+        assert!(
+            text.contains(r#""gcs":{"dimensions":[2,0,1],"partitioning":[1],"compressed_axis":"column","matrix_dim_names":["r",""]}"#),
+            "{text}"
+        );
+        assert_eq!(Archive::parse(&text).unwrap(), a);
+        // a DM level (with a reshape view) over the GCS rows
+        let maps = vec![
+            serde_json::json!({"kind": "dm", "shape": [3, 20], "dim_names": [""],
+            "dimensions": [0, 1], "partitioning": [1], "views": [{"op": "reshape", "shape": [60]}]}),
+        ];
+        let mut d = a.clone();
+        d.spec.shape = vec![3, 4, 5];
+        d.spec.layout = Layout::Dm {
+            storage: Box::new(a.spec.layout.clone()),
+            chain: DmChain::from_json(maps.clone()).unwrap(),
+        };
+        // (3, 4, 5) is not (3, 20): the chain is checked against the rows' shape
+        assert!(matches!(
+            d.to_json().map(|t| Archive::parse(&t)),
+            Ok(Err(Error::Shape { .. }))
+        ));
+        let mut maps = maps;
+        maps[0]["shape"] = serde_json::json!([3, 4, 5]);
+        maps[0]["dimensions"] = serde_json::json!([0, 1, 2]);
+        maps[0]["partitioning"] = serde_json::json!([1, 2]);
+        d.spec.layout = Layout::Dm {
+            storage: Box::new(a.spec.layout.clone()),
+            chain: DmChain::from_json(maps).unwrap(),
+        };
+        let text = d.to_json().unwrap();
+        assert!(
+            text.contains(r#""format":"dm""#)
+                && text.contains(r#""dm":{"storage":"gcs","maps":[{"#),
+            "{text}"
+        );
+        let back = Archive::parse(&text).unwrap();
+        assert_eq!(back, d);
+        assert_eq!(back.spec.format(), Format::Dm);
+        assert_eq!(back.spec.index_type(), Some(IndexType::Int32));
+        assert!(DmChain::from_json(vec![]).is_err());
+        assert!(DmChain::from_json(vec![serde_json::json!({"kind": "gcs"})]).is_err());
     }
 
     #[test]

@@ -1,18 +1,21 @@
 //! Parquet archives of tensors: one tensor per file, one row per stored element,
 //! readable by pyarrow and query engines, restored exactly by arrow-sparse.
 //!
-//! Layout (normative text in `format/SPEC.md`, section 8):
+//! Layout (normative text in `format/SPEC.md`, section 9):
 //!
 //! * one integer column per dimension (named after the dimension, or `dim_0`,
 //!   `dim_1`, ...; the narrowest signed type that holds the extent) and a `value`
 //!   column of the tensor's value type; one row per stored entry, **in storage
 //!   order** (COO: as stored; CSR / CSC: by major slice, then position; CSF: leaf
-//!   order; dense: every element, in row-major logical order);
+//!   order; dense: every element, in row-major logical order; GCS: the reduced
+//!   matrix's order, with the N-D logical coordinates; DM: the rows of its
+//!   storage, a plain or GCS tensor);
 //! * the file's key-value metadata `arrow_sparse` holds a versioned JSON document
 //!   with the shape, dim names, value type, the original format and its parameters
 //!   (COO canonical flag and coordinate layout, CSX axis and index / indptr types,
-//!   CSF axis order, dense strides), the Message's custom metadata and a CRC-32 per
-//!   row group, so that reading restores the very same tensor, buffer for buffer;
+//!   CSF axis order, dense strides, GCS mapping, DM maps and views as in the IPC
+//!   extension metadata), the Message's custom metadata and a CRC-32 per row
+//!   group, so that reading restores the very same tensor, buffer for buffer;
 //! * coordinates are delta- or dictionary/RLE-encoded where that pays, everything
 //!   is zstd-compressed by default ([`Compression`]).
 //!
@@ -45,7 +48,7 @@ mod writer;
 use std::fmt;
 use std::path::Path;
 
-pub use meta::{Layout, TensorSpec, METADATA_CRC_KEY, METADATA_KEY, METADATA_VERSION};
+pub use meta::{DmChain, Layout, TensorSpec, METADATA_CRC_KEY, METADATA_KEY, METADATA_VERSION};
 pub use reader::{ParquetReader, RangeRead, RowGroupInfo};
 pub use writer::{ParquetWriter, WriteSummary};
 
@@ -166,8 +169,12 @@ pub struct ReadOptions {
     /// Largest CSR / CSC indptr the reader builds (default 2^28 elements). An
     /// indptr has one element per row (CSR) or column (CSC) whatever the number of
     /// entries, so an archive of a few bytes can declare a matrix whose indptr
-    /// does not fit in memory; raise this for matrices with more slices.
+    /// does not fit in memory; raise this for matrices with more slices. For a
+    /// GCS archive it bounds the reduced matrix's indptr.
     pub max_indptr_len: usize,
+    /// Largest number of times the broadcast views of a DM archive's levels may
+    /// repeat one stored entry (default 65,536, as [`crate::ipc::ReadOptions`]).
+    pub max_broadcast: u64,
 }
 
 impl Default for ReadOptions {
@@ -177,6 +184,7 @@ impl Default for ReadOptions {
             verify_checksums: true,
             batch_size: 1 << 16,
             max_indptr_len: 1 << 28,
+            max_broadcast: 1 << 16,
         }
     }
 }

@@ -131,6 +131,8 @@ impl ParquetReader {
             }
         }
         let archive = Archive::parse(text)?;
+        // DM levels: checked by the parse, here against the broadcast limit too
+        archive.spec.check_with(options.max_broadcast)?;
         let schema = meta.schema().clone();
         let descr = meta.parquet_schema();
         let mut names: Vec<&str> = archive.columns.iter().map(String::as_str).collect();
@@ -306,6 +308,11 @@ impl ParquetReader {
     /// not merged under common nodes.
     pub fn read_range(&self, dim: usize, range: Range<usize>) -> Result<RangeRead> {
         let spec = &self.archive.spec;
+        if let Layout::Dm { .. } = spec.layout {
+            return Err(Error::Unsupported(
+                "read_range on a DM archive: its rows are the storage's entries, and a sub-range of the storage is not a DM tensor of the same maps (read the archive, then slice the DM tensor, which copies nothing)".into(),
+            ));
+        }
         let extent = *spec.shape.get(dim).ok_or_else(|| {
             Error::shape(
                 "range dimension",
@@ -360,7 +367,7 @@ impl ParquetReader {
             }
             _ => IndexType::Int64,
         };
-        let canonical = match &spec.layout {
+        let canonical = match spec.layout.rows() {
             Layout::Coo { canonical, .. } => canonical.unwrap_or(false),
             Layout::Dense { .. } => true,
             _ => false,
@@ -395,8 +402,13 @@ impl ParquetReader {
             .iter()
             .map(|&i| self.meta.metadata().row_group(i).num_rows().max(0) as usize)
             .sum();
-        let mut builder = Builder::new(result, expect, self.options.max_indptr_len)?;
-        let dense = matches!(spec.layout, Layout::Dense { .. });
+        let mut builder = Builder::new(
+            result,
+            expect,
+            self.options.max_indptr_len,
+            self.options.max_broadcast,
+        )?;
+        let dense = matches!(spec.layout.rows(), Layout::Dense { .. });
         let mut pending_level = 0usize;
         let mut last_group: Option<usize> = None;
         for &g in groups {
@@ -633,5 +645,34 @@ fn stats_range(s: Option<&Statistics>, unsigned: bool) -> Option<(i128, i128)> {
             Some((f(v.min_opt()?), f(v.max_opt()?)))
         }
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_panic_in_a_guarded_step_is_an_error_and_the_step_is_not_resumed() {
+        let mut state = vec![1, 2, 3];
+        let r: Result<i32> = guard("row group", || {
+            state.push(4);
+            let i = state.len();
+            // an out-of-bounds index, as the parquet crate's decoders hit on some
+            // malformed pages
+            Ok(state[i])
+        });
+        match r {
+            Err(Error::Parquet(e)) => assert!(
+                e.to_string().contains("malformed row group")
+                    && e.to_string().contains("index out of bounds"),
+                "{e}"
+            ),
+            other => panic!("{other:?}"),
+        }
+        // the guarded closure's effects before the panic remain; callers drop
+        // whatever the step was decoding and return the error
+        assert_eq!(state, [1, 2, 3, 4]);
+        assert_eq!(guard("footer", || Ok(7)).unwrap(), 7);
     }
 }

@@ -18,7 +18,7 @@ use arrow_schema::DataType;
 
 use crate::buffer::{with_index_slice, IndexBuffer, ValueBuffer};
 use crate::error::{Error, Result};
-use crate::tensor::{AnyCsf, AnyTensor, CoordLayout};
+use crate::tensor::{AnyCsf, AnyCsx, AnyTensor, CoordLayout};
 use crate::types::{Index, IndexType};
 
 /// A batch of rows in storage order.
@@ -219,6 +219,7 @@ impl<'a> Source<'a> {
             AnyTensor::Coo(c) => c.nnz(),
             AnyTensor::Csx(c) => c.nnz(),
             AnyTensor::Csf(c) => c.nnz(),
+            AnyTensor::Gcs(g) => g.nnz(),
             #[allow(unreachable_patterns)]
             other => {
                 return Err(Error::Unsupported(format!(
@@ -269,19 +270,20 @@ impl<'a> Source<'a> {
                 value_array(c.values()).slice(k0, n)
             }
             AnyTensor::Csx(c) => {
-                let (major, minor) = c.axis().dims();
-                let leaves: Vec<usize> = (k0..k1).collect();
-                let (m, _) = parents(c.indptr(), &leaves, "indptr")?;
-                coords[major] = m;
-                if coords[major].iter().any(|&x| x >= shape[major]) {
-                    return Err(Error::invariant(
-                        "indptr",
-                        None,
-                        "an entry lies past the last slice",
-                    ));
-                }
-                coords[minor] = usizes(c.indices(), k0..k1, shape[minor], "indices")?;
+                coords = csx_rows(c, k0, k1)?;
                 value_array(c.values()).slice(k0, n)
+            }
+            AnyTensor::Gcs(g) => {
+                let reduced = csx_rows(g.matrix(), k0, k1)?;
+                let map = g.map();
+                let mut c = vec![0usize; ndim];
+                for (&r0, &r1) in reduced[0].iter().zip(&reduced[1]) {
+                    map.promote(&[r0, r1], &mut c);
+                    for (out, &x) in coords.iter_mut().zip(&c) {
+                        out.push(x);
+                    }
+                }
+                value_array(g.matrix().values()).slice(k0, n)
             }
             AnyTensor::Csf(c) => {
                 levels = self.csf_rows(c, k0, k1, &mut coords)?;
@@ -369,6 +371,26 @@ impl<'a> Source<'a> {
         }
         Ok(Some(levels))
     }
+}
+
+/// Coordinates (by dimension) of the entries `k0..k1` of a CSR / CSC matrix, in
+/// storage order, checked against its shape.
+fn csx_rows(c: &AnyCsx, k0: usize, k1: usize) -> Result<Vec<Vec<usize>>> {
+    let shape = c.shape();
+    let (major, minor) = c.axis().dims();
+    let leaves: Vec<usize> = (k0..k1).collect();
+    let (m, _) = parents(c.indptr(), &leaves, "indptr")?;
+    if m.iter().any(|&x| x >= shape[major]) {
+        return Err(Error::invariant(
+            "indptr",
+            None,
+            "an entry lies past the last slice",
+        ));
+    }
+    let mut coords = vec![Vec::new(), Vec::new()];
+    coords[major] = m;
+    coords[minor] = usizes(c.indices(), k0..k1, shape[minor], "indices")?;
+    Ok(coords)
 }
 
 /// Whether the CSF tree is exactly what prefix merging of its rows rebuilds (no

@@ -15,11 +15,12 @@ use arrow_array::{Array, ArrayRef, RecordBatch};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 
 use super::encoding::{coordinate_encoding, value_encoding};
-use super::meta::{Archive, Layout, RowGroupJson, TensorSpec, LEVEL_COLUMN, VALUE_COLUMN};
+use super::meta::{Archive, DmChain, Layout, RowGroupJson, TensorSpec, LEVEL_COLUMN, VALUE_COLUMN};
 use super::rows::{
     advance, coordinate_array, coordinate_type, csf_needs_levels, with_bytes, Rows, Source,
 };
 use super::{WriteOptions, METADATA_CRC_KEY, METADATA_KEY};
+use crate::dims::DimMap;
 use crate::error::{Error, Result};
 use crate::ipc::TensorMessage;
 use crate::tensor::AnyTensor;
@@ -80,6 +81,9 @@ pub struct ParquetWriter {
     sorted: bool,
     next_dense: Vec<usize>,
     check_fit: Vec<usize>,
+    /// GCS: the map, and whether reduced minor coordinates may overflow the
+    /// index type
+    gcs: Option<(DimMap, bool)>,
 }
 
 impl std::fmt::Debug for ParquetWriter {
@@ -132,13 +136,23 @@ impl ParquetWriter {
         }
         let n = spec.shape.len();
         // dimensions whose coordinates may not fit the declared index type
-        let check_fit = match (&spec.layout, spec.index_type()) {
+        let check_fit = match (spec.layout.rows(), spec.index_type()) {
             (Layout::Csx { axis, .. }, Some(it)) => {
                 let minor = axis.dims().1;
                 fits_check(&spec.shape, it, &[minor])
             }
-            (_, Some(it)) => fits_check(&spec.shape, it, &(0..n).collect::<Vec<_>>()),
+            (Layout::Coo { .. } | Layout::Csf { .. }, Some(it)) => {
+                fits_check(&spec.shape, it, &(0..n).collect::<Vec<_>>())
+            }
             _ => Vec::new(),
+        };
+        let gcs = match (spec.gcs_map()?, spec.layout.rows(), spec.index_type()) {
+            (Some(map), Layout::Gcs { axis, .. }, Some(it)) => {
+                let minor = axis.dims().1;
+                let overflows = !fits_check(map.reduced_shape(), it, &[minor]).is_empty();
+                Some((map, overflows))
+            }
+            _ => None,
         };
         let ncols = fields.len();
         Ok(ParquetWriter {
@@ -158,6 +172,7 @@ impl ParquetWriter {
             sorted: true,
             next_dense: vec![0; n],
             check_fit,
+            gcs,
             spec,
         })
     }
@@ -174,7 +189,30 @@ impl ParquetWriter {
 
     /// Append the stored entries of `chunk` (same shape and value type as the
     /// spec) in its storage order.
+    ///
+    /// For a DM spec, `chunk` is either a DM tensor with the spec's DM levels
+    /// (its storage's entries are appended) or a tensor of the storage's shape.
     pub fn write_chunk(&mut self, chunk: &AnyTensor) -> Result<()> {
+        let storage;
+        let chunk = match (chunk, &self.spec.layout) {
+            (AnyTensor::Dm(d), Layout::Dm { chain, .. }) => {
+                let (levels, inner) = DmChain::of(d)?;
+                if &levels != chain {
+                    return Err(Error::invariant(
+                        "chunk",
+                        None,
+                        format!(
+                            "its DM maps {} differ from the archive's {}",
+                            levels.to_json(),
+                            chain.to_json()
+                        ),
+                    ));
+                }
+                storage = inner;
+                &storage
+            }
+            (chunk, _) => chunk,
+        };
         if chunk.shape() != self.spec.shape.as_slice() {
             return Err(Error::shape(
                 "chunk",
@@ -266,7 +304,10 @@ impl ParquetWriter {
                 .find(|o| o.is_ne())
                 .unwrap_or(std::cmp::Ordering::Equal)
         };
-        match &self.spec.layout {
+        if let Some((map, overflows)) = &self.gcs {
+            self.check_gcs_order(map, *overflows, rows)?;
+        }
+        match self.spec.layout.rows() {
             Layout::Csx { axis, .. } => {
                 let major = axis.dims().0;
                 let mut last = self.prev.as_ref().map_or(0, |p| p[major]);
@@ -325,6 +366,52 @@ impl ParquetWriter {
         Ok(())
     }
 
+    /// GCS rows: reduced major coordinates never decrease, reduced minor ones
+    /// fit the index type.
+    fn check_gcs_order(&self, map: &DimMap, overflows: bool, rows: &Rows) -> Result<()> {
+        let Layout::Gcs {
+            axis, index_type, ..
+        } = self.spec.layout.rows()
+        else {
+            return Ok(());
+        };
+        let (major, minor) = axis.dims();
+        let mut r = [0usize; 2];
+        let mut last = match &self.prev {
+            Some(p) => {
+                map.reduce(p, &mut r);
+                r[major]
+            }
+            None => 0,
+        };
+        let mut c = vec![0usize; rows.coords.len()];
+        for i in 0..rows.len() {
+            for (x, col) in c.iter_mut().zip(&rows.coords) {
+                *x = col[i];
+            }
+            map.reduce(&c, &mut r);
+            if r[major] < last {
+                return Err(Error::invariant(
+                    "GCS row order",
+                    Some(self.rows + i),
+                    format!(
+                        "reduced major coordinate {} after {last}: rows must come in the storage order of the reduced matrix",
+                        r[major]
+                    ),
+                ));
+            }
+            last = r[major];
+            if overflows && r[minor] as u64 > index_type.max_value() {
+                return Err(Error::overflow(
+                    format!("reduced coordinate of row {}", self.rows + i),
+                    r[minor].to_string(),
+                    index_type.name(),
+                ));
+            }
+        }
+        Ok(())
+    }
+
     fn record_batch(&mut self, rows: &Rows, off: usize, len: usize) -> Result<RecordBatch> {
         let mut arrays: Vec<ArrayRef> = rows
             .coords
@@ -379,8 +466,16 @@ impl ParquetWriter {
         if self.levels {
             props = props.set_column_dictionary_enabled(ColumnPath::from(LEVEL_COLUMN), true);
         }
-        let sorted: Vec<usize> = match &self.spec.layout {
+        let sorted: Vec<usize> = match self.spec.layout.rows() {
             Layout::Csx { axis, .. } => vec![axis.dims().0],
+            // the leading dimension of the major part: reduced major coordinates
+            // are row-major in that part's dimensions
+            Layout::Gcs { axis, .. } => self
+                .gcs
+                .as_ref()
+                .and_then(|(map, _)| map.part(axis.dims().0).first().copied())
+                .into_iter()
+                .collect(),
             Layout::Dense { .. } => (0..self.spec.shape.len()).collect(),
             Layout::Coo {
                 canonical: Some(true),
@@ -417,7 +512,7 @@ impl ParquetWriter {
             self.end_group()?;
         }
         let mut spec = self.spec.clone();
-        match &mut spec.layout {
+        match spec.rows_layout_mut() {
             Layout::Coo { canonical, .. } if canonical.is_none() => {
                 *canonical = Some(self.sorted);
             }
@@ -500,8 +595,13 @@ pub(crate) fn write_tensor(
     options: &WriteOptions,
 ) -> Result<WriteSummary> {
     let spec = TensorSpec::of(message)?;
-    let levels = csf_needs_levels(&message.tensor, options.batch_size)?;
+    // the rows are a DM tensor's storage's
+    let rows = match &message.tensor {
+        AnyTensor::Dm(d) => DmChain::of(d)?.1,
+        t => t.clone(),
+    };
+    let levels = csf_needs_levels(&rows, options.batch_size)?;
     let mut w = ParquetWriter::create_impl(path, spec, options, levels)?;
-    w.write_chunk(&message.tensor)?;
+    w.write_chunk(&rows)?;
     w.finish()
 }

@@ -6,11 +6,15 @@ CORPUS_DIR/manifest.json (written by the Rust test) lists:
 
 * "archives": [{"parquet": file, "dump": file}] -- an archive and the tensor's
   `arrow-sparse dump` line (format/SPEC.md section 7), written from the original
-  tensor. For each one, pyarrow.parquet reads the file; the rows are checked
-  against the `arrow_sparse` metadata (columns, types, row count); the entries are
-  rebuilt as coordinate arrays and compared with the dump; 2-D tensors are rebuilt
-  as scipy.sparse matrices (CSR / CSC straight from the rows in storage order, with
+  tensor (for a DM tensor: from its storage, whose entries are the rows). For each
+  one, pyarrow.parquet reads the file; the rows are checked against the
+  `arrow_sparse` metadata (columns, types, row count); the entries are rebuilt as
+  coordinate arrays and compared with the dump; 2-D tensors are rebuilt as
+  scipy.sparse matrices (CSR / CSC straight from the rows in storage order, with
   indptr from the runs of the major coordinate) and compared with the dump's.
+  GCS archives (rows: N-D coordinates) are reduced with their `dimensions` and
+  `partitioning` to the 2-D matrix, which must come in CSR / CSC storage order
+  and equal the reduction of the dump's entries.
 * "spmv": [{"matrix": file, "x": file, "y": file}] -- a matrix archive, a vector x
   and arrow-sparse's y = A x (dense 1-D archives). DuckDB computes A x as SQL over
   the archives (join with the vector table, GROUP BY row) and must match y.
@@ -63,7 +67,13 @@ def check_archive(path, dump_line):
     vt = meta["value_type"]
     if meta["version"] != 1:
         return fail(what, f"version {meta['version']}")
-    for key in ("format", "shape", "dim_names", "value_type"):
+    # a DM archive's rows are its storage's: shape, names, parameters
+    fmt = meta["dm"]["storage"] if meta["format"] == "dm" else meta["format"]
+    if meta["format"] == "dm" and not (isinstance(meta["dm"]["maps"], list) and meta["dm"]["maps"]):
+        return fail(what, "dm archive without maps")
+    if fmt != dump["format"]:
+        return fail(what, f"metadata format {fmt!r} != dump {dump['format']!r}")
+    for key in ("shape", "dim_names", "value_type"):
         if meta[key] != dump[key]:
             return fail(what, f"metadata {key} {meta[key]!r} != dump {dump[key]!r}")
     names = meta["columns"]
@@ -92,18 +102,64 @@ def check_archive(path, dump_line):
         if any(x < 0 or x >= e for x, e in zip(row, meta["shape"])):
             return fail(what, f"row {k} {row} outside shape {meta['shape']}")
     entries = list(zip(rows, values))
-    if meta["format"] == "dense":
+    if fmt == "dense":
         entries = [e for e in entries if e[1] != 0]
     # the dump sorts stably by coordinates (duplicates keep storage order)
     entries.sort(key=lambda e: e[0])
     want = [(tuple(e[:-1]), value_of(e[-1], vt)) for e in dump["entries"]]
     if entries != want:
         return fail(what, f"entries differ: {entries[:5]}... vs {want[:5]}...")
+    if fmt == "gcs" and vt != "float16":
+        check_gcs(what, meta, coords, table, want)
     if len(meta["shape"]) == 2 and vt not in ("float16",):
-        check_scipy(what, meta, coords, table, want)
+        check_scipy(what, fmt, meta, coords, table, want)
 
 
-def check_scipy(what, meta, coords, table, want):
+def reduce_part(coords, shape, part):
+    """Row-major linear index of the coordinates over the dimensions `part`
+    (format/SPEC.md 8.1), and the part's extent."""
+    extent = 1
+    linear = np.zeros(len(coords[0]) if coords else 0, dtype=np.int64)
+    for d in part:
+        linear = linear * shape[d] + coords[d]
+        extent *= shape[d]
+    return linear, extent
+
+
+def check_gcs(what, meta, coords, table, want):
+    """A GCS archive's rows are N-D coordinates in the storage order of the
+    reduced matrix: reduce them with the metadata's mapping, rebuild the CSR / CSC
+    matrix with scipy, and compare it with the reduction of the original entries."""
+    g = meta["gcs"]
+    shape, dims, (p,) = meta["shape"], g["dimensions"], g["partitioning"]
+    if sorted(dims) != list(range(len(shape))):
+        return fail(what, f"gcs dimensions {dims} are not a permutation")
+    rows, nrows = reduce_part(coords, shape, dims[:p])
+    cols, ncols = reduce_part(coords, shape, dims[p:])
+    data = table.column(meta["value_column"]).to_numpy()
+    row_axis = g["compressed_axis"] == "row"
+    major, minor = (rows, cols) if row_axis else (cols, rows)
+    nmajor = nrows if row_axis else ncols
+    if np.any(np.diff(major) < 0):
+        return fail(what, "rows are not in the storage order of the reduced matrix")
+    indptr = np.concatenate([[0], np.cumsum(np.bincount(major, minlength=nmajor))])
+    build = sp.csr_matrix if row_axis else sp.csc_matrix
+    m = build((data, minor, indptr), shape=(nrows, ncols))
+    m.check_format(full_check=True)
+    if want:
+        wc = [np.array(c, dtype=np.int64) for c in zip(*[e[0] for e in want])]
+        v = np.array([e[1] for e in want], dtype=data.dtype)
+    else:
+        wc, v = [np.array([], dtype=np.int64) for _ in shape], np.array([], dtype=data.dtype)
+    wr, _ = reduce_part(wc, shape, dims[:p])
+    wk, _ = reduce_part(wc, shape, dims[p:])
+    reference = sp.coo_matrix((v, (wr, wk)), shape=(nrows, ncols)).tocsr()
+    diff = (m.tocsr() - reference).tocoo()
+    if diff.nnz and np.any(diff.data != 0):
+        fail(what, f"reduced GCS matrices differ in {diff.nnz} places")
+
+
+def check_scipy(what, fmt, meta, coords, table, want):
     shape = tuple(meta["shape"])
     data = table.column(meta["value_column"]).to_numpy()
     if want:
@@ -112,7 +168,6 @@ def check_scipy(what, meta, coords, table, want):
     else:
         r, c, v = (), (), np.array([], dtype=data.dtype)
     reference = sp.coo_matrix((v, (np.array(r, dtype=np.int64), np.array(c, dtype=np.int64))), shape=shape).tocsr()
-    fmt = meta["format"]
     if fmt in ("csr", "csc"):
         major, minor = (0, 1) if fmt == "csr" else (1, 0)
         counts = np.bincount(coords[major], minlength=shape[major])
@@ -192,7 +247,11 @@ def main():
             print("FAIL", f, file=sys.stderr)
         print(f"{len(FAILURES)} failure(s) in {n} archives", file=sys.stderr)
         sys.exit(1)
-    print(f"pyarrow {pa.__version__}: {n} archives read and checked", file=sys.stderr)
+    kinds = {}
+    for item in manifest.get("archives", []):
+        meta = json.loads(pq.read_metadata(os.path.join(corpus, item["parquet"])).metadata[b"arrow_sparse"])
+        kinds[meta["format"]] = kinds.get(meta["format"], 0) + 1
+    print(f"pyarrow {pa.__version__}: {n} archives read and checked {kinds}", file=sys.stderr)
 
 
 if __name__ == "__main__":
