@@ -87,7 +87,7 @@ enum Source {
     #[cfg(feature = "parquet")]
     Parquet(Box<arrow_sparse::parquet::ParquetReader>),
     /// A text or npz file, read whole when opened.
-    Read(TensorMessage),
+    Read(Box<TensorMessage>),
 }
 
 /// An opened input file.
@@ -147,7 +147,7 @@ impl Input {
             Source::Arrow(r) => r.get(i),
             #[cfg(feature = "parquet")]
             Source::Parquet(r) => r.read(),
-            Source::Read(m) => Ok(m.clone()),
+            Source::Read(m) => Ok((**m).clone()),
         }
         .map_err(Failure::input)
     }
@@ -171,7 +171,7 @@ impl Input {
             None => (0..self.len()).collect(),
         };
         if let Source::Read(m) = &self.source {
-            return Ok(vec![m.clone()]);
+            return Ok(vec![(**m).clone()]);
         }
         let verb = match self.kind {
             FileKind::Parquet => "decoding",
@@ -255,7 +255,7 @@ fn read_file(
         FileKind::Tns => tns::read_from(input, &name, options)?,
         _ => npz::read_from(BufReader::new(input), &name, options)?,
     };
-    Ok(Source::Read(msg))
+    Ok(Source::Read(Box::new(msg)))
 }
 
 /// Options of the writers.
