@@ -853,7 +853,10 @@ fn targets(out: &mut String, size: &str, rows: &[Row], theirs: &Theirs, bw: &Bw,
     // operand) and the narrow one (operand in cache, the matrix streams)
     for (id, what) in [
         ("spmv/spmv_csx/csr", "SpMV CSR (10^6 columns)"),
-        ("spmv/spmv_csx/csr_narrow", "SpMV CSR (2^15 columns, operand in cache)"),
+        (
+            "spmv/spmv_csx/csr_narrow",
+            "SpMV CSR (2^15 columns, operand in cache)",
+        ),
     ] {
         let mut parts = Vec::new();
         let mut all_ok = true;

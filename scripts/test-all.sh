@@ -27,6 +27,8 @@ cargo test --locked --doc
 step "examples"
 cargo run --locked --quiet --example end_to_end -- "$(mktemp -d)"
 cargo run --locked --quiet --example gcs_dm
+cargo run --locked --quiet --example kernels -- "$(mktemp -d)"
+cargo run --locked --quiet --example parquet_archive -- "$(mktemp -d)"
 
 step "Matrix Market / FROSTT / npz interop with scipy and pydata/sparse"
 IO_DIR="$(mktemp -d)"
@@ -34,5 +36,10 @@ cargo run --locked --quiet --example io_roundtrip -- write "$IO_DIR" >/dev/null
 "${ARROW_SPARSE_VENV:-.venv}/bin/python" tests/python/test_io_formats.py "$IO_DIR" \
   cargo run --locked --quiet --example io_roundtrip --
 
-step "CLI on a golden file written by libarrow"
+step "CLI on a golden file written by libarrow, and the README quick start on data/sample.mtx"
 cargo run --locked --quiet --bin arrow-sparse -- dump format/golden/csf_f32_i16_order201.arrow
+CLI_DIR="$(mktemp -d)"
+cargo run --locked --quiet --bin arrow-sparse -- inspect data/sample.mtx
+cargo run --locked --quiet --bin arrow-sparse -- convert data/sample.mtx "$CLI_DIR/sample.arrow"
+cargo run --locked --quiet --bin arrow-sparse -- convert "$CLI_DIR/sample.arrow" "$CLI_DIR/sample.parquet" --to csr
+cargo run --locked --quiet --bin arrow-sparse -- dump "$CLI_DIR/sample.parquet"

@@ -3,6 +3,18 @@
 //! This is the only module with `unsafe` code (the memory map). Everything else in
 //! the crate works on [`ScalarBuffer`]s: owned, sliced from a received message, or
 //! pointing into a mapped file, all the same type.
+//!
+//! ```
+//! use arrow_sparse::{buffer, ipc, AnyTensor, CooTensor};
+//! let path = std::env::temp_dir().join("doc_buffer_module.arrow");
+//! let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![4], &[(vec![1], 2.0)])?.into();
+//! ipc::write_file(&path, &[t.into()], &ipc::WriteOptions::default())?;
+//! let map = buffer::map_file(&path)?; // the file as an Arrow Buffer
+//! let reader = ipc::MmapReader::from_buffer(map.clone(), ipc::ReadOptions::default())?;
+//! let AnyTensor::Coo(c) = reader.get(0)?.tensor else { unreachable!() };
+//! assert!(buffer::points_into(c.values().inner(), &map)); // zero-copy: values point into the file
+//! # Ok::<(), arrow_sparse::Error>(())
+//! ```
 
 use std::fs::File;
 use std::path::Path;

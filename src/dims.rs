@@ -30,6 +30,20 @@
 //! assert_eq!(back, [1, 2, 3, 4, 5]);
 //! # Ok::<(), arrow_sparse::Error>(())
 //! ```
+//!
+//! ```
+//! use arrow_sparse::dims::DimMap;
+//! // shape (2, 3, 4) reduced to 2-D: rows = dimension 2, columns = dimensions (0, 1)
+//! let map = DimMap::try_new(vec![2, 3, 4], vec![2, 0, 1], vec![1])?;
+//! assert_eq!(map.reduced_shape(), &[4, 6]);
+//! let mut reduced = [0; 2];
+//! map.reduce(&[1, 2, 3], &mut reduced);
+//! assert_eq!(reduced, [3, 1 * 3 + 2]);
+//! let mut back = [0; 3];
+//! map.promote(&reduced, &mut back);
+//! assert_eq!(back, [1, 2, 3]);
+//! # Ok::<(), arrow_sparse::Error>(())
+//! ```
 
 use crate::error::{Error, Result};
 use crate::tensor::validate::{check_permutation, check_shape, MAX_EXTENT};

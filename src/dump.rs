@@ -1,5 +1,14 @@
 //! Text renderings of tensors: the JSON line of `arrow-sparse dump` and the
 //! human-readable summary of `arrow-sparse inspect`.
+//!
+//! ```
+//! use arrow_sparse::{dump, AnyTensor, CooTensor};
+//! let t: AnyTensor = CooTensor::<i32, i64>::from_entries(vec![2, 2], &[(vec![1, 1], 9)])?.into();
+//! let msg = arrow_sparse::ipc::TensorMessage::from(t);
+//! assert!(dump::json_line(&msg.tensor)?.ends_with(r#""nnz":1,"entries":[[1,1,9]]}"#));
+//! assert!(dump::summary(0, &msg, None).starts_with("tensor 0: coo\n  shape:       [2, 2]"));
+//! # Ok::<(), arrow_sparse::Error>(())
+//! ```
 
 use std::fmt::Write as _;
 

@@ -3,6 +3,16 @@
 //! Every fallible operation returns [`Result<T>`](Result). Variants are structured
 //! (what went wrong, where, what was expected, what was found) so callers can match
 //! on them instead of parsing strings.
+//!
+//! ```
+//! use arrow_sparse::{CooTensor, Error};
+//! let err = CooTensor::<f64, i64>::from_entries(vec![2, 2], &[(vec![2, 0], 1.0)]).unwrap_err();
+//! match err {
+//!     Error::IndexOutOfBounds { value, bound, .. } => assert_eq!((value, bound), (2, 2)),
+//!     other => panic!("unexpected {other}"),
+//! }
+//! # Ok::<(), arrow_sparse::Error>(())
+//! ```
 
 use std::fmt;
 

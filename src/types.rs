@@ -1,5 +1,15 @@
 //! Value and index types: the runtime enums [`ValueType`] / [`IndexType`] and the
 //! sealed traits [`Value`] / [`Index`] that the typed tensors are generic over.
+//!
+//! ```
+//! use arrow_sparse::{IndexType, ValueType};
+//! let v: ValueType = "float32".parse()?;
+//! assert_eq!((v.byte_width(), v.is_float(), v.name()), (4, true, "float32"));
+//! let i: IndexType = "int16".parse()?;
+//! assert_eq!((i.max_value(), IndexType::narrowest_signed(40_000)), (32767, IndexType::Int32));
+//! assert!(IndexType::UInt64.check_writable().is_err()); // libarrow cannot read uint64 indices
+//! # Ok::<(), arrow_sparse::Error>(())
+//! ```
 
 use std::fmt::{self, Debug, Write as _};
 

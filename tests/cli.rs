@@ -91,10 +91,10 @@ fn convert_round_trips_through_every_format() {
         assert_eq!(strip(&dumped), strip(&reference), "--to {to}");
         assert!(dumped.contains(&format!("\"format\":\"{to}\"")));
     }
-    // CSR needs 2-D: a clear error and no output file
+    // CSR needs 2-D: a clear error (exit code 4, cannot convert) and no output file
     let out = dir.path().join("csr.arrow");
     let r = cli(&["convert", &src, out.to_str().unwrap(), "--to", "csr"]);
-    assert_eq!(r.status.code(), Some(1));
+    assert_eq!(r.status.code(), Some(4));
     let err = String::from_utf8_lossy(&r.stderr);
     assert!(
         err.starts_with("arrow-sparse: error:") && err.lines().count() == 1,
@@ -111,7 +111,7 @@ fn convert_round_trips_through_every_format() {
         "--index-type",
         "uint64",
     ]);
-    assert_eq!(r.status.code(), Some(1));
+    assert_eq!(r.status.code(), Some(4));
     assert!(String::from_utf8_lossy(&r.stderr).contains("uint64"));
     // a bad command line exits 2
     assert_eq!(
@@ -129,13 +129,13 @@ fn errors_are_one_line() {
     let mut bytes = std::fs::read(golden("csr_f32_i32.arrow")).unwrap();
     bytes.truncate(bytes.len() / 2);
     std::fs::write(&bad, &bytes).unwrap();
-    for args in [
-        vec!["dump", bad.to_str().unwrap()],
-        vec!["inspect", bad.to_str().unwrap()],
-        vec!["dump", "/nonexistent/x.arrow"],
+    for (args, code) in [
+        (vec!["dump", bad.to_str().unwrap()], 3),
+        (vec!["inspect", bad.to_str().unwrap()], 3),
+        (vec!["dump", "/nonexistent/x.arrow"], 1),
     ] {
         let r = cli(&args);
-        assert_eq!(r.status.code(), Some(1), "{args:?}");
+        assert_eq!(r.status.code(), Some(code), "{args:?}");
         let err = String::from_utf8_lossy(&r.stderr);
         assert_eq!(err.lines().count(), 1, "{err}");
         assert!(
@@ -233,6 +233,561 @@ fn convert_to_gcs_and_dm_and_back() {
         "--partitioning",
         "1",
     ]);
-    assert_eq!(r.status.code(), Some(1));
+    assert_eq!(r.status.code(), Some(4));
     assert_eq!(String::from_utf8_lossy(&r.stderr).lines().count(), 1);
+}
+
+// ---- file kinds: .arrow, .parquet, .mtx, .tns, .npz -------------------------------
+
+use arrow_sparse::ipc::TensorMessage;
+use arrow_sparse::{io, ipc, AnyTensor, CooTensor};
+use serde_json::Value as J;
+
+/// Every file kind the CLI knows, by extension.
+fn kinds() -> Vec<&'static str> {
+    let mut k = vec!["arrow", "mtx", "tns", "npz"];
+    if cfg!(feature = "parquet") {
+        k.push("parquet");
+    }
+    k
+}
+
+fn cli_env(args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_arrow-sparse"));
+    c.args(args);
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c.output().unwrap()
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// Write `msg` with the library (not the CLI) as the kind of `path`.
+fn write_with_library(path: &Path, msg: &TensorMessage) {
+    match path.extension().unwrap().to_str().unwrap() {
+        "arrow" => ipc::write_file(path, [msg], &ipc::WriteOptions::default()).unwrap(),
+        #[cfg(feature = "parquet")]
+        "parquet" => {
+            arrow_sparse::parquet::write_parquet(
+                path,
+                msg,
+                &arrow_sparse::parquet::WriteOptions::default(),
+            )
+            .unwrap();
+        }
+        _ => io::write_path(path, msg).unwrap(),
+    }
+}
+
+/// Read the one tensor of `path` with the library (not the CLI).
+fn read_with_library(path: &Path) -> AnyTensor {
+    match path.extension().unwrap().to_str().unwrap() {
+        "arrow" => {
+            let mut all = ipc::read_file(path, &ipc::ReadOptions::default()).unwrap();
+            assert_eq!(all.len(), 1, "{}", path.display());
+            all.remove(0).tensor
+        }
+        #[cfg(feature = "parquet")]
+        "parquet" => {
+            arrow_sparse::parquet::read_parquet(path, &Default::default())
+                .unwrap()
+                .tensor
+        }
+        _ => io::read_path(path).unwrap().tensor,
+    }
+}
+
+/// Shape and sorted `(coordinates, value)` entries of a float64 tensor.
+fn entries(t: &AnyTensor) -> (Vec<usize>, Vec<(Vec<usize>, f64)>) {
+    let coo = t.to_coo::<f64, i64>().unwrap();
+    let mut e: Vec<(Vec<usize>, f64)> = (0..coo.nnz())
+        .map(|k| {
+            (
+                (0..coo.ndim()).map(|d| coo.coord(k, d)).collect(),
+                coo.values()[k],
+            )
+        })
+        .collect();
+    e.sort_by(|a, b| a.0.cmp(&b.0));
+    (t.shape().to_vec(), e)
+}
+
+fn matrix() -> TensorMessage {
+    AnyTensor::from(
+        CooTensor::<f64, i64>::from_entries(
+            vec![5, 7],
+            &[
+                (vec![0, 0], 1.5),
+                (vec![0, 6], -2.25),
+                (vec![1, 3], 1e-300),
+                (vec![2, 2], 3.0),
+                (vec![3, 0], 123456789.125),
+                (vec![3, 5], -0.5),
+                (vec![4, 6], 7.0),
+            ],
+        )
+        .unwrap(),
+    )
+    .into()
+}
+
+fn tensor_3d() -> TensorMessage {
+    AnyTensor::from(
+        CooTensor::<f64, i64>::from_entries(
+            vec![3, 4, 5],
+            &[
+                (vec![0, 0, 4], 1.0),
+                (vec![0, 3, 1], -4.5),
+                (vec![1, 1, 1], 0.1),
+                (vec![2, 0, 0], 2.0e10),
+                (vec![2, 3, 4], -7.0),
+            ],
+        )
+        .unwrap(),
+    )
+    .into()
+}
+
+/// For every pair of kinds (a, b): a file of kind a written by the library,
+/// `convert` to b, `convert` back to a; both files hold the original entries.
+fn round_trip_every_pair(original: &TensorMessage, kinds: &[&str]) {
+    let dir = tempfile::tempdir().unwrap();
+    let want = entries(&original.tensor);
+    for a in kinds {
+        let src = dir.path().join(format!("src.{a}"));
+        write_with_library(&src, original);
+        for b in kinds {
+            let mid = dir.path().join(format!("{a}_to.{b}"));
+            let back = dir.path().join(format!("{a}_to_{b}_back.{a}"));
+            ok(&["convert", s(&src), s(&mid)]);
+            ok(&["convert", s(&mid), s(&back)]);
+            assert_eq!(entries(&read_with_library(&mid)), want, "{a} -> {b}");
+            assert_eq!(
+                entries(&read_with_library(&back)),
+                want,
+                "{a} -> {b} -> {a}"
+            );
+        }
+    }
+}
+
+#[test]
+fn convert_round_trips_every_pair_of_file_kinds() {
+    round_trip_every_pair(&matrix(), &kinds());
+}
+
+#[test]
+fn convert_round_trips_3d_tensors_between_the_kinds_that_hold_them() {
+    let kinds: Vec<&str> = kinds().into_iter().filter(|k| *k != "mtx").collect();
+    round_trip_every_pair(&tensor_3d(), &kinds);
+    // Matrix Market holds 2-D only: exit code 4, one line, no output file
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("t.tns");
+    write_with_library(&src, &tensor_3d());
+    let out = dir.path().join("t.mtx");
+    let r = cli(&["convert", s(&src), s(&out)]);
+    assert_eq!(r.status.code(), Some(4));
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert!(err.contains("2-D") && err.lines().count() == 1, "{err}");
+    assert!(!out.exists());
+}
+
+#[test]
+fn convert_with_to_into_every_kind() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("m.arrow");
+    write_with_library(&src, &matrix());
+    let want = entries(&matrix().tensor);
+    for kind in kinds() {
+        for to in ["coo", "csr", "csc", "csf", "dense"] {
+            let out = dir.path().join(format!("{to}.{kind}"));
+            ok(&[
+                "convert",
+                s(&src),
+                s(&out),
+                "--to",
+                to,
+                "--index-type",
+                "int32",
+            ]);
+            let back = read_with_library(&out);
+            assert_eq!(entries(&back), want, "--to {to} into .{kind}");
+            // formats that the file keeps
+            let kept = match kind {
+                "arrow" | "parquet" => Some(to),
+                "npz" if to == "csr" || to == "csc" => Some(to),
+                _ => None,
+            };
+            if let Some(f) = kept {
+                assert_eq!(back.format().name(), f, ".{kind}");
+            }
+        }
+    }
+    // npz layouts by option: pydata/sparse COO for a 2-D matrix
+    let out = dir.path().join("pydata.npz");
+    ok(&["convert", s(&src), s(&out), "--npz-flavor", "pydata"]);
+    let msg = io::read_path(&out).unwrap();
+    assert!(msg
+        .custom_metadata
+        .contains(&(io::meta::NPZ_FLAVOR.into(), "pydata".into())));
+    // a symmetric Matrix Market file by option, read back expanded
+    let sym = dir.path().join("sym.mtx");
+    let m = AnyTensor::from(
+        CooTensor::<f64, i64>::from_entries(
+            vec![3, 3],
+            &[(vec![0, 1], 2.0), (vec![1, 0], 2.0), (vec![2, 2], 1.0)],
+        )
+        .unwrap(),
+    );
+    let sym_src = dir.path().join("sym_src.arrow");
+    write_with_library(&sym_src, &m.clone().into());
+    ok(&[
+        "convert",
+        s(&sym_src),
+        s(&sym),
+        "--mtx-symmetry",
+        "symmetric",
+    ]);
+    let text = std::fs::read_to_string(&sym).unwrap();
+    assert!(
+        text.starts_with("%%MatrixMarket matrix coordinate real symmetric\n3 3 2\n"),
+        "{text}"
+    );
+    assert_eq!(entries(&read_with_library(&sym)), entries(&m));
+}
+
+#[test]
+fn multi_tensor_streams_into_single_tensor_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let stream = golden("stream_mixed.arrow");
+    let n = ipc::read_file(Path::new(&stream), &ipc::ReadOptions::default())
+        .unwrap()
+        .len();
+    assert!(n > 1);
+    for kind in kinds().into_iter().filter(|k| *k != "arrow") {
+        let out = dir.path().join(format!("one.{kind}"));
+        // no --tensor: exit 4, and the message says how to pick one
+        let r = cli(&["convert", &stream, s(&out)]);
+        assert_eq!(r.status.code(), Some(4), ".{kind}");
+        let err = String::from_utf8_lossy(&r.stderr);
+        assert!(
+            err.contains("--tensor N") && err.contains(&format!("holds {n}")),
+            "{err}"
+        );
+        assert!(!out.exists());
+        // out of range: exit 4
+        let r = cli(&["convert", &stream, s(&out), "--tensor", &n.to_string()]);
+        assert_eq!(r.status.code(), Some(4), ".{kind}");
+    }
+    // --tensor picks one, also for a stream output; an empty tensor keeps its shape
+    // (a .tns file gets a header)
+    let all = ipc::read_file(Path::new(&stream), &ipc::ReadOptions::default()).unwrap();
+    for (i, m) in all.iter().enumerate() {
+        if m.tensor.shape().len() != 2 || m.tensor.value_type() != arrow_sparse::ValueType::Float64
+        {
+            continue;
+        }
+        for kind in kinds() {
+            let out = dir.path().join(format!("t{i}.{kind}"));
+            ok(&["convert", &stream, s(&out), "--tensor", &i.to_string()]);
+            assert_eq!(
+                entries(&read_with_library(&out)),
+                entries(&m.tensor),
+                "tensor {i} .{kind}"
+            );
+        }
+    }
+}
+
+#[test]
+fn inspect_and_dump_work_on_every_kind() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut reference = None;
+    for kind in kinds() {
+        let path = dir.path().join(format!("m.{kind}"));
+        write_with_library(&path, &matrix());
+        // dump: the same entries whatever the kind
+        let line = ok(&["dump", s(&path)]);
+        assert_eq!(line.lines().count(), 1);
+        let v: J = serde_json::from_str(line.trim()).unwrap();
+        assert_eq!(v["shape"], serde_json::json!([5, 7]));
+        let reference = reference.get_or_insert_with(|| v["entries"].clone());
+        assert_eq!(&v["entries"], reference, ".{kind}");
+        // inspect: a header line naming the file, then the tensor
+        let text = ok(&["inspect", s(&path)]);
+        assert!(text.starts_with(s(&path)), "{text}");
+        assert!(
+            text.contains("tensor 0: coo") && text.contains("[5, 7]"),
+            "{text}"
+        );
+        // inspect --json: one JSON object
+        let out = ok(&["inspect", s(&path), "--json"]);
+        assert_eq!(out.lines().count(), 1, "{out}");
+        let v: J = serde_json::from_str(&out).unwrap();
+        assert_eq!(v["kind"], kind);
+        assert_eq!(v["file"], s(&path));
+        assert_eq!(v["bytes"], std::fs::metadata(&path).unwrap().len());
+        let t = &v["tensors"][0];
+        assert_eq!(t["format"], "coo", ".{kind}");
+        assert_eq!(t["value_type"], "float64");
+        assert_eq!(t["shape"], serde_json::json!([5, 7]));
+        assert_eq!(t["nnz"], 7);
+        assert_eq!(v["tensors"].as_array().unwrap().len(), 1);
+        if kind == "parquet" {
+            assert_eq!(v["parquet"]["rows"], 7);
+            let groups = v["parquet"]["row_groups"].as_array().unwrap();
+            assert_eq!(groups[0]["ranges"]["dim_0"], serde_json::json!([0, 4]));
+        }
+        if kind == "mtx" {
+            assert_eq!(t["metadata"][io::meta::MTX_SYMMETRY], "general");
+        }
+    }
+    // a stream of several tensors
+    let out = ok(&["--json", "inspect", &golden("stream_mixed.arrow")]);
+    let v: J = serde_json::from_str(&out).unwrap();
+    let tensors = v["tensors"].as_array().unwrap();
+    assert_eq!(tensors.len(), 6);
+    assert!(tensors
+        .iter()
+        .all(|t| t["message_bytes"].as_u64().unwrap() > 0));
+    assert_eq!(
+        tensors[0]["dim_names"],
+        serde_json::json!(["foo", "bar", "baz"])
+    );
+}
+
+#[test]
+fn json_and_quiet_convert_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("m.mtx");
+    write_with_library(&src, &matrix());
+    let out = dir.path().join("m.arrow");
+    // default: one readable summary line on stdout, nothing on stderr
+    let r = cli(&["convert", s(&src), s(&out)]);
+    assert!(r.status.success() && r.stderr.is_empty());
+    let text = String::from_utf8(r.stdout).unwrap();
+    assert_eq!(text.lines().count(), 1);
+    assert!(
+        text.contains("(mtx) -> ") && text.contains("(arrow)"),
+        "{text}"
+    );
+    // --json: one JSON line
+    let r = cli(&["--json", "convert", s(&src), s(&out), "--to", "csr"]);
+    assert!(r.status.success() && r.stderr.is_empty());
+    let text = String::from_utf8(r.stdout).unwrap();
+    assert_eq!(text.lines().count(), 1);
+    let v: J = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["input_kind"], "mtx");
+    assert_eq!(v["output_kind"], "arrow");
+    assert_eq!(v["output"], s(&out));
+    assert_eq!(v["bytes"], std::fs::metadata(&out).unwrap().len());
+    assert_eq!(v["tensors"][0]["format"], "csr");
+    assert_eq!(v["tensors"][0]["nnz"], 7);
+    // --quiet (before or after the subcommand): nothing at all, and the file is there
+    for args in [
+        vec!["--quiet", "convert", s(&src), s(&out)],
+        vec!["convert", s(&src), s(&out), "-q"],
+        vec!["convert", s(&src), s(&out), "-q", "--json"],
+    ] {
+        std::fs::remove_file(&out).unwrap();
+        let r = cli(&args);
+        assert!(r.status.success(), "{args:?}");
+        assert!(r.stdout.is_empty() && r.stderr.is_empty(), "{args:?}");
+        assert!(out.exists());
+    }
+    // --json errors: a JSON line on stderr with the exit code
+    let r = cli(&[
+        "--json",
+        "inspect",
+        &golden("../../tests/data/bad/ragged.tns"),
+    ]);
+    assert_eq!(r.status.code(), Some(3));
+    let v: J = serde_json::from_str(String::from_utf8_lossy(&r.stderr).trim()).unwrap();
+    assert_eq!(v["exit_code"], 3);
+    assert!(v["error"].as_str().unwrap().contains("ragged.tns:3"));
+}
+
+#[test]
+fn no_progress_output_when_stderr_is_not_a_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    // big enough for several updates of a bytes bar; the delay is forced to zero
+    // so that only the terminal check keeps the bar away
+    let coo = CooTensor::<f64, i64>::from_entries(
+        vec![2000, 2000],
+        &(0..20_000usize)
+            .map(|k| (vec![k / 10, (k * 7919) % 2000], k as f64 + 0.5))
+            .collect::<Vec<_>>(),
+    )
+    .unwrap();
+    let src = dir.path().join("big.tns");
+    write_with_library(&src, &AnyTensor::from(coo).into());
+    let zero = [("ARROW_SPARSE_PROGRESS_DELAY_MS", "0")];
+    for args in [
+        vec!["convert", s(&src), "OUT.arrow", "--to", "csr"],
+        vec!["convert", "OUT.arrow", "OUT.npz"],
+        vec!["inspect", s(&src)],
+        vec!["dump", "OUT.arrow"],
+    ] {
+        let args: Vec<String> = args
+            .iter()
+            .map(|a| a.replace("OUT", s(&dir.path().join("out"))))
+            .collect();
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let r = cli_env(&args, &zero);
+        assert!(r.status.success(), "{args:?}");
+        assert!(
+            r.stderr.is_empty(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&r.stderr)
+        );
+        let out = String::from_utf8(r.stdout).unwrap();
+        assert!(!out.contains('\r') && !out.contains('\u{1b}'), "{args:?}");
+    }
+}
+
+#[test]
+fn exit_codes() {
+    let dir = tempfile::tempdir().unwrap();
+    // 3: every file of the bad-input corpus, for inspect, dump and convert
+    let bad = common::repo().join("tests/data/bad");
+    let mut n = 0;
+    for entry in std::fs::read_dir(&bad).unwrap() {
+        let path = entry.unwrap().path();
+        let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+        if !["mtx", "tns", "npz"].contains(&ext) {
+            continue;
+        }
+        n += 1;
+        let out = dir.path().join("out.arrow");
+        for args in [
+            vec!["inspect", s(&path)],
+            vec!["dump", s(&path)],
+            vec!["convert", s(&path), s(&out)],
+        ] {
+            let r = cli(&args);
+            assert_eq!(r.status.code(), Some(3), "{args:?}");
+            let err = String::from_utf8_lossy(&r.stderr);
+            assert!(
+                err.starts_with("arrow-sparse: error:") && err.lines().count() == 1,
+                "{err}"
+            );
+        }
+        assert!(!out.exists());
+    }
+    assert!(n >= 20, "{n} bad files");
+    // 3: a corrupt Parquet archive and a corrupt stream
+    let m = dir.path().join("m.arrow");
+    write_with_library(&m, &matrix());
+    let bytes = std::fs::read(&m).unwrap();
+    let cut = dir.path().join("cut.arrow");
+    std::fs::write(&cut, &bytes[..bytes.len() - 30]).unwrap();
+    assert_eq!(cli(&["inspect", s(&cut)]).status.code(), Some(3));
+    if cfg!(feature = "parquet") {
+        let p = dir.path().join("m.parquet");
+        write_with_library(&p, &matrix());
+        let mut bytes = std::fs::read(&p).unwrap();
+        let len = bytes.len();
+        bytes[len - 12..len - 8].copy_from_slice(&[0xff; 4]); // footer length
+        std::fs::write(&p, &bytes).unwrap();
+        assert_eq!(cli(&["inspect", s(&p)]).status.code(), Some(3));
+        assert_eq!(cli(&["convert", s(&p), s(&cut)]).status.code(), Some(3));
+    }
+    // 1: I/O (missing input, output in a missing directory)
+    assert_eq!(
+        cli(&["inspect", "/nonexistent/m.mtx"]).status.code(),
+        Some(1)
+    );
+    let r = cli(&["convert", s(&m), "/nonexistent/dir/x.arrow"]);
+    assert_eq!(r.status.code(), Some(1));
+    // 2: usage
+    for args in [
+        vec!["convert", s(&m)],
+        vec!["frobnicate"],
+        vec!["inspect", s(&m), "--duplicates", "maybe"],
+        vec!["convert", s(&m), "x.mtx", "--compression", "zstd"],
+        vec!["convert", s(&m), "x.arrow", "--npz-flavor", "scipy"],
+        vec!["convert", s(&m), "x.arrow", "--index-type", "int32"],
+    ] {
+        let r = cli(&args);
+        assert_eq!(r.status.code(), Some(2), "{args:?}");
+        assert!(!r.stderr.is_empty());
+    }
+    // GCS tensors are archived in Parquet (this used to be refused with code 4)
+    let p = dir.path().join("x.parquet");
+    if cfg!(feature = "parquet") {
+        let r = cli(&["convert", s(&m), s(&p), "--to", "gcs"]);
+        assert_eq!(
+            r.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&r.stderr)
+        );
+        assert!(p.exists());
+    }
+    // 4: cannot convert (the input was fine)
+    let r = cli(&[
+        "convert",
+        s(&m),
+        s(&cut),
+        "--to",
+        "csf",
+        "--axis-order",
+        "0,0",
+    ]);
+    assert_eq!(r.status.code(), Some(4));
+    // 0
+    assert_eq!(cli(&["inspect", s(&m)]).status.code(), Some(0));
+}
+
+#[test]
+fn help_has_examples_and_exit_codes() {
+    let top = ok(&["--help"]);
+    for needle in [
+        "Examples:",
+        "Exit codes:",
+        "--json",
+        "--quiet",
+        ".parquet",
+        ".npz",
+    ] {
+        assert!(top.contains(needle), "missing {needle:?} in\n{top}");
+    }
+    for sub in ["inspect", "dump", "convert"] {
+        let help = ok(&[sub, "--help"]);
+        assert!(
+            help.contains("Examples:") && help.contains(&format!("arrow-sparse {sub} ")),
+            "{sub}:\n{help}"
+        );
+        assert!(
+            help.contains("Exit codes:") && help.contains("3  invalid input"),
+            "{sub}"
+        );
+    }
+    // the README documents the same exit codes
+    let readme = std::fs::read_to_string(common::repo().join("README.md")).unwrap();
+    for line in ["0 ", "1 ", "2 ", "3 ", "4 "] {
+        assert!(
+            readme.contains(&format!("`{}`", line.trim())),
+            "README exit code {line}"
+        );
+    }
+}
+
+#[test]
+fn readme_shows_the_real_inspect_output_of_the_sample() {
+    let out = Command::new(env!("CARGO_BIN_EXE_arrow-sparse"))
+        .args(["inspect", "data/sample.mtx"])
+        .current_dir(common::repo())
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let readme = std::fs::read_to_string(common::repo().join("README.md")).unwrap();
+    assert!(
+        readme.contains(&format!("```text\n{text}```")),
+        "README.md does not show this output of `arrow-sparse inspect data/sample.mtx`:\n{text}"
+    );
 }

@@ -19,7 +19,7 @@
 //!
 //! Text reading is streaming: the input is read in chunks, memory apart from the
 //! output tensor stays bounded, and nothing is preallocated on the word of a
-//! header. Malformed input gives an [`Error::Parse`](crate::Error::Parse) naming
+//! header. Malformed input gives an [`Error::Parse`] naming
 //! `file:line` and what was expected; npz errors name the file and the array.
 //! Every tensor is built through the validating constructors. Writers write a
 //! temporary file in the destination directory and rename it into place.
@@ -194,11 +194,33 @@ pub struct WriteOptions {
 
 /// Read a `.mtx`, `.tns` or `.npz` file (chosen by extension) with default
 /// options.
+///
+/// ```
+/// use arrow_sparse::io;
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("m.mtx");
+/// std::fs::write(&path, "%%MatrixMarket matrix coordinate real general\n2 2 1\n2 1 -3.5\n")?;
+/// let msg = io::read_path(&path)?;
+/// assert_eq!((msg.tensor.shape(), msg.tensor.get::<f64>(&[1, 0])?), (&[2usize, 2][..], Some(-3.5)));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn read_path(path: &Path) -> Result<TensorMessage> {
     read_path_with(path, &ReadOptions::default())
 }
 
 /// Read a `.mtx`, `.tns` or `.npz` file (chosen by extension).
+///
+/// ```
+/// use arrow_sparse::io::{self, Duplicates, ReadOptions};
+/// use arrow_sparse::ValueType;
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("t.tns");
+/// std::fs::write(&path, "1 1 2\n1 1 3\n")?; // the same coordinates twice
+/// assert!(io::read_path(&path).is_err()); // refused by default
+/// let options = ReadOptions::default().with_duplicates(Duplicates::Sum).with_value_type(ValueType::Int32);
+/// assert_eq!(io::read_path_with(&path, &options)?.tensor.get::<i32>(&[0, 0])?, Some(5));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn read_path_with(path: &Path, options: &ReadOptions) -> Result<TensorMessage> {
     match FileFormat::of(path)? {
         FileFormat::Mtx => mtx::read(path, options),
@@ -209,11 +231,36 @@ pub fn read_path_with(path: &Path, options: &ReadOptions) -> Result<TensorMessag
 
 /// Write a `.mtx`, `.tns` or `.npz` file (chosen by extension) with default
 /// options: the message's metadata decides the details (see the module docs).
+///
+/// ```
+/// use arrow_sparse::{io, AnyTensor, CooTensor};
+/// let dir = tempfile::tempdir()?;
+/// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![2, 3, 4], &[(vec![1, 2, 3], 0.5)])?.into();
+/// io::write_path(&dir.path().join("t.tns"), &t.clone().into())?;
+/// assert_eq!(std::fs::read_to_string(dir.path().join("t.tns"))?, "2 3 4 0.5\n");
+/// // Matrix Market holds matrices only
+/// assert!(io::write_path(&dir.path().join("t.mtx"), &t.into()).is_err());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn write_path(path: &Path, message: &TensorMessage) -> Result<()> {
     write_path_with(path, message, &WriteOptions::default())
 }
 
 /// Write a `.mtx`, `.tns` or `.npz` file (chosen by extension).
+///
+/// ```
+/// use arrow_sparse::io::{self, MtxSymmetry, WriteOptions};
+/// use arrow_sparse::{AnyTensor, CooTensor};
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("sym.mtx");
+/// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![2, 2], &[(vec![0, 1], 1.0), (vec![1, 0], 1.0)])?.into();
+/// let mut options = WriteOptions::default();
+/// options.mtx = options.mtx.with_symmetry(MtxSymmetry::Symmetric);
+/// io::write_path_with(&path, &t.clone().into(), &options)?;
+/// assert!(std::fs::read_to_string(&path)?.contains("symmetric\n2 2 1\n"));
+/// assert_eq!(io::read_path(&path)?.tensor.nnz(), 2); // expanded on reading
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn write_path_with(path: &Path, message: &TensorMessage, options: &WriteOptions) -> Result<()> {
     match FileFormat::of(path)? {
         FileFormat::Mtx => mtx::write(path, message, &options.mtx),

@@ -13,7 +13,7 @@
 //!   for `symmetric`, without for `skew-symmetric`).
 //!
 //! The header (format, field, symmetry) and the comment lines go to the message
-//! metadata ([`meta`](super::meta)); writing the message back uses them, so a
+//! metadata ([`meta`]); writing the message back uses them, so a
 //! symmetric file comes back symmetric (only one triangle written). `hermitian`
 //! and `complex` files are refused.
 //!
@@ -132,7 +132,7 @@ impl MtxSymmetry {
 }
 
 /// Options for writing `.mtx` files. Every field left `None` is taken from the
-/// message metadata ([`meta`](super::meta)) when it fits the tensor, else:
+/// message metadata ([`meta`]) when it fits the tensor, else:
 /// `array` for dense tensors and `coordinate` otherwise; `integer` for integer
 /// value types and `real` for floats; `general`.
 ///

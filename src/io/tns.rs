@@ -85,7 +85,10 @@ impl TnsHeader {
 pub struct TnsWriteOptions {
     /// The header style; `None` takes it from the metadata ([`meta::TNS_HEADER`]),
     /// else writes no header. Without a header the file does not record the
-    /// shape: a reader infers it from the largest coordinates.
+    /// shape: a reader infers it from the largest coordinates. So when the style
+    /// is not given here and the entries do not reach the last index of every
+    /// dimension (or there are none), a [`TnsHeader::RankShape`] header is written
+    /// instead of none, and the shape survives the round trip.
     pub header: Option<TnsHeader>,
 }
 
@@ -519,10 +522,16 @@ pub fn write_to<W: Write>(
     options: &TnsWriteOptions,
 ) -> Result<()> {
     let t = &message.tensor;
-    let header = options
-        .header
-        .or_else(|| meta_get(&message.custom_metadata, meta::TNS_HEADER).and_then(TnsHeader::parse))
-        .unwrap_or_default();
+    let header = match options.header {
+        Some(h) => h,
+        None => match meta_get(&message.custom_metadata, meta::TNS_HEADER)
+            .and_then(TnsHeader::parse)
+            .unwrap_or_default()
+        {
+            TnsHeader::None if !shape_is_inferable(t)? => TnsHeader::RankShape,
+            h => h,
+        },
+    };
     let nnz = t.nnz();
     let rank = t.shape().len();
     let mut buf: Vec<u8> = Vec::with_capacity((1 << 16) + 256);
@@ -563,6 +572,18 @@ pub fn write_to<W: Write>(
         }
     }
     with_value_type!(t.value_type(), V => write_entries::<V, W>(&mut out, t, buf, nnz))
+}
+
+/// Whether a reader infers the shape of `t` back from its entries: some entry
+/// reaches the last index of every dimension.
+fn shape_is_inferable(t: &AnyTensor) -> Result<bool> {
+    let mut reached = vec![0usize; t.shape().len()];
+    with_value_type!(t.value_type(), V => t.for_each_entry::<V>(&mut |c, _| {
+        for (r, &x) in reached.iter_mut().zip(c) {
+            *r = (*r).max(x + 1);
+        }
+    }))?;
+    Ok(t.nnz() > 0 && reached == t.shape())
 }
 
 fn write_entries<V: TextValue, W: Write>(

@@ -192,6 +192,16 @@ fn finish(
 ///
 /// Refuses uint64 index buffers (libarrow aborts on them) and metadata larger than
 /// an int32 length can frame.
+///
+/// ```
+/// use arrow_sparse::{ipc, AnyTensor, CooTensor};
+/// let t: AnyTensor = CooTensor::<u8, i32>::from_entries(vec![4, 4], &[(vec![3, 3], 1)])?.into();
+/// let encoded = ipc::encode(&t, &[], &ipc::WriteOptions::default())?;
+/// let mut out = Vec::new();
+/// encoded.write_to(&mut out)?;
+/// assert_eq!((out.len(), out.len() % 8), (encoded.len(), 0)); // 8-byte aligned message
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
 pub fn encode(
     tensor: &AnyTensor,
     custom_metadata: &[(String, String)],

@@ -33,6 +33,20 @@ pub struct MessageInfo {
 ///
 /// The mapping assumes nobody modifies the file in place while it is mapped;
 /// arrow-sparse's writers never do (they write a temporary file and rename it).
+///
+/// ```
+/// use arrow_sparse::{ipc, AnyTensor, CooTensor};
+/// let path = std::env::temp_dir().join("doc_mmap_reader.arrow");
+/// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![5], &[(vec![4], 2.5)])?.into();
+/// ipc::write_file(&path, &[t.clone().into(), t.clone().into()], &ipc::WriteOptions::default())?;
+/// let reader = ipc::MmapReader::open(&path)?; // scans the message headers only
+/// assert_eq!(reader.len(), 2);
+/// assert_eq!(reader.get(1)?.tensor, t); // decoded and validated on demand, zero-copy
+/// for msg in reader.iter() {
+///     assert_eq!(msg?.tensor.nnz(), 1);
+/// }
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
 #[derive(Debug, Clone)]
 pub struct MmapReader {
     map: Buffer,

@@ -4,6 +4,17 @@
 //! The layering follows arrow-ipc: a pure [`encode`] / [`decode`] core, and thin
 //! [`StreamWriter`], [`StreamReader`] and [`MmapReader`] wrappers over it. The
 //! byte layout is specified in `format/SPEC.md`.
+//!
+//! ```
+//! use arrow_sparse::{ipc, AnyTensor, CooTensor};
+//! let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![3], &[(vec![2], 1.5)])?.into();
+//! let meta = vec![("origin".to_string(), "docs".to_string())];
+//! let encoded = ipc::encode(&t, &meta, &ipc::WriteOptions::default())?; // no copy of the buffers
+//! let bytes = arrow_buffer::Buffer::from(encoded.to_vec());
+//! let (msg, used) = ipc::decode(&bytes, &ipc::ReadOptions::default())?.expect("one message");
+//! assert_eq!((msg.tensor, msg.custom_metadata, used), (t, meta, bytes.len()));
+//! # Ok::<(), arrow_sparse::Error>(())
+//! ```
 
 mod decode;
 mod encode;
@@ -113,6 +124,21 @@ pub struct WriteOptions {
 /// (zero-copy) unless they are misaligned.
 ///
 /// Returns `Ok(None)` at an end-of-stream marker or when `bytes` is empty.
+///
+/// ```
+/// use arrow_sparse::{ipc, AnyTensor, CooTensor};
+/// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![2], &[(vec![1], 4.0)])?.into();
+/// let mut stream = Vec::new();
+/// let mut w = ipc::StreamWriter::new(&mut stream);
+/// w.write(&t)?;
+/// w.finish()?;
+/// let bytes = arrow_buffer::Buffer::from(stream);
+/// let (first, used) = ipc::decode(&bytes, &ipc::ReadOptions::default())?.expect("a message");
+/// assert_eq!(first.tensor, t);
+/// // what follows is the end-of-stream marker: no more messages
+/// assert!(ipc::decode(&bytes.slice(used), &ipc::ReadOptions::default())?.is_none());
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
 pub fn decode(bytes: &Buffer, options: &ReadOptions) -> Result<Option<(TensorMessage, usize)>> {
     decode_at(bytes, 0, options)
 }
@@ -168,6 +194,18 @@ pub(crate) fn decode_at(
 /// stream ended by the end-of-stream marker. The file is written to a temporary
 /// file in the same directory and renamed into place, so a failure never leaves a
 /// partial file at `path`.
+///
+/// ```
+/// use arrow_sparse::{ipc, AnyTensor, CooTensor, DenseTensor};
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("two.arrow");
+/// let a: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![3], &[(vec![0], 1.0)])?.into();
+/// let b: AnyTensor = DenseTensor::<i32>::try_new(vec![2], vec![4, 5].into())?.into();
+/// ipc::write_file(&path, &[a.clone().into(), b.clone().into()], &ipc::WriteOptions::default())?;
+/// let back = ipc::read_file(&path, &ipc::ReadOptions::default())?;
+/// assert_eq!((&back[0].tensor, &back[1].tensor), (&a, &b));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn write_file<'a>(
     path: &Path,
     messages: impl IntoIterator<Item = &'a TensorMessage>,
@@ -192,6 +230,16 @@ pub fn write_file<'a>(
 }
 
 /// Read every tensor of a stream file through a memory map (zero-copy).
+///
+/// ```
+/// use arrow_sparse::{ipc, AnyTensor, CooTensor};
+/// let path = std::env::temp_dir().join("doc_read_file.arrow");
+/// let t: AnyTensor = CooTensor::<f32, i32>::from_entries(vec![2, 2], &[(vec![1, 0], 3.0)])?.into();
+/// ipc::write_file(&path, &[t.clone().into()], &ipc::WriteOptions::default())?;
+/// let all = ipc::read_file(&path, &ipc::ReadOptions::default())?;
+/// assert_eq!((all.len(), &all[0].tensor), (1, &t));
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
 pub fn read_file(path: &Path, options: &ReadOptions) -> Result<Vec<TensorMessage>> {
     let reader = MmapReader::open_with(path, options.clone())?;
     (0..reader.len()).map(|i| reader.get(i)).collect()

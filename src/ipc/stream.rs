@@ -82,6 +82,19 @@ impl<W: Write> StreamWriter<W> {
 /// Memory grows only as bytes actually arrive: a header announcing a huge body is
 /// read in chunks of at most 64 MiB, so a lying length costs an error, not an
 /// allocation.
+///
+/// ```
+/// use arrow_sparse::{ipc, AnyTensor, CooTensor};
+/// let t: AnyTensor = CooTensor::<i64, i64>::from_entries(vec![3], &[(vec![0], -1)])?.into();
+/// let mut bytes = Vec::new();
+/// let mut w = ipc::StreamWriter::new(&mut bytes);
+/// w.write_with_metadata(&t, &[("k".into(), "v".into())])?;
+/// w.finish()?;
+/// // any `Read`: a file, a socket, a byte slice
+/// let msgs: Vec<_> = ipc::StreamReader::new(&bytes[..]).collect::<Result<_, _>>()?;
+/// assert_eq!((&msgs[0].tensor, msgs[0].custom_metadata[0].1.as_str()), (&t, "v"));
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
 #[derive(Debug)]
 pub struct StreamReader<R: Read> {
     input: R,

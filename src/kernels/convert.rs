@@ -2,6 +2,16 @@
 //! zero-copy shortcuts when the input is already in the target order, and
 //! parallel passes where they pay. Every output is the unique result of a stable
 //! sort, so it does not depend on the number of threads.
+//!
+//! ```
+//! use arrow_sparse::kernels::convert::{coo_to_csx, transpose_csx};
+//! use arrow_sparse::{CompressedAxis, CooTensor};
+//! let coo = CooTensor::<f64, i32>::from_entries(vec![2, 3], &[(vec![1, 0], 1.0), (vec![0, 2], 2.0)])?;
+//! let csr = coo_to_csx::<f64, i32, i64>(&coo, CompressedAxis::Row)?;
+//! let csc = transpose_csx(&csr)?; // the same matrix, compressed by column
+//! assert_eq!((csc.axis(), csc.get(&[0, 2]), csc.get(&[1, 0])), (CompressedAxis::Column, Some(2.0), Some(1.0)));
+//! # Ok::<(), arrow_sparse::Error>(())
+//! ```
 
 use arrow_buffer::ScalarBuffer;
 use rayon::prelude::*;
@@ -319,6 +329,15 @@ pub fn sort_permutation<V: Value, I: Index>(
 
 /// Sort lexicographically and sum duplicates (radix sort, then one merge pass).
 /// Integer sums are checked. The result is row-major and canonical.
+///
+/// ```
+/// use arrow_sparse::kernels::convert::canonicalize;
+/// use arrow_sparse::CooTensor;
+/// let coo = CooTensor::<i32, i64>::from_entries(vec![3], &[(vec![2], 1), (vec![0], 2), (vec![2], 3)])?;
+/// let c = canonicalize(&coo)?;
+/// assert_eq!((c.nnz(), c.get(&[2]), c.is_canonical()), (2, Some(4), true));
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
 pub fn canonicalize<V: Value, I: Index>(coo: &CooTensor<V, I>) -> Result<CooTensor<V, I>> {
     if coo.is_canonical() && coo.layout() == CoordLayout::RowMajor {
         return Ok(coo.clone());
@@ -364,6 +383,15 @@ pub fn canonicalize<V: Value, I: Index>(coo: &CooTensor<V, I>) -> Result<CooTens
 /// COO to CSF with any axis order: a radix sort by the permuted coordinates
 /// (skipped for a canonical COO in natural order), then one pass building the
 /// levels.
+///
+/// ```
+/// use arrow_sparse::kernels::convert::coo_to_csf;
+/// use arrow_sparse::CooTensor;
+/// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3, 2], &[(vec![1, 2, 0], 1.0), (vec![0, 0, 1], 2.0)])?;
+/// let csf = coo_to_csf::<f64, i64, i32>(&coo, &[1, 2, 0])?;
+/// assert_eq!((csf.axis_order(), csf.get(&[1, 2, 0])), (&[1usize, 2, 0][..], Some(1.0)));
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
 pub fn coo_to_csf<V: Value, I: Index, P: Index>(
     coo: &CooTensor<V, I>,
     axis_order: &[usize],

@@ -1,5 +1,15 @@
 //! CSF tensor kernels: tensor-times-vector (TTV) along any mode and MTTKRP, plus
 //! the straightforward CSR-based MTTKRP they are measured against.
+//!
+//! ```
+//! use arrow_sparse::kernels::csf::ttv;
+//! use arrow_sparse::{Convert, CooTensor};
+//! let t = CooTensor::<f64, i64>::from_entries(vec![2, 2, 2], &[(vec![0, 1, 0], 2.0), (vec![0, 1, 1], 3.0)])?;
+//! let csf = t.to_csf::<i32, i32>(&[0, 1, 2])?;
+//! let y = ttv(&csf, 2, &[10.0, 1.0])?; // contract the last mode with v
+//! assert_eq!((y.shape(), y.get(&[0, 1])), (&[2usize, 2][..], Some(23.0)));
+//! # Ok::<(), arrow_sparse::Error>(())
+//! ```
 
 use super::{narrow, Numeric};
 use crate::error::{Error, Result};
@@ -56,6 +66,17 @@ fn check_factors<V: Numeric>(
 /// The tree is walked once; the Hadamard products of the factor rows are shared
 /// by all entries below a node (the point of CSF), so a node costs one R-length
 /// product whatever the number of leaves under it.
+///
+/// ```
+/// use arrow_sparse::kernels::csf::mttkrp;
+/// use arrow_sparse::{Convert, CooTensor, DenseTensor};
+/// let t = CooTensor::<f64, i64>::from_entries(vec![2, 2, 2], &[(vec![0, 1, 1], 3.0), (vec![1, 0, 0], 1.0)])?
+///     .to_csf::<i32, i32>(&[0, 1, 2])?;
+/// let f = |v: Vec<f64>| DenseTensor::<f64>::try_new(vec![2, 1], v.into()); // rank 1
+/// let m = mttkrp(&t, 0, &[f(vec![0.0, 0.0])?, f(vec![1.0, 2.0])?, f(vec![5.0, 7.0])?])?;
+/// assert_eq!(m.values().as_ref(), &[3.0 * 2.0 * 7.0, 1.0 * 1.0 * 5.0]);
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
 pub fn mttkrp<V: Numeric, I: Index, P: Index>(
     t: &CsfTensor<V, I, P>,
     mode: usize,
@@ -208,6 +229,16 @@ pub fn mttkrp_csr<V: Numeric, I: Index, P: Index>(
 /// The result is a canonical COO tensor of the other dimensions (ndim >= 2 input).
 /// When `mode` is the last level of the CSF tree, each fiber becomes one output
 /// entry without any sort.
+///
+/// ```
+/// use arrow_sparse::kernels::csf::ttv;
+/// use arrow_sparse::{Convert, CooTensor};
+/// let t = CooTensor::<i32, i64>::from_entries(vec![2, 3], &[(vec![0, 2], 4), (vec![1, 0], 5)])?
+///     .to_csf::<i32, i32>(&[1, 0])?;
+/// let y = ttv(&t, 0, &[10, 1])?; // sum over dimension 0: a vector over dimension 1
+/// assert_eq!((y.get(&[0]), y.get(&[2])), (Some(5), Some(40)));
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
 pub fn ttv<V: Numeric, I: Index, P: Index>(
     t: &CsfTensor<V, I, P>,
     mode: usize,

@@ -1,6 +1,16 @@
 //! Element-wise operations on two sparse tensors of the same shape in any
 //! formats (union merge for add / subtract, intersection for multiply), scaling
 //! and mapping values.
+//!
+//! ```
+//! use arrow_sparse::kernels::elementwise::{scale, map_values};
+//! use arrow_sparse::{AnyTensor, CooTensor};
+//! let t: AnyTensor = CooTensor::<f32, i64>::from_entries(vec![3], &[(vec![1], 1.5)])?.into();
+//! assert_eq!(scale::<f32>(&t, 2.0)?.get::<f32>(&[1])?, Some(3.0));
+//! let as_f64 = map_values::<f32, f64>(&t, |v| v as f64 * 10.0)?; // same structure, new values
+//! assert_eq!(as_f64.get::<f64>(&[1])?, Some(15.0));
+//! # Ok::<(), arrow_sparse::Error>(())
+//! ```
 
 use arrow_buffer::ScalarBuffer;
 
@@ -191,6 +201,15 @@ pub fn map_values<V: Value, W: Value>(
 }
 
 /// Multiply every stored value by `alpha` (checked for integers).
+///
+/// ```
+/// use arrow_sparse::kernels::elementwise::scale;
+/// use arrow_sparse::{AnyTensor, CooTensor};
+/// let t: AnyTensor = CooTensor::<i8, i64>::from_entries(vec![2], &[(vec![0], 60)])?.into();
+/// assert_eq!(scale::<i8>(&t, 2)?.get::<i8>(&[0])?, Some(120));
+/// assert!(scale::<i8>(&t, 3).is_err()); // 180 does not fit int8
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
 pub fn scale<V: Numeric>(t: &AnyTensor, alpha: V) -> Result<AnyTensor> {
     let overflow = std::sync::atomic::AtomicBool::new(false);
     let out = map_values::<V, V>(t, |x| {

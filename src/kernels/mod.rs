@@ -17,6 +17,19 @@
 //! depend on the number of threads, and every output element is computed by one
 //! task in a fixed order, so results are bit-for-bit the same on every run and
 //! every machine.
+//!
+//! ```
+//! use arrow_sparse::kernels::{reduce, spmv};
+//! use arrow_sparse::{AnyTensor, CompressedAxis, Convert, CooTensor};
+//! let a = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 0], 2.0), (vec![1, 2], -1.0)])?;
+//! let csr: AnyTensor = a.to_csx::<i32, i32>(CompressedAxis::Row)?.into();
+//! assert_eq!(spmv::spmv::<f64>(&csr, &[1.0, 2.0, 3.0])?, vec![2.0, -3.0]);
+//! assert_eq!(reduce::sum_all::<f64>(&csr)?, 1.0);
+//! // integer results that do not fit are errors, not wrapped values
+//! let big: AnyTensor = CooTensor::<i8, i64>::from_entries(vec![2], &[(vec![0], 100), (vec![1], 100)])?.into();
+//! assert!(reduce::sum_all::<i8>(&big).is_err());
+//! # Ok::<(), arrow_sparse::Error>(())
+//! ```
 
 pub mod convert;
 pub mod csf;

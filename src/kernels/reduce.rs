@@ -1,5 +1,16 @@
 //! Reductions: sums over all elements or along any set of axes, and equality
 //! with a tolerance.
+//!
+//! ```
+//! use arrow_sparse::kernels::reduce::{allclose, sum_axes};
+//! use arrow_sparse::{AnyTensor, CooTensor, DenseTensor};
+//! let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![2, 2], &[(vec![0, 0], 1.0), (vec![1, 0], 2.0)])?.into();
+//! let column_sums = sum_axes::<f64>(&t, &[0])?; // shape [2]
+//! assert_eq!((column_sums.nnz(), column_sums.get(&[0]), column_sums.get(&[1])), (1, Some(3.0), Some(0.0)));
+//! let dense: AnyTensor = DenseTensor::<f64>::try_new(vec![2, 2], vec![1.0, 0.0, 2.0, 1e-12].into())?.into();
+//! assert!(allclose::<f64>(&t, &dense, 0.0, 1e-9)?);
+//! # Ok::<(), arrow_sparse::Error>(())
+//! ```
 
 use super::{narrow, Numeric};
 use crate::error::{Error, Result};
@@ -7,6 +18,16 @@ use crate::tensor::{AnyTensor, CooTensor, CoordLayout, Validation};
 
 /// The sum of every element (stored duplicates included), accumulated per the
 /// rule of [`kernels`](super).
+///
+/// ```
+/// use arrow_sparse::kernels::reduce::sum_all;
+/// use arrow_sparse::{AnyTensor, DenseTensor};
+/// let t: AnyTensor = DenseTensor::<u8>::try_new(vec![3], vec![200, 50, 5].into())?.into();
+/// assert_eq!(sum_all::<u8>(&t)?, 255);
+/// let t: AnyTensor = DenseTensor::<u8>::try_new(vec![2], vec![200, 56].into())?.into();
+/// assert!(sum_all::<u8>(&t).is_err()); // 256 does not fit uint8
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
 pub fn sum_all<V: Numeric>(t: &AnyTensor) -> Result<V> {
     let mut acc = V::acc_zero();
     t.for_each_entry::<V>(&mut |_, v| acc = V::acc_add(acc, v.to_acc()))?;

@@ -1,5 +1,13 @@
 //! Sparse matrix-vector (SpMV) and matrix-matrix (SpMM) products, reading the
 //! tensors' buffers in place.
+//!
+//! ```
+//! use arrow_sparse::kernels::spmv::spmv_coo;
+//! use arrow_sparse::CooTensor;
+//! let a = CooTensor::<i32, i64>::from_entries(vec![2, 2], &[(vec![0, 1], 3), (vec![1, 0], -1), (vec![0, 1], 1)])?;
+//! assert_eq!(spmv_coo(&a, &[10, 100])?, vec![400, -10]); // duplicates add
+//! # Ok::<(), arrow_sparse::Error>(())
+//! ```
 
 use rayon::prelude::*;
 
@@ -55,6 +63,14 @@ fn unvalidated_index(extent: usize) -> Error {
 /// // [[1, 0, 2], [0, 3, 0]]
 /// let a = CsxMatrix::<f64, i32>::try_new(CompressedAxis::Row, vec![2, 3], vec![0, 2, 3].into(), vec![0, 2, 1].into(), vec![1.0, 2.0, 3.0].into())?;
 /// assert_eq!(spmv_csx(&a, &[1.0, 10.0, 100.0])?, vec![201.0, 30.0]);
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
+///
+/// ```
+/// use arrow_sparse::kernels::spmv::spmv_csx;
+/// use arrow_sparse::{CompressedAxis, Convert, CooTensor};
+/// let a = CooTensor::<f32, i64>::from_entries(vec![1, 3], &[(vec![0, 2], 0.5)])?.to_csx::<i32, i64>(CompressedAxis::Row)?;
+/// assert_eq!(spmv_csx(&a, &[0.0, 0.0, 4.0])?, vec![2.0]);
 /// # Ok::<(), arrow_sparse::Error>(())
 /// ```
 pub fn spmv_csx<V: Numeric, I: Index, P: Index>(a: &CsxMatrix<V, I, P>, x: &[V]) -> Result<Vec<V>> {
@@ -210,6 +226,16 @@ pub fn spmv_dm<V: Numeric>(a: &AnyDm, x: &DenseTensor<V>) -> Result<DenseTensor<
 
 /// `C = A B` for a CSR / CSC matrix `A` (m x k) and a row-major dense `B`
 /// (k x n); `C` is row-major m x n. CSR runs row blocks in parallel.
+///
+/// ```
+/// use arrow_sparse::kernels::spmv::spmm_csx;
+/// use arrow_sparse::{CompressedAxis, Convert, CooTensor, DenseTensor};
+/// let a = CooTensor::<f64, i64>::from_entries(vec![2, 2], &[(vec![0, 1], 2.0), (vec![1, 0], 1.0)])?
+///     .to_csx::<i32, i32>(CompressedAxis::Row)?;
+/// let b = DenseTensor::<f64>::try_new(vec![2, 2], vec![1.0, 2.0, 3.0, 4.0].into())?;
+/// assert_eq!(spmm_csx(&a, &b)?.values().as_ref(), &[6.0, 8.0, 1.0, 2.0]);
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
 pub fn spmm_csx<V: Numeric, I: Index, P: Index>(
     a: &CsxMatrix<V, I, P>,
     b: &DenseTensor<V>,
@@ -281,6 +307,17 @@ pub fn spmm_csx<V: Numeric, I: Index, P: Index>(
 /// `y = A x` for any 2-D sparse tensor (CSR, CSC, COO) or a GCS / DM tensor
 /// (with `x` over the column dimensions, flattened); dispatches on the format and
 /// the index types. The result is flat (row-major over the row dimensions).
+///
+/// ```
+/// use arrow_sparse::kernels::spmv::spmv;
+/// use arrow_sparse::{AnyTensor, CompressedAxis, Convert, CooTensor};
+/// let a = CooTensor::<f64, i64>::from_entries(vec![2, 2], &[(vec![0, 0], 1.0), (vec![1, 1], 2.0)])?;
+/// let x = [3.0, 4.0];
+/// for t in [AnyTensor::from(a.clone()), a.to_csx::<i32, i32>(CompressedAxis::Column)?.into()] {
+///     assert_eq!(spmv::<f64>(&t, &x)?, vec![3.0, 8.0]);
+/// }
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
 pub fn spmv<V: Numeric>(a: &AnyTensor, x: &[V]) -> Result<Vec<V>> {
     let mismatch = || Error::Type {
         what: "SpMV value type".into(),

@@ -209,6 +209,17 @@ impl ReadOptions {
 /// Memory stays near one row group whatever the tensor's size: rows are converted
 /// from the tensor's buffers batch by batch, so a tensor memory-mapped from an IPC
 /// file is archived without being copied.
+///
+/// ```
+/// use arrow_sparse::parquet::{self, Compression, WriteOptions};
+/// use arrow_sparse::{AnyTensor, CooTensor};
+/// let path = std::env::temp_dir().join("doc_write_parquet.parquet");
+/// let t: AnyTensor = CooTensor::<f32, i64>::from_entries(vec![100, 3], &[(vec![7, 1], 1.0), (vec![90, 2], 2.0)])?.into();
+/// let options = WriteOptions::default().with_row_group_size(1).with_compression(Compression::Zstd(3));
+/// let summary = parquet::write_parquet(&path, &t.into(), &options)?;
+/// assert_eq!((summary.rows, summary.row_groups), (2, 2));
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
 pub fn write_parquet(
     path: &Path,
     message: &TensorMessage,
@@ -220,6 +231,16 @@ pub fn write_parquet(
 /// Read a whole archive: the tensor exactly as it was written (format, index and
 /// indptr types, coordinate layout, canonical flag, dim names, buffers) and the
 /// custom metadata. The tensor passes its format's validating constructor.
+///
+/// ```
+/// use arrow_sparse::parquet::{self, ReadOptions, WriteOptions};
+/// use arrow_sparse::{AnyTensor, DenseTensor};
+/// let path = std::env::temp_dir().join("doc_read_parquet.parquet");
+/// let t: AnyTensor = DenseTensor::<i16>::try_new(vec![2, 2], vec![1, 0, 0, 4].into())?.into();
+/// parquet::write_parquet(&path, &t.clone().into(), &WriteOptions::default())?;
+/// assert_eq!(parquet::read_parquet(&path, &ReadOptions::default())?.tensor, t);
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
 pub fn read_parquet(path: &Path, options: &ReadOptions) -> Result<TensorMessage> {
     ParquetReader::open_with(path, options.clone())?.read()
 }

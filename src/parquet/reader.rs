@@ -56,6 +56,21 @@ pub struct RangeRead {
 
 /// An open archive: footer and `arrow_sparse` metadata parsed and checked against
 /// the file's schema and row counts; row groups are decoded on demand.
+///
+/// ```
+/// use arrow_sparse::parquet::{self, ParquetReader, WriteOptions};
+/// use arrow_sparse::{AnyTensor, CooTensor};
+/// let path = std::env::temp_dir().join("doc_parquet_reader.parquet");
+/// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![10, 2], &[(vec![1, 0], 1.0), (vec![8, 1], 2.0)])?.into();
+/// parquet::write_parquet(&path, &t.clone().into(), &WriteOptions::default().with_row_group_size(1))?;
+/// let r = ParquetReader::open(&path)?; // reads the footer only
+/// assert_eq!((r.rows(), r.num_row_groups(), r.columns()), (2, 2, &["dim_0".to_string(), "dim_1".to_string()][..]));
+/// assert_eq!(r.row_group_info(1)?.ranges[0], Some((8, 8)));
+/// assert_eq!(r.read()?.tensor, t);
+/// let part = r.read_range(0, 5..10)?; // skips row group 0 by its statistics
+/// assert_eq!((part.row_groups_read, part.tensor.nnz()), (1, 1));
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
 #[derive(Debug)]
 pub struct ParquetReader {
     file: File,

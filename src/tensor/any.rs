@@ -1,5 +1,14 @@
 //! [`AnyTensor`]: a tensor of any format, value type and index type, as read from a
 //! file of unknown content.
+//!
+//! ```
+//! use arrow_sparse::{AnyTensor, CooTensor, Format, ValueType};
+//! let t: AnyTensor = CooTensor::<i32, i64>::from_entries(vec![4], &[(vec![3], 7)])?.into();
+//! assert_eq!((t.format(), t.value_type(), t.shape()), (Format::Coo, ValueType::Int32, &[4usize][..]));
+//! let typed = t.to_coo::<i32, i16>()?; // typed again, with another index type
+//! assert_eq!(typed.values().as_ref(), &[7]);
+//! # Ok::<(), arrow_sparse::Error>(())
+//! ```
 
 use super::{
     AnyCoo, AnyCsf, AnyCsx, AnyDense, AnyDm, AnyGcs, CompressedAxis, Convert, CooTensor, CsfTensor,
@@ -12,6 +21,17 @@ use crate::types::{Index, IndexType, Value, ValueType};
 use crate::{with_index_type, with_value_type};
 
 /// A tensor of any format and element types. Cheap to clone (buffers are shared).
+///
+/// ```
+/// use arrow_sparse::{AnyTensor, DenseTensor, Format};
+/// let t: AnyTensor = DenseTensor::<f64>::try_new(vec![2, 2], vec![0.0, 1.0, 0.0, 2.0].into())?.into();
+/// match &t {
+///     AnyTensor::Dense(d) => assert_eq!(d.shape(), &[2, 2]),
+///     _ => unreachable!(),
+/// }
+/// assert_eq!((t.format(), t.nnz()), (Format::Dense, 2)); // non-zeros of a dense tensor
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub enum AnyTensor {

@@ -1,4 +1,14 @@
 //! COO: a coordinate list (nnz x ndim coordinates, row- or column-major) and values.
+//!
+//! ```
+//! use arrow_sparse::CooTensor;
+//! let coo = CooTensor::<f64, i32>::from_entries(vec![2, 2], &[(vec![1, 1], 4.0), (vec![0, 1], 2.0)])?;
+//! let sorted = coo.canonicalize()?; // lexicographic order, no duplicates
+//! assert!(sorted.is_canonical());
+//! assert_eq!((sorted.coord(0, 0), sorted.coord(0, 1), sorted.values()[0]), (0, 1, 2.0));
+//! assert_eq!(sorted.get(&[1, 1]), Some(4.0));
+//! # Ok::<(), arrow_sparse::Error>(())
+//! ```
 
 use std::cmp::Ordering;
 

@@ -1,4 +1,13 @@
 //! CSF: compressed sparse fibers, a trie of coordinates in any axis order.
+//!
+//! ```
+//! use arrow_sparse::{Convert, CooTensor};
+//! let coo = CooTensor::<f32, i64>::from_entries(vec![2, 3, 4], &[(vec![0, 1, 2], 1.0), (vec![1, 1, 3], 2.0)])?;
+//! let csf = coo.to_csf::<i16, i32>(&[2, 0, 1])?; // levels: dimension 2, then 0, then 1
+//! assert_eq!(csf.axis_order(), &[2, 0, 1]);
+//! assert_eq!(csf.get(&[1, 1, 3]), Some(2.0));
+//! # Ok::<(), arrow_sparse::Error>(())
+//! ```
 
 use arrow_buffer::ScalarBuffer;
 

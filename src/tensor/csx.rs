@@ -1,4 +1,19 @@
 //! CSX: compressed sparse row (CSR) and column (CSC) matrices.
+//!
+//! ```
+//! use arrow_sparse::{CompressedAxis, CsxMatrix};
+//! // [[1, 0, 2], [0, 0, 3]] as CSR: indptr (int64), indices (int32), values
+//! let m = CsxMatrix::<f64, i32, i64>::try_new(
+//!     CompressedAxis::Row,
+//!     vec![2, 3],
+//!     vec![0i64, 2, 3].into(),
+//!     vec![0i32, 2, 2].into(),
+//!     vec![1.0, 2.0, 3.0].into(),
+//! )?;
+//! // absent elements read as zero, coordinates outside the shape as None
+//! assert_eq!((m.nnz(), m.get(&[0, 2]), m.get(&[1, 0]), m.get(&[2, 0])), (3, Some(2.0), Some(0.0), None));
+//! # Ok::<(), arrow_sparse::Error>(())
+//! ```
 
 use arrow_buffer::ScalarBuffer;
 

@@ -1,4 +1,13 @@
 //! Dense strided tensors.
+//!
+//! ```
+//! use arrow_sparse::{Convert, DenseTensor};
+//! let d = DenseTensor::<i32>::try_new(vec![2, 3], vec![0, 5, 0, 0, 0, 6].into())?; // row-major
+//! assert_eq!((d.get(&[0, 1]), d.get(&[1, 2])), (Some(5), Some(6)));
+//! let coo = d.to_coo::<i64>()?; // only the non-zeros
+//! assert_eq!(coo.nnz(), 2);
+//! # Ok::<(), arrow_sparse::Error>(())
+//! ```
 
 use arrow_buffer::ScalarBuffer;
 

@@ -5,6 +5,17 @@
 //! Views (permute, select, slice, reshape, broadcast, rotate) change the map and
 //! never the buffers: the storage is shared, so a view of a memory-mapped tensor
 //! allocates nothing proportional to nnz.
+//!
+//! ```
+//! use arrow_sparse::dims::DimMap;
+//! use arrow_sparse::{AnyTensor, CooTensor, Format};
+//! let coo: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![1, 2], 5.0)])?.into();
+//! let dm = coo.to_dm(DimMap::identity(vec![2, 3])?, Format::Csr)?; // DM over a CSR storage
+//! let AnyTensor::Dm(d) = dm else { unreachable!() };
+//! let t = d.transpose(0, 1)?; // changes the map, not the buffers
+//! assert_eq!((t.shape(), t.get::<f64>(&[2, 1])?), (&[3usize, 2][..], Some(5.0)));
+//! # Ok::<(), arrow_sparse::Error>(())
+//! ```
 
 use std::marker::PhantomData;
 

@@ -1,5 +1,20 @@
 //! GCS: generalized compressed storage. An N-D tensor reduced to 2-D by a
 //! [`DimMap`] (dimensions + one split point) and stored as CSR (GCRS) or CSC (GCCS).
+//!
+//! ```
+//! use arrow_sparse::dims::DimMap;
+//! use arrow_sparse::{AnyTensor, CompressedAxis, CooTensor, IndexType};
+//! let coo: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![2, 3, 4], &[(vec![1, 2, 3], 5.0)])?.into();
+//! // rows = dimension 2, columns = dimensions (0, 1): a 4 x 6 CSR matrix
+//! let map = DimMap::try_new(vec![2, 3, 4], vec![2, 0, 1], vec![1])?;
+//! let gcs = coo.to_gcs(map, CompressedAxis::Row, IndexType::Int32)?;
+//! match &gcs {
+//!     AnyTensor::Gcs(g) => assert_eq!(g.matrix().shape(), &[4, 6]),
+//!     _ => unreachable!(),
+//! }
+//! assert_eq!(gcs.get::<f64>(&[1, 2, 3])?, Some(5.0));
+//! # Ok::<(), arrow_sparse::Error>(())
+//! ```
 
 use super::validate::{check_dim_names, Validation};
 use super::{recast, AnyCsx, CompressedAxis, Convert, CooTensor, CsxMatrix};

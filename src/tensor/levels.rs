@@ -12,6 +12,16 @@
 //! );
 //! # Ok::<(), arrow_sparse::Error>(())
 //! ```
+//!
+//! ```
+//! use arrow_sparse::{AnyTensor, CompressedAxis, Convert, CooTensor};
+//! let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![1, 2], 5.0)])?;
+//! let csr: AnyTensor = coo.to_csx::<i32, i32>(CompressedAxis::Row)?.into();
+//! let levels = csr.levels()?;
+//! assert!(levels.mlir_encoding().contains("dense"));
+//! assert!(levels.mlir_encoding().contains("compressed"));
+//! # Ok::<(), arrow_sparse::Error>(())
+//! ```
 
 use std::fmt::Write as _;
 

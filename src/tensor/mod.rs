@@ -4,6 +4,17 @@
 //! Every format has one struct holding type-erased buffers (`AnyCoo`, `AnyCsx`, ...)
 //! with one validating constructor, and a typed view (`CooTensor<V, I>`, ...) that
 //! is built through that same constructor and shares its buffers.
+//!
+//! ```
+//! use arrow_sparse::{AnyTensor, CompressedAxis, Convert, CooTensor, Format, IndexType};
+//! let coo = CooTensor::<f32, i64>::from_entries(vec![2, 3], &[(vec![0, 2], 1.5), (vec![1, 0], -2.0)])?;
+//! let csc = coo.to_csx::<i32, i32>(CompressedAxis::Column)?; // typed conversion
+//! let any: AnyTensor = csc.into(); // type-erased
+//! let csf = any.convert(Format::Csf, IndexType::Int16, None)?; // erased conversion
+//! assert_eq!((csf.format(), csf.nnz()), (Format::Csf, 2));
+//! assert_eq!(csf.get::<f32>(&[1, 0])?, Some(-2.0));
+//! # Ok::<(), arrow_sparse::Error>(())
+//! ```
 
 pub mod any;
 pub mod coo;

@@ -1,0 +1,348 @@
+//! The file kinds the CLI reads and writes, chosen by extension: one reader and
+//! one writer function per kind.
+
+use std::fs::File;
+use std::io::BufReader;
+use std::path::{Path, PathBuf};
+
+use arrow_sparse::io::{self, mtx, npz, tns};
+use arrow_sparse::ipc::{self, MmapReader, TensorMessage};
+use arrow_sparse::Error;
+
+use crate::exit::Failure;
+use crate::progress::Progress;
+
+/// The kind of a file, from its extension (case-insensitive).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FileKind {
+    /// A stream of Arrow SparseTensor / Tensor IPC messages: any extension that is
+    /// not one of the others (`.arrow`, `.arrows`, `.ipc`, ...).
+    Arrow,
+    /// A Parquet archive of one tensor, `.parquet`.
+    Parquet,
+    /// Matrix Market, `.mtx` (2-D only).
+    Mtx,
+    /// FROSTT text, `.tns`.
+    Tns,
+    /// NumPy zip archive (scipy or pydata/sparse layout), `.npz`.
+    Npz,
+}
+
+impl FileKind {
+    /// The kind of `path`.
+    pub fn of(path: &Path) -> FileKind {
+        let ext = path
+            .extension()
+            .and_then(|e| e.to_str())
+            .map(str::to_ascii_lowercase);
+        match ext.as_deref() {
+            Some("parquet") => FileKind::Parquet,
+            Some("mtx") => FileKind::Mtx,
+            Some("tns") => FileKind::Tns,
+            Some("npz") => FileKind::Npz,
+            _ => FileKind::Arrow,
+        }
+    }
+
+    /// The short name used in JSON output.
+    pub fn name(self) -> &'static str {
+        match self {
+            FileKind::Arrow => "arrow",
+            FileKind::Parquet => "parquet",
+            FileKind::Mtx => "mtx",
+            FileKind::Tns => "tns",
+            FileKind::Npz => "npz",
+        }
+    }
+
+    /// A phrase for human-readable output.
+    pub fn describe(self) -> &'static str {
+        match self {
+            FileKind::Arrow => "Arrow IPC stream",
+            FileKind::Parquet => "Parquet archive",
+            FileKind::Mtx => "Matrix Market file",
+            FileKind::Tns => "FROSTT tensor file",
+            FileKind::Npz => "npz archive",
+        }
+    }
+
+    /// Whether a file of this kind holds exactly one tensor.
+    pub fn single_tensor(self) -> bool {
+        self != FileKind::Arrow
+    }
+}
+
+#[cfg(not(feature = "parquet"))]
+fn no_parquet() -> Error {
+    Error::Unsupported(
+        "Parquet archives (arrow-sparse was built without the parquet feature)".into(),
+    )
+}
+
+/// What is behind an opened input.
+enum Source {
+    /// Messages decoded (and validated) one at a time, zero-copy, from a map.
+    Arrow(MmapReader),
+    /// The archive; its tensor is decoded when asked for.
+    #[cfg(feature = "parquet")]
+    Parquet(Box<arrow_sparse::parquet::ParquetReader>),
+    /// A text or npz file, read whole when opened.
+    Read(Box<TensorMessage>),
+}
+
+/// An opened input file.
+pub struct Input {
+    /// The path.
+    pub path: PathBuf,
+    /// Its kind.
+    pub kind: FileKind,
+    /// Its size in bytes.
+    pub bytes: u64,
+    source: Source,
+}
+
+impl Input {
+    /// Open `path` as its extension says. Text and npz files are read (and
+    /// validated) here, with the progress bar counting the bytes read; the other
+    /// kinds only read their headers / footer.
+    pub fn open(
+        path: &Path,
+        options: &io::ReadOptions,
+        progress: &Progress,
+    ) -> Result<Input, Failure> {
+        let kind = FileKind::of(path);
+        let bytes = std::fs::metadata(path)
+            .map_err(|e| in_file(path, e))
+            .map_err(Failure::input)?
+            .len();
+        let source = match kind {
+            FileKind::Arrow => open_arrow(path),
+            FileKind::Parquet => open_parquet(path),
+            FileKind::Mtx | FileKind::Tns | FileKind::Npz => {
+                read_file(path, kind, bytes, options, progress)
+            }
+        }
+        .map_err(Failure::input)?;
+        Ok(Input {
+            path: path.to_path_buf(),
+            kind,
+            bytes,
+            source,
+        })
+    }
+
+    /// The number of tensors.
+    pub fn len(&self) -> usize {
+        match &self.source {
+            Source::Arrow(r) => r.len(),
+            #[cfg(feature = "parquet")]
+            Source::Parquet(_) => 1,
+            Source::Read(_) => 1,
+        }
+    }
+
+    /// Tensor `i` (decoded and validated now for streams and archives).
+    pub fn get(&self, i: usize) -> Result<TensorMessage, Failure> {
+        match &self.source {
+            Source::Arrow(r) => r.get(i),
+            #[cfg(feature = "parquet")]
+            Source::Parquet(r) => r.read(),
+            Source::Read(m) => Ok((**m).clone()),
+        }
+        .map_err(Failure::input)
+    }
+
+    /// Every tensor, or only tensor `index` when given, counting them on the
+    /// progress bar.
+    pub fn messages(
+        &self,
+        index: Option<usize>,
+        progress: &Progress,
+    ) -> Result<Vec<TensorMessage>, Failure> {
+        let picked: Vec<usize> = match index {
+            Some(i) if i >= self.len() => {
+                return Err(Failure::output(Error::Unsupported(format!(
+                    "--tensor {i}: {} holds {} tensor(s), numbered from 0",
+                    self.path.display(),
+                    self.len()
+                ))))
+            }
+            Some(i) => vec![i],
+            None => (0..self.len()).collect(),
+        };
+        if let Source::Read(m) = &self.source {
+            return Ok(vec![(**m).clone()]);
+        }
+        let verb = match self.kind {
+            FileKind::Parquet => "decoding",
+            _ => "decoding and validating",
+        };
+        let message = format!("{verb} {}", self.path.display());
+        if picked.len() == 1 {
+            progress.spinner(message);
+        } else {
+            progress.steps(message, picked.len() as u64, "tensors");
+        }
+        picked
+            .into_iter()
+            .map(|i| {
+                let m = self.get(i);
+                progress.inc(1);
+                m
+            })
+            .collect()
+    }
+
+    /// The memory-mapped stream, for an Arrow input.
+    pub fn arrow(&self) -> Option<&MmapReader> {
+        match &self.source {
+            Source::Arrow(r) => Some(r),
+            _ => None,
+        }
+    }
+
+    /// The archive reader, for a Parquet input.
+    #[cfg(feature = "parquet")]
+    pub fn parquet(&self) -> Option<&arrow_sparse::parquet::ParquetReader> {
+        match &self.source {
+            Source::Parquet(r) => Some(r),
+            _ => None,
+        }
+    }
+}
+
+/// Prefix an I/O error with the path it concerns.
+fn in_file(path: &Path, e: std::io::Error) -> Error {
+    Error::Io(std::io::Error::new(
+        e.kind(),
+        format!("{}: {e}", path.display()),
+    ))
+}
+
+fn open_arrow(path: &Path) -> Result<Source, Error> {
+    Ok(Source::Arrow(MmapReader::open_with(
+        path,
+        ipc::ReadOptions::default(),
+    )?))
+}
+
+fn open_parquet(path: &Path) -> Result<Source, Error> {
+    #[cfg(feature = "parquet")]
+    return Ok(Source::Parquet(Box::new(
+        arrow_sparse::parquet::ParquetReader::open(path)?,
+    )));
+    #[cfg(not(feature = "parquet"))]
+    {
+        let _ = path;
+        Err(no_parquet())
+    }
+}
+
+/// Read a `.mtx`, `.tns` or `.npz` file, the bar following the bytes read.
+fn read_file(
+    path: &Path,
+    kind: FileKind,
+    bytes: u64,
+    options: &io::ReadOptions,
+    progress: &Progress,
+) -> Result<Source, Error> {
+    let name = path.display().to_string();
+    let file = File::open(path).map_err(|e| in_file(path, e))?;
+    progress.bytes(format!("reading {name}"), bytes);
+    let input = progress.reader(file);
+    let msg = match kind {
+        FileKind::Mtx => mtx::read_from(input, &name, options)?,
+        FileKind::Tns => tns::read_from(input, &name, options)?,
+        _ => npz::read_from(BufReader::new(input), &name, options)?,
+    };
+    Ok(Source::Read(Box::new(msg)))
+}
+
+/// Options of the writers.
+#[derive(Default)]
+pub struct OutputOptions {
+    /// For `.mtx`, `.tns` and `.npz` outputs.
+    pub io: io::WriteOptions,
+    /// For `.parquet` outputs.
+    #[cfg(feature = "parquet")]
+    pub parquet: arrow_sparse::parquet::WriteOptions,
+}
+
+/// Refuse, before anything is written, what the output kind cannot hold.
+pub fn check_output(
+    path: &Path,
+    kind: FileKind,
+    messages: &[TensorMessage],
+    input: &Input,
+) -> Result<(), Error> {
+    if kind.single_tensor() && messages.len() != 1 {
+        return Err(Error::Unsupported(format!(
+            "{} ({}) holds one tensor and {} holds {}: pick one with --tensor N",
+            path.display(),
+            kind.describe(),
+            input.path.display(),
+            messages.len()
+        )));
+    }
+    for m in messages {
+        let t = &m.tensor;
+        match kind {
+            FileKind::Mtx if t.shape().len() != 2 => {
+                return Err(Error::Unsupported(format!(
+                    "{}: Matrix Market holds 2-D matrices, the tensor has shape {:?} (write .tns, .npz, .parquet or .arrow)",
+                    path.display(),
+                    t.shape()
+                )))
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// Write `messages` to `path` as its kind (atomically), after [`check_output`].
+pub fn write(
+    path: &Path,
+    kind: FileKind,
+    messages: &[TensorMessage],
+    options: &OutputOptions,
+    progress: &Progress,
+) -> Result<(), Error> {
+    let message = format!("writing {}", path.display());
+    match kind {
+        FileKind::Arrow => {
+            progress.steps(message, messages.len() as u64, "tensors");
+            write_arrow(path, messages, progress)
+        }
+        FileKind::Parquet => {
+            progress.spinner(message);
+            write_parquet(path, &messages[0], options)
+        }
+        FileKind::Mtx | FileKind::Tns | FileKind::Npz => {
+            progress.spinner(message);
+            io::write_path_with(path, &messages[0], &options.io)
+        }
+    }
+}
+
+fn write_arrow(path: &Path, messages: &[TensorMessage], progress: &Progress) -> Result<(), Error> {
+    let counted = messages.iter().inspect(|_| progress.inc(1));
+    ipc::write_file(path, counted, &ipc::WriteOptions::default())
+}
+
+fn write_parquet(
+    path: &Path,
+    message: &TensorMessage,
+    options: &OutputOptions,
+) -> Result<(), Error> {
+    #[cfg(feature = "parquet")]
+    {
+        arrow_sparse::parquet::write_parquet(path, message, &options.parquet)?;
+        Ok(())
+    }
+    #[cfg(not(feature = "parquet"))]
+    {
+        let _ = (path, message, options);
+        Err(no_parquet())
+    }
+}

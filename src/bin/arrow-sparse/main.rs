@@ -1,0 +1,373 @@
+//! The `arrow-sparse` command-line tool: inspect, dump and convert sparse tensors
+//! stored as Arrow SparseTensor / Tensor IPC streams, Parquet archives, Matrix
+//! Market, FROSTT `.tns` and NumPy `.npz` files.
+//!
+//! Layout: this file holds the command line (clap) and `main`; `files` has one
+//! reader and one writer per file kind, `convert` the conversion pipeline,
+//! `inspect` the summaries, `progress` the progress bar and `exit` the exit codes.
+
+mod convert;
+mod exit;
+mod files;
+mod inspect;
+mod progress;
+
+use std::io::{BufWriter, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use arrow_sparse::io::{self, Duplicates};
+use arrow_sparse::{dump, Error, Format, IndexType};
+use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
+
+use exit::Failure;
+use files::Input;
+use progress::Progress;
+
+#[cfg(feature = "parquet")]
+type CompressionArg = arrow_sparse::parquet::Compression;
+#[cfg(not(feature = "parquet"))]
+type CompressionArg = String;
+
+const FILE_KINDS: &str = "\
+File kinds follow the extension (any case):
+  .parquet  Parquet archive, one tensor
+  .mtx      Matrix Market (coordinate or array), one 2-D matrix
+  .tns      FROSTT text tensor, one tensor
+  .npz      scipy (csr, csc, coo) or pydata/sparse (COO, GCXS) npz, one tensor
+  other     stream of Arrow SparseTensor / Tensor IPC messages (.arrow), any number";
+
+fn main_help() -> String {
+    format!(
+        "{FILE_KINDS}
+
+Examples:
+  arrow-sparse inspect data/sample.mtx
+  arrow-sparse convert data/sample.mtx sample.arrow --to csr
+  arrow-sparse convert sample.arrow sample.parquet
+  arrow-sparse dump sample.parquet
+  arrow-sparse --json inspect sample.parquet
+
+A progress bar appears on stderr for commands that run longer than about a
+second, and only when stderr is a terminal.
+
+{}",
+        exit::HELP
+    )
+}
+
+fn inspect_help() -> String {
+    format!(
+        "Examples:
+  arrow-sparse inspect tensors.arrow           every tensor of a stream
+  arrow-sparse inspect matrix.mtx              what the Matrix Market header says, nnz, types
+  arrow-sparse inspect x.parquet               row groups and their coordinate ranges (nothing decoded)
+  arrow-sparse --json inspect x.npz | jq .tensors[0].shape
+
+With --json: one JSON object {{\"file\", \"kind\", \"bytes\", \"tensors\": [..]}}; each
+tensor has format, value_type, index_type, shape, dim_names, nnz, metadata, ...
+A Parquet archive adds \"parquet\": rows, columns, compression, row_groups.
+
+{}",
+        exit::HELP
+    )
+}
+
+fn dump_help() -> String {
+    format!(
+        "Examples:
+  arrow-sparse dump tensors.arrow | head -1
+  arrow-sparse dump matrix.mtx --duplicates sum
+  arrow-sparse dump x.parquet > x.jsonl
+
+Each line: {{\"format\", \"value_type\", \"index_type\", \"shape\", \"dim_names\", \"nnz\",
+..., \"entries\": [[coord..., value], ...]}} (format/SPEC.md section 7). The output is
+JSON with or without --json.
+
+{}",
+        exit::HELP
+    )
+}
+
+fn convert_help() -> String {
+    format!(
+        "{FILE_KINDS}
+
+Examples:
+  arrow-sparse convert matrix.mtx matrix.arrow                    Matrix Market to IPC, as read (COO)
+  arrow-sparse convert matrix.mtx matrix.arrow --to csr --index-type int32
+  arrow-sparse convert matrix.arrow matrix.npz                    scipy can load_npz it
+  arrow-sparse convert tensor.tns tensor.parquet --to csf --axis-order 2,0,1
+  arrow-sparse convert x.parquet x.mtx --mtx-symmetry symmetric
+  arrow-sparse convert many.arrow third.tns --tensor 2            one tensor of a stream
+  arrow-sparse convert in.arrow out.arrow --to gcs --dimensions 2,0,1 --partitioning 1 --compressed-axis column
+  arrow-sparse convert in.arrow out.arrow --to dm --dimensions 1,2,0 --partitioning 2 --storage csr
+  arrow-sparse convert x.arrow x.parquet --row-group-size 1000000 --compression zstd:3
+  arrow-sparse --json convert x.npz x.arrow                       prints a JSON summary line
+
+Without --to every tensor keeps its format, types and custom metadata (the Matrix
+Market field and symmetry, the .tns header and the npz layout travel in it, so a
+round trip through .arrow or .parquet writes the same kind of file back). Files
+that hold one tensor take one: give --tensor N for a stream of several. Matrix
+Market holds 2-D tensors only; Parquet archives hold dense, coo, csr, csc and csf
+tensors (convert GCS / DM with --to). The output is written to a temporary file
+and renamed into place: on error nothing is left at OUT.
+
+Prints one summary line (--json: a JSON object with input, output, kinds, tensors
+and bytes); --quiet prints nothing.
+
+{}",
+        exit::HELP
+    )
+}
+
+/// Inspect, dump and convert sparse tensors: Arrow SparseTensor / Tensor IPC
+/// streams, Parquet archives, Matrix Market, FROSTT .tns and NumPy .npz files.
+#[derive(Parser)]
+#[command(name = "arrow-sparse", version, about, after_help = main_help())]
+struct Cli {
+    /// No progress bar and no informational output (convert's summary line).
+    /// inspect and dump still print what they were asked for.
+    #[arg(long, short, global = true)]
+    quiet: bool,
+    /// Machine-readable output: inspect prints one JSON object, convert a JSON
+    /// summary line, errors are a JSON line on stderr.
+    #[arg(long, global = true)]
+    json: bool,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Print a readable summary of every tensor in FILE.
+    #[command(after_help = inspect_help())]
+    Inspect {
+        /// The file to inspect (its kind follows the extension).
+        file: PathBuf,
+        #[command(flatten)]
+        read: ReadArgs,
+    },
+    /// Print one JSON line per tensor in FILE (format, types, shape, entries).
+    #[command(after_help = dump_help())]
+    Dump {
+        /// The file to dump (its kind follows the extension).
+        file: PathBuf,
+        #[command(flatten)]
+        read: ReadArgs,
+    },
+    /// Convert IN to OUT: between .arrow, .parquet, .mtx, .tns and .npz files, and
+    /// between tensor formats with --to.
+    #[command(after_help = convert_help())]
+    Convert(ConvertArgs),
+}
+
+/// Options for reading text inputs.
+#[derive(Args)]
+struct ReadArgs {
+    /// .mtx / .tns inputs: entries that repeat coordinates are an error (default),
+    /// summed, or kept as they are (a non-canonical COO tensor).
+    #[arg(long, value_enum, default_value = "error")]
+    duplicates: DuplicatesArg,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum DuplicatesArg {
+    Error,
+    Sum,
+    Keep,
+}
+
+impl ReadArgs {
+    fn options(&self) -> io::ReadOptions {
+        io::ReadOptions::default().with_duplicates(match self.duplicates {
+            DuplicatesArg::Error => Duplicates::Error,
+            DuplicatesArg::Sum => Duplicates::Sum,
+            DuplicatesArg::Keep => Duplicates::Keep,
+        })
+    }
+}
+
+/// The arguments of `convert`.
+#[derive(Args)]
+struct ConvertArgs {
+    /// Input file (its kind follows the extension).
+    input: PathBuf,
+    /// Output file (its kind follows the extension), written atomically.
+    output: PathBuf,
+    /// Convert only tensor N (from 0) of a stream; needed when a stream of several
+    /// tensors goes into a file that holds one (.parquet, .mtx, .tns, .npz).
+    #[arg(long, value_name = "N")]
+    tensor: Option<usize>,
+    #[command(flatten)]
+    target: TargetArgs,
+    #[command(flatten)]
+    read: ReadArgs,
+    #[command(flatten)]
+    write: WriteArgs,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Axis {
+    Row,
+    Column,
+}
+
+/// What `--to` converts to.
+#[derive(Args)]
+struct TargetArgs {
+    /// Target format: coo, csr, csc, csf, dense, gcs or dm (default: keep every
+    /// tensor as it is).
+    #[arg(long)]
+    to: Option<Format>,
+    /// Index type of the output with --to (int8, int16, int32, int64, uint8,
+    /// uint16, uint32; uint64 for .parquet, .tns, .npz; default int64).
+    #[arg(long)]
+    index_type: Option<IndexType>,
+    /// CSF axis order, e.g. 2,0,1 (default: the input's for CSF, else 0,1,..).
+    #[arg(long, value_delimiter = ',')]
+    axis_order: Option<Vec<usize>>,
+    /// GCS / DM: the dimension permutation, e.g. 2,0,1 (GCS default: the
+    /// mapping with the fewest bytes; DM default: the identity).
+    #[arg(long, value_delimiter = ',')]
+    dimensions: Option<Vec<usize>>,
+    /// GCS / DM: split points into --dimensions, e.g. 1 (one point for GCS).
+    #[arg(long, value_delimiter = ',')]
+    partitioning: Option<Vec<usize>>,
+    /// GCS: compress rows (GCRS) or columns (GCCS).
+    #[arg(long, default_value = "row")]
+    compressed_axis: Axis,
+    /// DM: the storage format of the reduced tensor.
+    #[arg(long, default_value = "coo")]
+    storage: Format,
+}
+
+/// Options of the output writers.
+#[derive(Args)]
+struct WriteArgs {
+    /// .parquet output: rows per row group (default 1048576).
+    #[arg(long)]
+    row_group_size: Option<usize>,
+    /// .parquet output: compression none, zstd (level 1, the default) or
+    /// zstd:LEVEL (1-22).
+    #[arg(long)]
+    compression: Option<CompressionArg>,
+    /// .npz output: scipy (csr / csc / coo) or pydata/sparse (COO / GCXS) layout
+    /// (default: the input's, else scipy for 2-D and pydata for N-D and GCS).
+    #[arg(long, value_enum)]
+    npz_flavor: Option<NpzFlavorArg>,
+    /// .mtx output: the symmetry of the file (default: the input's, else general;
+    /// symmetric and skew-symmetric files store one triangle).
+    #[arg(long, value_enum)]
+    mtx_symmetry: Option<SymmetryArg>,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum NpzFlavorArg {
+    Scipy,
+    Pydata,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum SymmetryArg {
+    General,
+    Symmetric,
+    SkewSymmetric,
+}
+
+/// Exit with a usage error (exit code 2).
+fn usage(msg: &str) -> ! {
+    let _ = Cli::command()
+        .error(clap::error::ErrorKind::ArgumentConflict, msg)
+        .print();
+    std::process::exit(exit::USAGE.into())
+}
+
+fn run(cli: Cli, progress: &Progress) -> Result<(), Failure> {
+    let stdout = std::io::stdout();
+    let mut out = BufWriter::new(stdout.lock());
+    match cli.command {
+        Command::Inspect { file, read } => {
+            let input = Input::open(&file, &read.options(), progress)?;
+            let text = if cli.json {
+                inspect::json(&input)?.to_string()
+            } else {
+                inspect::text(&input)?
+            };
+            progress.suspend(|| writeln!(out, "{text}"))?;
+        }
+        Command::Dump { file, read } => {
+            let input = Input::open(&file, &read.options(), progress)?;
+            progress.steps(
+                format!("dumping {}", file.display()),
+                input.len() as u64,
+                "tensors",
+            );
+            for i in 0..input.len() {
+                let line = dump::json_line(&input.get(i)?.tensor).map_err(Failure::input)?;
+                progress.suspend(|| writeln!(out, "{line}"))?;
+                progress.inc(1);
+            }
+        }
+        Command::Convert(args) => {
+            let summary = convert::run(&args, progress)?;
+            progress.clear();
+            if !cli.quiet {
+                let line = if cli.json {
+                    summary.json().to_string()
+                } else {
+                    summary.text()
+                };
+                writeln!(out, "{line}")?;
+            }
+        }
+    }
+    out.flush()?;
+    Ok(())
+}
+
+/// Print the error, as one line of text or (with `--json`) of JSON.
+fn report(failure: &Failure, json: bool) {
+    if json {
+        let line = serde_json::json!({
+            "error": failure.error.to_string(),
+            "exit_code": failure.code,
+        });
+        eprintln!("{line}");
+    } else {
+        eprintln!("arrow-sparse: error: {}", failure.error);
+    }
+}
+
+fn main() -> ExitCode {
+    // The Parquet reader reports a panic inside the parquet crate's decoder (on a
+    // malformed file) as an error; do not print it a second time as a panic.
+    #[cfg(feature = "parquet")]
+    {
+        let default = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            let decoder = info
+                .location()
+                .is_some_and(|l| l.file().replace('\\', "/").contains("/parquet-"));
+            if !decoder {
+                default(info)
+            }
+        }));
+    }
+    let cli = Cli::parse();
+    let json = cli.json;
+    let progress = Progress::new(cli.quiet);
+    let result = run(cli, &progress);
+    drop(progress);
+    match result {
+        Ok(()) => ExitCode::from(exit::OK),
+        Err(Failure {
+            error: Error::Io(e),
+            ..
+        }) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::from(exit::OK),
+        Err(failure) => {
+            report(&failure, json);
+            failure.exit_code()
+        }
+    }
+}
