@@ -1011,7 +1011,9 @@ fn corrupted_files_never_panic() {
                     0 if !b.is_empty() => b[last] ^= 1 << (r.next() % 8),
                     1 => b.truncate(at),
                     2 => b.insert(at.min(b.len()), b"0 9-.e\n%x"[(r.next() % 9) as usize]),
-                    _ if !b.is_empty() => b[last] = b"0123456789 \n-+.eE%#"[(r.next() % 19) as usize],
+                    _ if !b.is_empty() => {
+                        b[last] = b"0123456789 \n-+.eE%#"[(r.next() % 19) as usize]
+                    }
                     _ => {}
                 }
             }
