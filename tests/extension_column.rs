@@ -609,14 +609,14 @@ fn python() -> Option<PathBuf> {
     None
 }
 
-/// Every row as a dense row-major list of f64 (what Python compares its scipy /
-/// pyarrow conversions with).
-fn dense_json(ts: &[AnyTensor]) -> serde_json::Value {
+/// Every row's shape and entries (`[coords..., value]`, from the JSON dump), which
+/// Python compares its numpy / scipy / pyarrow conversions with.
+fn entries_json(ts: &[AnyTensor]) -> serde_json::Value {
     ts.iter()
         .map(|t| {
-            let coo = t.to_coo::<f64, i64>().unwrap();
-            let d = coo.to_dense().unwrap();
-            serde_json::json!({"shape": t.shape(), "dense": d.values().to_vec()})
+            let line: serde_json::Value =
+                serde_json::from_str(&arrow_sparse::dump::json_line(t).unwrap()).unwrap();
+            serde_json::json!({"shape": t.shape(), "entries": line["entries"]})
         })
         .collect()
 }
@@ -642,7 +642,7 @@ fn pyarrow_round_trip() {
                 cases.push(serde_json::json!({
                     "file": name,
                     "out": format!("py_{name}"),
-                    "rows": dense_json(&ts),
+                    "rows": entries_json(&ts),
                 }));
                 expected.push((format!("py_{name}"), ts.clone(), batch.schema()));
             }
