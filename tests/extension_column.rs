@@ -592,6 +592,62 @@ proptest! {
     }
 }
 
+fn cli(args: &[&std::ffi::OsStr]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_arrow-sparse"))
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn cli_converts_to_and_from_columns() {
+    let dir = tempfile::tempdir().unwrap();
+    let golden = common::repo().join("format/golden/csf_f32_i16_order201.arrow");
+    let want = cli(&["dump".as_ref(), golden.as_os_str()]);
+    for name in ["table.arrow", "table.parquet"] {
+        let table = dir.path().join(name);
+        cli(&[
+            "convert".as_ref(),
+            golden.as_os_str(),
+            table.as_os_str(),
+            "--as-column".as_ref(),
+        ]);
+        assert_eq!(
+            io::detect(&table).unwrap() == io::FileKind::TensorMessages,
+            false
+        );
+        assert_eq!(cli(&["dump".as_ref(), table.as_os_str()]), want, "{name}");
+        // and back to SparseTensor messages, in another format
+        let back = dir.path().join(format!("{name}.msgs"));
+        cli(&[
+            "convert".as_ref(),
+            table.as_os_str(),
+            back.as_os_str(),
+            "--to".as_ref(),
+            "coo".as_ref(),
+        ]);
+        let msgs = arrow_sparse::ipc::read_file(&back, &Default::default()).unwrap();
+        assert_eq!(msgs.len(), 1);
+        assert_eq!(msgs[0].tensor.format(), Format::Coo);
+    }
+    // tensors that do not fit one column: a typed error, exit code 1
+    let mixed = common::repo().join("format/golden/stream_mixed.arrow");
+    let out = Command::new(env!("CARGO_BIN_EXE_arrow-sparse"))
+        .arg("convert")
+        .arg(&mixed)
+        .arg(dir.path().join("x.arrow"))
+        .arg("--as-column")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+}
+
 fn python() -> Option<PathBuf> {
     let p = std::env::var_os("ARROW_SPARSE_PYTHON")
         .map(PathBuf::from)

@@ -11,6 +11,9 @@ use arrow_sparse::tensor::gcs::best_mapping;
 use arrow_sparse::{dump, CompressedAxis, Error, Format, IndexType};
 use clap::{CommandFactory, Parser, Subcommand};
 
+#[path = "cli/columns.rs"]
+mod columns;
+
 #[cfg(feature = "parquet")]
 type CompressionArg = arrow_sparse::parquet::Compression;
 #[cfg(not(feature = "parquet"))]
@@ -20,7 +23,10 @@ type CompressionArg = String;
 /// Parquet archives.
 ///
 /// Files ending in `.parquet` are Parquet archives (one tensor each); any other
-/// file is a stream of Arrow IPC messages.
+/// file is a stream of Arrow IPC messages. `dump` and `convert` also read files of
+/// record batches (Arrow IPC file or stream, Parquet table) with a sparse tensor
+/// column (extension type arrow_sparse.coo/csr/csc/csf/gcs): the tensors of its
+/// first such column, row by row (null rows skipped).
 ///
 /// Exit codes: 0 success, 1 error (bad input, I/O), 2 bad command line.
 #[derive(Parser)]
@@ -49,7 +55,8 @@ enum Command {
     ///
     /// Example: arrow-sparse dump tensors.arrow | head -1
     Dump {
-        /// A stream of SparseTensor / Tensor messages, or a .parquet archive.
+        /// A stream of SparseTensor / Tensor messages, a .parquet archive, or a file
+        /// of record batches with a sparse tensor column.
         file: PathBuf,
     },
     /// Rewrite every tensor of IN (in another format with --to) and write OUT
@@ -61,6 +68,7 @@ enum Command {
     ///   arrow-sparse convert in.arrow out.arrow --to gcs --dimensions 2,0,1 --partitioning 1 --compressed-axis column
     ///   arrow-sparse convert x.arrow x.parquet --row-group-size 1000000 --compression zstd:3
     ///   arrow-sparse convert x.parquet x.arrow
+    ///   arrow-sparse convert many.arrow table.arrow --as-column
     Convert {
         /// Input: a stream file or a .parquet archive.
         input: PathBuf,
@@ -98,6 +106,12 @@ enum Command {
         /// zstd:LEVEL (1-22).
         #[arg(long)]
         compression: Option<CompressionArg>,
+        /// Write OUT as one record batch (an Arrow IPC file, or a Parquet table for
+        /// .parquet) with an `id` column and a sparse tensor column `tensor`
+        /// (extension type arrow_sparse.<format>) instead of SparseTensor messages.
+        /// All tensors must share format, value / index types, ndim and dim names.
+        #[arg(long)]
+        as_column: bool,
     },
 }
 
@@ -124,12 +138,17 @@ fn no_parquet() -> Error {
 /// one tensor of a Parquet archive.
 enum Input {
     Stream(MmapReader),
+    /// The tensors of a sparse tensor column.
+    Column(Vec<TensorMessage>),
     #[cfg(feature = "parquet")]
     Archive(Box<arrow_sparse::parquet::ParquetReader>),
 }
 
 impl Input {
     fn open(path: &Path) -> Result<Input, Error> {
+        if let Some(tensors) = columns::read(path)? {
+            return Ok(Input::Column(tensors));
+        }
         if is_parquet(path) {
             #[cfg(feature = "parquet")]
             return Ok(Input::Archive(Box::new(
@@ -144,6 +163,7 @@ impl Input {
     fn len(&self) -> usize {
         match self {
             Input::Stream(r) => r.len(),
+            Input::Column(t) => t.len(),
             #[cfg(feature = "parquet")]
             Input::Archive(_) => 1,
         }
@@ -152,6 +172,7 @@ impl Input {
     fn get(&self, i: usize) -> Result<TensorMessage, Error> {
         match self {
             Input::Stream(r) => r.get(i),
+            Input::Column(t) => Ok(t[i].clone()),
             #[cfg(feature = "parquet")]
             Input::Archive(r) => r.read(),
         }
@@ -212,14 +233,15 @@ fn run(cli: Cli) -> Result<(), Error> {
             storage,
             row_group_size,
             compression,
+            as_column,
         } => {
             let axis = match compressed_axis {
                 Axis::Row => CompressedAxis::Row,
                 Axis::Column => CompressedAxis::Column,
             };
-            let to_parquet = is_parquet(&output);
+            let to_parquet = is_parquet(&output) && !as_column;
             if !to_parquet && (row_group_size.is_some() || compression.is_some()) {
-                usage("--row-group-size and --compression apply to .parquet outputs only");
+                usage("--row-group-size and --compression apply to .parquet archives only");
             }
             let reshape = index_type.is_some()
                 || axis_order.is_some()
@@ -229,7 +251,7 @@ fn run(cli: Cli) -> Result<(), Error> {
                 usage("--index-type, --axis-order, --dimensions and --partitioning need --to");
             }
             let index_type = index_type.unwrap_or(IndexType::Int64);
-            if to.is_some() && !to_parquet {
+            if to.is_some() && !to_parquet && !as_column {
                 // archives hold uint64 indices; IPC messages cannot (libarrow aborts)
                 index_type.check_writable()?;
             }
@@ -264,7 +286,12 @@ fn run(cli: Cli) -> Result<(), Error> {
                     custom_metadata: msg.custom_metadata,
                 })
             };
-            if to_parquet {
+            if as_column {
+                let converted = (0..source.len())
+                    .map(|i| convert(source.get(i)?))
+                    .collect::<Result<Vec<_>, Error>>()?;
+                columns::write(&output, &converted)?;
+            } else if to_parquet {
                 #[cfg(feature = "parquet")]
                 {
                     use arrow_sparse::parquet;
