@@ -618,10 +618,7 @@ fn cli_converts_to_and_from_columns() {
             table.as_os_str(),
             "--as-column".as_ref(),
         ]);
-        assert_eq!(
-            io::detect(&table).unwrap() == io::FileKind::TensorMessages,
-            false
-        );
+        assert_ne!(io::detect(&table).unwrap(), io::FileKind::TensorMessages);
         assert_eq!(cli(&["dump".as_ref(), table.as_os_str()]), want, "{name}");
         // and back to SparseTensor messages, in another format
         let back = dir.path().join(format!("{name}.msgs"));
@@ -693,8 +690,12 @@ fn pyarrow_round_trip() {
             let batch = batch_of(&ts);
             for ext in ["arrow", "parquet"] {
                 let name = format!("{format}_{vt}_{it}.{ext}");
-                io::write_batches(&dir.path().join(&name), batch.schema(), &[batch.clone()])
-                    .unwrap();
+                io::write_batches(
+                    &dir.path().join(&name),
+                    batch.schema(),
+                    std::slice::from_ref(&batch),
+                )
+                .unwrap();
                 cases.push(serde_json::json!({
                     "file": name,
                     "out": format!("py_{name}"),

@@ -162,32 +162,38 @@ impl SparseTensorType {
             row,
             source: Box::new(e),
         })?;
-        let fields: [(&str, String, String); 6] = [
-            ("format", self.format.to_string(), other.format.to_string()),
-            ("ndim", self.ndim.to_string(), other.ndim.to_string()),
-            (
-                "value type",
-                self.value_type.to_string(),
-                other.value_type.to_string(),
-            ),
-            (
-                "index type",
-                self.index_type.to_string(),
-                other.index_type.to_string(),
-            ),
-            (
-                "indptr type",
-                format!("{:?}", self.indptr_type),
-                format!("{:?}", other.indptr_type),
-            ),
-            (
-                "dim names",
-                format!("{:?}", self.dim_names),
-                format!("{:?}", other.dim_names),
-            ),
-        ];
-        for (what, a, b) in fields {
-            if a != b {
+        if self.format != other.format
+            || self.ndim != other.ndim
+            || self.value_type != other.value_type
+            || self.index_type != other.index_type
+            || self.indptr_type != other.indptr_type
+            || self.dim_names != other.dim_names
+        {
+            let fields: [(&str, String, String); 6] = [
+                ("format", self.format.to_string(), other.format.to_string()),
+                ("ndim", self.ndim.to_string(), other.ndim.to_string()),
+                (
+                    "value type",
+                    self.value_type.to_string(),
+                    other.value_type.to_string(),
+                ),
+                (
+                    "index type",
+                    self.index_type.to_string(),
+                    other.index_type.to_string(),
+                ),
+                (
+                    "indptr type",
+                    format!("{:?}", self.indptr_type),
+                    format!("{:?}", other.indptr_type),
+                ),
+                (
+                    "dim names",
+                    format!("{:?}", self.dim_names),
+                    format!("{:?}", other.dim_names),
+                ),
+            ];
+            if let Some((what, a, b)) = fields.into_iter().find(|(_, a, b)| a != b) {
                 return Err(mismatch(row, what, a, b));
             }
         }
