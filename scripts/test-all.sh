@@ -11,7 +11,8 @@ step() { printf '\n==> %s\n' "$*"; }
 step "interop environment (venv with pyarrow 26.0.1, C++ peer against its libarrow)"
 PEER="$(bash scripts/setup-interop.sh | tail -n 1)"
 export ARROW_SPARSE_PEER="$PEER"
-# tests/parquet.rs runs tests/python/check_parquet.py (pyarrow, scipy, DuckDB) with it
+# tests/parquet.rs runs tests/python/check_parquet.py (pyarrow, scipy, DuckDB) with it,
+# tests/extension_column.rs tests/python/check_extension.py (pyarrow extension types)
 export ARROW_SPARSE_PYTHON="${ARROW_SPARSE_VENV:-$PWD/.venv}/bin/python"
 
 step "format and lints"
@@ -29,6 +30,9 @@ cargo run --locked --quiet --example end_to_end -- "$(mktemp -d)"
 cargo run --locked --quiet --example gcs_dm
 cargo run --locked --quiet --example kernels -- "$(mktemp -d)"
 cargo run --locked --quiet --example parquet_archive -- "$(mktemp -d)"
+EXT_DIR="$(mktemp -d)"
+cargo run --locked --quiet --example extension_column -- "$EXT_DIR"
+"${ARROW_SPARSE_VENV:-.venv}/bin/python" python/examples/read_extension.py "$EXT_DIR"
 
 step "Matrix Market / FROSTT / npz interop with scipy and pydata/sparse"
 IO_DIR="$(mktemp -d)"

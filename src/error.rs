@@ -107,6 +107,14 @@ pub enum Error {
         /// Why it failed.
         detail: String,
     },
+    /// A row of a sparse tensor column (`arrow_sparse::column`) is not a valid
+    /// tensor, or does not fit the column's type.
+    Row {
+        /// The row (0-based, within the array that was read).
+        row: usize,
+        /// What is wrong with it.
+        source: Box<Error>,
+    },
     /// An I/O error.
     Io(std::io::Error),
     /// An error from the Arrow crates.
@@ -229,6 +237,7 @@ impl fmt::Display for Error {
             ),
             Error::Unsupported(s) => write!(f, "unsupported: {s}"),
             Error::Parse { what, detail } => write!(f, "cannot parse {what}: {detail}"),
+            Error::Row { row, source } => write!(f, "row {row}: {source}"),
             Error::Io(e) => write!(f, "I/O error: {e}"),
             Error::Arrow(e) => write!(f, "Arrow error: {e}"),
             #[cfg(feature = "parquet")]
@@ -241,6 +250,7 @@ impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             Error::Io(e) => Some(e),
+            Error::Row { source, .. } => Some(source.as_ref()),
             Error::Arrow(e) => Some(e),
             #[cfg(feature = "parquet")]
             Error::Parquet(e) => Some(e),

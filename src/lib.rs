@@ -11,6 +11,9 @@
 //! * [`ipc`]: encode / decode one message, [`ipc::StreamWriter`] /
 //!   [`ipc::StreamReader`] for a sequence of messages, and [`ipc::MmapReader`] for
 //!   zero-copy reads from memory-mapped files.
+//! * [`column`]: many tensors in one Arrow column (extension types
+//!   `arrow_sparse.coo` / `.csr` / `.csc` / `.csf` / `.gcs`), in record batches
+//!   written with arrow-ipc or Parquet and read by pyarrow.
 //! * [`dump`]: the JSON-lines and human-readable summaries the CLI prints.
 //!
 //! ```
@@ -28,6 +31,7 @@
 #![warn(missing_docs)]
 
 pub mod buffer;
+pub mod column;
 pub mod dims;
 pub mod dump;
 pub mod error;

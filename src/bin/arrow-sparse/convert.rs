@@ -88,6 +88,12 @@ impl Summary {
 /// Refuse option combinations that make no sense (exit code 2).
 fn check_usage(args: &ConvertArgs, out_kind: FileKind) {
     let w = &args.write;
+    if w.as_column && !matches!(out_kind, FileKind::Arrow | FileKind::Parquet) {
+        usage("--as-column writes .arrow (IPC file) or .parquet (table) outputs only");
+    }
+    if w.as_column && (w.row_group_size.is_some() || w.compression.is_some()) {
+        usage("--row-group-size and --compression apply to Parquet archives, not to --as-column tables");
+    }
     if out_kind != FileKind::Parquet && (w.row_group_size.is_some() || w.compression.is_some()) {
         usage("--row-group-size and --compression apply to .parquet outputs only");
     }
@@ -178,14 +184,17 @@ fn reshape(msg: TensorMessage, target: &TargetArgs) -> Result<TensorMessage, Err
 pub fn run(args: &ConvertArgs, progress: &Progress) -> Result<Summary, Failure> {
     let out_kind = FileKind::of(&args.output);
     check_usage(args, out_kind);
-    if let (Some(_), FileKind::Arrow) = (args.target.to, out_kind) {
+    let as_column = args.write.as_column;
+    if let (Some(_), FileKind::Arrow, false) = (args.target.to, out_kind, as_column) {
         // archives and text files hold uint64 indices; IPC messages cannot
         if let Some(t) = args.target.index_type {
             t.check_writable().map_err(Failure::output)?;
         }
     }
     let input = Input::open(&args.input, &args.read.options(), progress)?;
-    check_count(&args.output, out_kind, &input, args.tensor).map_err(Failure::output)?;
+    if !as_column {
+        check_count(&args.output, out_kind, &input, args.tensor).map_err(Failure::output)?;
+    }
     let messages = input.messages(args.tensor, progress)?;
     let messages = match args.target.to {
         None => messages,
@@ -206,15 +215,20 @@ pub fn run(args: &ConvertArgs, progress: &Progress) -> Result<Summary, Failure> 
                 .map_err(Failure::output)?
         }
     };
-    files::check_output(&args.output, out_kind, &messages, &input).map_err(Failure::output)?;
-    files::write(
-        &args.output,
-        out_kind,
-        &messages,
-        &output_options(&args.write),
-        progress,
-    )
-    .map_err(Failure::output)?;
+    if as_column {
+        progress.spinner(format!("writing {}", args.output.display()));
+        crate::columns::write(&args.output, &messages).map_err(Failure::output)?;
+    } else {
+        files::check_output(&args.output, out_kind, &messages, &input).map_err(Failure::output)?;
+        files::write(
+            &args.output,
+            out_kind,
+            &messages,
+            &output_options(&args.write),
+            progress,
+        )
+        .map_err(Failure::output)?;
+    }
     let bytes = std::fs::metadata(&args.output)?.len();
     Ok(Summary {
         input: args.input.clone(),

@@ -88,6 +88,9 @@ enum Source {
     Parquet(Box<arrow_sparse::parquet::ParquetReader>),
     /// A text or npz file, read whole when opened.
     Read(Box<TensorMessage>),
+    /// The tensors of the first sparse tensor column of a file of record
+    /// batches (IPC file / stream or Parquet table), read when opened.
+    Column(Vec<TensorMessage>),
 }
 
 /// An opened input file.
@@ -115,7 +118,14 @@ impl Input {
             .map_err(|e| in_file(path, e))
             .map_err(Failure::input)?
             .len();
+        let column = match kind {
+            FileKind::Arrow | FileKind::Parquet => crate::columns::read(path)
+                .map_err(Failure::input)?
+                .map(Source::Column),
+            _ => None,
+        };
         let source = match kind {
+            _ if column.is_some() => Ok(column.expect("checked")),
             FileKind::Arrow => open_arrow(path),
             FileKind::Parquet => open_parquet(path),
             FileKind::Mtx | FileKind::Tns | FileKind::Npz => {
@@ -138,6 +148,7 @@ impl Input {
             #[cfg(feature = "parquet")]
             Source::Parquet(_) => 1,
             Source::Read(_) => 1,
+            Source::Column(t) => t.len(),
         }
     }
 
@@ -148,6 +159,7 @@ impl Input {
             #[cfg(feature = "parquet")]
             Source::Parquet(r) => r.read(),
             Source::Read(m) => Ok((**m).clone()),
+            Source::Column(t) => Ok(t[i].clone()),
         }
         .map_err(Failure::input)
     }
@@ -191,6 +203,11 @@ impl Input {
                 m
             })
             .collect()
+    }
+
+    /// Whether the input is a file of record batches with a sparse tensor column.
+    pub fn is_column(&self) -> bool {
+        matches!(self.source, Source::Column(_))
     }
 
     /// The memory-mapped stream, for an Arrow input.

@@ -14,6 +14,23 @@ use crate::files::{FileKind, Input};
 
 /// The text of `inspect` (no trailing newline).
 pub fn text(input: &Input) -> Result<String, Failure> {
+    if input.is_column() {
+        let mut s = format!(
+            "{}: record batches with a sparse tensor column ({}), {} tensor(s), {} bytes",
+            input.path.display(),
+            if input.kind == FileKind::Parquet {
+                "Parquet table"
+            } else {
+                "Arrow IPC"
+            },
+            input.len(),
+            input.bytes
+        );
+        for i in 0..input.len() {
+            let _ = write!(s, "\n{}", dump::summary(i, &input.get(i)?, None));
+        }
+        return Ok(s);
+    }
     match input.kind {
         FileKind::Arrow => arrow_text(input),
         FileKind::Parquet => parquet_text(input),
@@ -25,6 +42,18 @@ pub fn text(input: &Input) -> Result<String, Failure> {
 /// object per tensor, see [`tensor_json`]) and, for a Parquet archive, `parquet`
 /// (rows, columns, compression, row groups).
 pub fn json(input: &Input) -> Result<Value, Failure> {
+    if input.is_column() {
+        let tensors = (0..input.len())
+            .map(|i| Ok(tensor_json(i, &input.get(i)?, None)))
+            .collect::<Result<Vec<_>, Failure>>()?;
+        return Ok(json!({
+            "file": input.path.display().to_string(),
+            "kind": "column",
+            "container": input.kind.name(),
+            "bytes": input.bytes,
+            "tensors": tensors,
+        }));
+    }
     let tensors = match input.kind {
         FileKind::Parquet => return parquet_json(input),
         FileKind::Arrow => arrow_json(input)?,

@@ -6,6 +6,7 @@
 //! reader and one writer per file kind, `convert` the conversion pipeline,
 //! `inspect` the summaries, `progress` the progress bar and `exit` the exit codes.
 
+mod columns;
 mod convert;
 mod exit;
 mod files;
@@ -35,7 +36,11 @@ File kinds follow the extension (any case):
   .mtx      Matrix Market (coordinate or array), one 2-D matrix
   .tns      FROSTT text tensor, one tensor
   .npz      scipy (csr, csc, coo) or pydata/sparse (COO, GCXS) npz, one tensor
-  other     stream of Arrow SparseTensor / Tensor IPC messages (.arrow), any number";
+  other     stream of Arrow SparseTensor / Tensor IPC messages (.arrow), any number
+An Arrow IPC file / stream or a Parquet table of record batches with a sparse
+tensor column (extension type arrow_sparse.coo/csr/csc/csf/gcs) is read as the
+tensors of its first such column (null rows skipped); convert --as-column
+writes one.";
 
 fn main_help() -> String {
     format!(
@@ -245,6 +250,13 @@ struct TargetArgs {
 /// Options of the output writers.
 #[derive(Args)]
 struct WriteArgs {
+    /// .arrow / .parquet output: one record batch with an `id` column and a
+    /// sparse tensor column `tensor` (extension type arrow_sparse.<format>; an
+    /// Arrow IPC file, or a Parquet table) instead of SparseTensor messages or an
+    /// archive. All tensors must share format, value / index types, ndim and dim
+    /// names; custom metadata is not kept.
+    #[arg(long)]
+    as_column: bool,
     /// .parquet output: rows per row group (default 1048576).
     #[arg(long)]
     row_group_size: Option<usize>,

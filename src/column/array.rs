@@ -1,0 +1,482 @@
+//! [`SparseTensorArray`]: a checked sparse tensor column whose rows are read as
+//! tensors without copying their buffers.
+
+use std::sync::Arc;
+
+use arrow_array::{
+    Array, ArrayRef, BooleanArray, FixedSizeListArray, Int64Array, LargeListArray, ListArray,
+    RecordBatch, StructArray,
+};
+use arrow_buffer::{Buffer, NullBuffer, OffsetBuffer};
+use arrow_schema::{Field, FieldRef};
+
+use super::meta::{Child, SparseTensorType};
+use crate::buffer::{IndexBuffer, ValueBuffer};
+use crate::error::{Error, Result};
+use crate::tensor::{
+    AnyCoo, AnyCsf, AnyCsx, AnyGcs, AnyTensor, CompressedAxis, CoordLayout, Format, Validation,
+};
+use crate::types::{IndexType, ValueType};
+
+/// A `FixedSizeList<int64>` child (shape, axis order, dimensions, partitioning).
+#[derive(Clone, Debug)]
+struct FixedCol {
+    name: String,
+    list: FixedSizeListArray,
+    values: Int64Array,
+    size: usize,
+}
+
+/// The offsets of a `List` or `LargeList` child.
+#[derive(Clone, Debug)]
+enum Offsets {
+    Small(OffsetBuffer<i32>),
+    Large(OffsetBuffer<i64>),
+}
+
+/// A `List<T>` child: the row offsets and the one buffer all rows slice.
+#[derive(Clone, Debug)]
+struct ListCol {
+    name: String,
+    offsets: Offsets,
+    nulls: Option<NullBuffer>,
+    /// The values child's data buffer, its offset and length in elements.
+    buffer: Buffer,
+    start: usize,
+    len: usize,
+    width: usize,
+}
+
+#[derive(Clone, Debug)]
+enum Col {
+    Fixed(FixedCol),
+    List(ListCol),
+    Bool(BooleanArray),
+}
+
+fn bad(name: &str, row: Option<usize>, detail: impl Into<String>) -> Error {
+    Error::invariant(format!("column child {name:?}"), row, detail)
+}
+
+impl FixedCol {
+    fn get(&self, row: usize) -> Result<Vec<usize>> {
+        if self.list.is_null(row) {
+            return Err(bad(&self.name, Some(row), "null in a non-null row"));
+        }
+        let start = row
+            .checked_mul(self.size)
+            .ok_or_else(|| bad(&self.name, Some(row), "offset overflow"))?;
+        let items = self
+            .values
+            .values()
+            .get(start..start.saturating_add(self.size))
+            .ok_or_else(|| bad(&self.name, Some(row), "row lies outside the values"))?;
+        items
+            .iter()
+            .map(|&x| {
+                usize::try_from(x).map_err(|_| {
+                    Error::shape(
+                        format!("{} of row {row}", self.name),
+                        "non-negative integers",
+                        x.to_string(),
+                    )
+                })
+            })
+            .collect()
+    }
+}
+
+impl ListCol {
+    fn new(name: &str, array: &ArrayRef) -> Result<Self> {
+        let (offsets, nulls, values) = if let Some(l) = array.as_any().downcast_ref::<ListArray>() {
+            (
+                Offsets::Small(l.offsets().clone()),
+                l.nulls().cloned(),
+                l.values().clone(),
+            )
+        } else if let Some(l) = array.as_any().downcast_ref::<LargeListArray>() {
+            (
+                Offsets::Large(l.offsets().clone()),
+                l.nulls().cloned(),
+                l.values().clone(),
+            )
+        } else {
+            return Err(bad(name, None, "is not a list array"));
+        };
+        if values.null_count() > 0 {
+            return Err(bad(name, None, "holds null elements"));
+        }
+        let data = values.to_data();
+        let width = values
+            .data_type()
+            .primitive_width()
+            .ok_or_else(|| bad(name, None, "elements are not primitive"))?;
+        let buffer = match data.buffers().first() {
+            Some(b) => b.clone(),
+            None if data.is_empty() => Buffer::from_vec(Vec::<u8>::new()),
+            None => return Err(bad(name, None, "has no data buffer")),
+        };
+        Ok(ListCol {
+            name: name.to_string(),
+            offsets,
+            nulls,
+            buffer,
+            start: data.offset(),
+            len: data.len(),
+            width,
+        })
+    }
+
+    /// The element range of `row` in the values child.
+    fn range(&self, row: usize) -> Result<(usize, usize)> {
+        if self.nulls.as_ref().is_some_and(|n| n.is_null(row)) {
+            return Err(bad(&self.name, Some(row), "null list in a non-null row"));
+        }
+        let (a, b) = match &self.offsets {
+            Offsets::Small(o) => (
+                o.get(row).map(|&x| x as i64),
+                o.get(row + 1).map(|&x| x as i64),
+            ),
+            Offsets::Large(o) => (o.get(row).copied(), o.get(row + 1).copied()),
+        };
+        let (Some(a), Some(b)) = (a, b) else {
+            return Err(bad(&self.name, Some(row), "row beyond the offsets"));
+        };
+        match (usize::try_from(a), usize::try_from(b)) {
+            (Ok(a), Ok(b)) if a <= b && b <= self.len => Ok((a, b)),
+            _ => Err(bad(
+                &self.name,
+                Some(row),
+                format!("offsets {a}..{b} do not lie in 0..{}", self.len),
+            )),
+        }
+    }
+
+    fn byte_offset(&self, start: usize) -> usize {
+        (self.start + start) * self.width
+    }
+
+    fn index(&self, row: usize, ty: IndexType) -> Result<IndexBuffer> {
+        let (a, b) = self.range(row)?;
+        IndexBuffer::from_body(
+            ty,
+            &self.buffer,
+            self.byte_offset(a),
+            b - a,
+            &self.name,
+            false,
+        )
+    }
+
+    fn values(&self, row: usize, ty: ValueType) -> Result<ValueBuffer> {
+        let (a, b) = self.range(row)?;
+        ValueBuffer::from_body(
+            ty,
+            &self.buffer,
+            self.byte_offset(a),
+            b - a,
+            &self.name,
+            false,
+        )
+    }
+}
+
+/// A sparse tensor column: an Arrow `StructArray` of the storage layout of
+/// `format/SPEC.md` section 10 together with its [`SparseTensorType`].
+///
+/// Built from tensors with [`from_tensors`](Self::from_tensors) /
+/// [`from_rows`](Self::from_rows), or from a column read from a file with
+/// [`try_new`](Self::try_new) (which validates every row once). Rows come back
+/// with [`value`](Self::value): the tensor's buffers are zero-copy slices of the
+/// column's child buffers.
+#[derive(Clone, Debug)]
+pub struct SparseTensorArray {
+    ty: SparseTensorType,
+    array: StructArray,
+    cols: Vec<Col>,
+    /// The validation `value` applies (rows already checked by `try_new` are
+    /// rebuilt with the O(1) checks only).
+    validation: Validation,
+}
+
+impl SparseTensorArray {
+    /// A column holding `tensors` (no null rows). Its type is
+    /// [`SparseTensorType::infer`]red from them: they must share format, value
+    /// and index types, number of dimensions and dimension names (and, for GCS,
+    /// the compressed axis). Fails on an empty input (use [`from_rows`](Self::from_rows)).
+    pub fn from_tensors<'a>(tensors: impl IntoIterator<Item = &'a AnyTensor>) -> Result<Self> {
+        let tensors: Vec<&AnyTensor> = tensors.into_iter().collect();
+        let ty = SparseTensorType::infer(tensors.iter().copied())?;
+        Self::from_rows(&ty, tensors.into_iter().map(Some))
+    }
+
+    /// A column of type `ty` holding `rows` (`None` is a null row).
+    pub fn from_rows<'a>(
+        ty: &SparseTensorType,
+        rows: impl IntoIterator<Item = Option<&'a AnyTensor>>,
+    ) -> Result<Self> {
+        let array = super::write::build(ty, rows)?;
+        // built from tensors that passed their constructors: O(1) checks suffice
+        Self::resolve(ty.clone(), array, Validation::Trusted)
+    }
+
+    /// Check a column read from a file or received from another library: the
+    /// field's extension name and metadata, the storage type, and every non-null
+    /// row through its format's validating constructor (O(total size)).
+    ///
+    /// Errors: [`Error::Type`] / [`Error::Parse`] for the field and its metadata,
+    /// [`Error::Row`] (with the row number and the constructor's error, e.g.
+    /// [`Error::Length`] or [`Error::IndexOutOfBounds`]) for a row that is not a
+    /// valid tensor.
+    pub fn try_new(field: &Field, array: &ArrayRef) -> Result<Self> {
+        Self::try_new_with(field, array, Validation::Full)
+    }
+
+    /// As [`try_new`](Self::try_new); with [`Validation::Trusted`] the O(nnz)
+    /// pass over each row is skipped (only lengths and offsets are checked).
+    pub fn try_new_with(field: &Field, array: &ArrayRef, validation: Validation) -> Result<Self> {
+        let ty = SparseTensorType::from_field(field)?;
+        let array = array
+            .as_any()
+            .downcast_ref::<StructArray>()
+            .ok_or_else(|| Error::Type {
+                what: format!("array of column {:?}", field.name()),
+                expected: "a struct array".into(),
+                found: array.data_type().to_string(),
+            })?
+            .clone();
+        ty.check_storage(field.name(), array.data_type())?;
+        let column = Self::resolve(ty, array, validation)?;
+        for row in (0..column.len()).filter(|&r| column.array.is_valid(r)) {
+            column.build(row, validation)?;
+        }
+        Ok(Self {
+            validation: Validation::Trusted,
+            ..column
+        })
+    }
+
+    /// The sparse tensor column named `name` of a record batch, checked as by
+    /// [`try_new`](Self::try_new).
+    pub fn from_batch(batch: &RecordBatch, name: &str) -> Result<Self> {
+        let schema = batch.schema();
+        let (i, field) = schema
+            .column_with_name(name)
+            .ok_or_else(|| Error::Unsupported(format!("no column named {name:?}")))?;
+        Self::try_new(field, batch.column(i))
+    }
+
+    fn resolve(ty: SparseTensorType, array: StructArray, validation: Validation) -> Result<Self> {
+        let mut cols = Vec::new();
+        for (name, child) in ty.children() {
+            let a = array
+                .column_by_name(&name)
+                .ok_or_else(|| bad(&name, None, "is missing"))?;
+            cols.push(match child {
+                Child::Fixed(size) => {
+                    let list = a
+                        .as_any()
+                        .downcast_ref::<FixedSizeListArray>()
+                        .ok_or_else(|| bad(&name, None, "is not a fixed-size list"))?
+                        .clone();
+                    let values = list
+                        .values()
+                        .as_any()
+                        .downcast_ref::<Int64Array>()
+                        .ok_or_else(|| bad(&name, None, "is not a list of int64"))?
+                        .clone();
+                    if values.null_count() > 0 {
+                        return Err(bad(&name, None, "holds null elements"));
+                    }
+                    Col::Fixed(FixedCol {
+                        name,
+                        list,
+                        values,
+                        size,
+                    })
+                }
+                Child::List(_) => Col::List(ListCol::new(&name, a)?),
+                Child::Bool => Col::Bool(
+                    a.as_any()
+                        .downcast_ref::<BooleanArray>()
+                        .ok_or_else(|| bad(&name, None, "is not boolean"))?
+                        .clone(),
+                ),
+            });
+        }
+        Ok(SparseTensorArray {
+            ty,
+            array,
+            cols,
+            validation,
+        })
+    }
+
+    /// The column's type.
+    pub fn data_type(&self) -> &SparseTensorType {
+        &self.ty
+    }
+    /// Number of rows.
+    pub fn len(&self) -> usize {
+        self.array.len()
+    }
+    /// Whether the column has no rows.
+    pub fn is_empty(&self) -> bool {
+        self.array.is_empty()
+    }
+    /// Whether row `i` is null.
+    pub fn is_null(&self, i: usize) -> bool {
+        self.array.is_null(i)
+    }
+    /// The storage struct array.
+    pub fn storage(&self) -> &StructArray {
+        &self.array
+    }
+    /// The storage as an [`ArrayRef`], for a `RecordBatch`.
+    pub fn into_array(self) -> ArrayRef {
+        Arc::new(self.array)
+    }
+    /// A nullable field of this column's extension type named `name`.
+    pub fn field(&self, name: &str) -> Field {
+        self.ty.field(name)
+    }
+    /// As [`field`](Self::field), shared.
+    pub fn field_ref(&self, name: &str) -> FieldRef {
+        Arc::new(self.field(name))
+    }
+
+    /// Row `i` as a tensor (`None` for a null row), its buffers zero-copy slices
+    /// of the column's child buffers (copied only if misaligned).
+    pub fn value(&self, i: usize) -> Result<Option<AnyTensor>> {
+        if i >= self.len() {
+            return Err(Error::IndexOutOfBounds {
+                buffer: "rows of the sparse tensor column".into(),
+                position: i,
+                value: i as i128,
+                bound: self.len() as u64,
+            });
+        }
+        if self.array.is_null(i) {
+            return Ok(None);
+        }
+        self.build(i, self.validation).map(Some)
+    }
+
+    /// Every row, in order.
+    pub fn iter(&self) -> impl Iterator<Item = Result<Option<AnyTensor>>> + '_ {
+        (0..self.len()).map(|i| self.value(i))
+    }
+
+    fn fixed(&self, k: usize, row: usize) -> Result<Vec<usize>> {
+        match &self.cols[k] {
+            Col::Fixed(c) => c.get(row),
+            _ => Err(bad("?", None, "internal child mismatch")),
+        }
+    }
+
+    fn list(&self, k: usize) -> Result<&ListCol> {
+        match &self.cols[k] {
+            Col::List(c) => Ok(c),
+            _ => Err(bad("?", None, "internal child mismatch")),
+        }
+    }
+
+    fn index(&self, k: usize, row: usize) -> Result<IndexBuffer> {
+        self.list(k)?.index(row, self.ty.index_type())
+    }
+
+    fn indptr(&self, k: usize, row: usize) -> Result<IndexBuffer> {
+        let ty = self.ty.indptr_type().unwrap_or(self.ty.index_type());
+        self.list(k)?.index(row, ty)
+    }
+
+    fn values(&self, k: usize, row: usize) -> Result<ValueBuffer> {
+        self.list(k)?.values(row, self.ty.value_type())
+    }
+
+    /// Row `row` (not null) through its format's constructor.
+    fn build(&self, row: usize, v: Validation) -> Result<AnyTensor> {
+        self.build_row(row, v).map_err(|e| Error::Row {
+            row,
+            source: Box::new(e),
+        })
+    }
+
+    fn build_row(&self, row: usize, v: Validation) -> Result<AnyTensor> {
+        let ty = &self.ty;
+        let shape = self.fixed(0, row)?;
+        let names = ty.dim_names().to_vec();
+        Ok(match ty.format() {
+            Format::Coo => {
+                let canonical = match &self.cols[3] {
+                    Col::Bool(b) if b.is_valid(row) => b.value(row),
+                    _ => return Err(bad("canonical", Some(row), "null in a non-null row")),
+                };
+                AnyTensor::Coo(AnyCoo::try_new(
+                    shape,
+                    self.index(1, row)?,
+                    CoordLayout::RowMajor,
+                    self.values(2, row)?,
+                    canonical,
+                    names,
+                    v,
+                )?)
+            }
+            Format::Csr | Format::Csc => {
+                let axis = if ty.format() == Format::Csr {
+                    CompressedAxis::Row
+                } else {
+                    CompressedAxis::Column
+                };
+                AnyTensor::Csx(AnyCsx::try_new(
+                    axis,
+                    shape,
+                    self.indptr(1, row)?,
+                    self.index(2, row)?,
+                    self.values(3, row)?,
+                    names,
+                    v,
+                )?)
+            }
+            Format::Csf => {
+                let n = ty.ndim();
+                let order = match ty.axis_order() {
+                    Some(o) => o.to_vec(),
+                    None => self.fixed(2 * n + 1, row)?,
+                };
+                let indptr = (0..n - 1)
+                    .map(|l| self.indptr(1 + l, row))
+                    .collect::<Result<_>>()?;
+                let indices = (0..n)
+                    .map(|l| self.index(n + l, row))
+                    .collect::<Result<_>>()?;
+                AnyTensor::Csf(AnyCsf::try_new(
+                    shape,
+                    order,
+                    indptr,
+                    indices,
+                    self.values(2 * n, row)?,
+                    names,
+                    v,
+                )?)
+            }
+            _ => {
+                let per_row = match ty.gcs_map() {
+                    Some(_) => None,
+                    None => Some((self.fixed(4, row)?, self.fixed(5, row)?)),
+                };
+                let map = ty.gcs_dim_map(shape, per_row)?;
+                let matrix = AnyCsx::try_new(
+                    ty.compressed_axis().unwrap_or_default(),
+                    map.reduced_shape().to_vec(),
+                    self.indptr(1, row)?,
+                    self.index(2, row)?,
+                    self.values(3, row)?,
+                    vec![],
+                    v,
+                )?;
+                AnyTensor::Gcs(AnyGcs::try_new(map, matrix, names)?)
+            }
+        })
+    }
+}

@@ -1,0 +1,226 @@
+//! Files of record batches holding sparse tensor columns: Arrow IPC files and
+//! streams (arrow-ipc's `FileWriter` / `FileReader` / `StreamReader`) and, with the
+//! `parquet` feature, Parquet tables (the parquet crate's `ArrowWriter` and
+//! reader; the extension type survives through the Arrow schema Parquet stores).
+//!
+//! These are thin conveniences over the standard writers and readers, which work
+//! on such batches directly.
+
+use std::fs::File;
+use std::io::{BufReader, Read};
+use std::path::Path;
+
+use arrow_array::RecordBatch;
+use arrow_schema::SchemaRef;
+
+use super::{sparse_columns, SparseTensorArray};
+use crate::error::{Error, Result};
+use crate::tensor::AnyTensor;
+
+/// What a file holds, judged from its first bytes (and its name for Parquet).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum FileKind {
+    /// Arrow `SparseTensor` / `Tensor` messages (what [`crate::ipc`] reads), or
+    /// something else: the tensor reader reports the problem.
+    TensorMessages,
+    /// An Arrow IPC file of record batches (`ARROW1` magic).
+    IpcFile,
+    /// An Arrow IPC stream of record batches (starts with a Schema message).
+    IpcStream,
+    /// A Parquet file (`.parquet`): a table, or an arrow-sparse archive.
+    Parquet,
+}
+
+/// Largest Schema message this probe reads.
+const MAX_SCHEMA: usize = 16 << 20;
+
+/// Tell files of record batches from files of tensor messages.
+pub fn detect(path: &Path) -> Result<FileKind> {
+    let is_parquet = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| e.eq_ignore_ascii_case("parquet"));
+    if is_parquet {
+        return Ok(FileKind::Parquet);
+    }
+    let mut f = File::open(path)?;
+    let mut head = [0u8; 8];
+    let n = read_up_to(&mut f, &mut head)?;
+    if n >= 6 && &head[..6] == b"ARROW1" {
+        return Ok(FileKind::IpcFile);
+    }
+    if n < 8 {
+        return Ok(FileKind::TensorMessages);
+    }
+    // an encapsulated message: [0xFFFFFFFF] int32 length, flatbuffer (or the
+    // pre-1.0 form without the continuation marker)
+    let word = |b: &[u8]| i32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+    let (len, carried) = if head[..4] == [0xFF; 4] {
+        (word(&head[4..]), &head[8..])
+    } else {
+        (word(&head[..4]), &head[4..])
+    };
+    let Some(len) = usize::try_from(len).ok().filter(|&l| l <= MAX_SCHEMA) else {
+        return Ok(FileKind::TensorMessages);
+    };
+    let mut meta = vec![0u8; len];
+    let k = carried.len().min(len);
+    meta[..k].copy_from_slice(&carried[..k]);
+    if read_up_to(&mut f, &mut meta[k..])? < len - k {
+        return Ok(FileKind::TensorMessages);
+    }
+    let header = arrow_ipc::root_as_message(&meta)
+        .ok()
+        .map(|m| m.header_type());
+    Ok(if header == Some(arrow_ipc::MessageHeader::Schema) {
+        FileKind::IpcStream
+    } else {
+        FileKind::TensorMessages
+    })
+}
+
+fn read_up_to(f: &mut File, buf: &mut [u8]) -> Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match f.read(&mut buf[n..])? {
+            0 => break,
+            k => n += k,
+        }
+    }
+    Ok(n)
+}
+
+/// Every record batch of an Arrow IPC file or stream, or of a Parquet file read as
+/// a table, with its schema.
+pub fn read_batches(path: &Path) -> Result<(SchemaRef, Vec<RecordBatch>)> {
+    match detect(path)? {
+        FileKind::IpcFile => {
+            let r = arrow_ipc::reader::FileReader::try_new(File::open(path)?, None)?;
+            let schema = r.schema();
+            Ok((schema, r.collect::<Result<_, _>>()?))
+        }
+        FileKind::IpcStream => {
+            let r =
+                arrow_ipc::reader::StreamReader::try_new(BufReader::new(File::open(path)?), None)?;
+            let schema = r.schema();
+            Ok((schema, r.collect::<Result<_, _>>()?))
+        }
+        FileKind::Parquet => read_parquet(path),
+        FileKind::TensorMessages => Err(Error::Unsupported(format!(
+            "{} is not a file of record batches (Arrow IPC file / stream or Parquet)",
+            path.display()
+        ))),
+    }
+}
+
+#[cfg(feature = "parquet")]
+fn read_parquet(path: &Path) -> Result<(SchemaRef, Vec<RecordBatch>)> {
+    let b =
+        parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(File::open(path)?)?;
+    let schema = b.schema().clone();
+    let batches = b.build()?.collect::<Result<_, _>>()?;
+    Ok((schema, batches))
+}
+
+#[cfg(not(feature = "parquet"))]
+fn read_parquet(_: &Path) -> Result<(SchemaRef, Vec<RecordBatch>)> {
+    Err(Error::Unsupported(
+        "Parquet (arrow-sparse was built without the parquet feature)".into(),
+    ))
+}
+
+/// Whether a Parquet file is a table with a sparse tensor column (rather than an
+/// arrow-sparse archive of one tensor).
+#[cfg(feature = "parquet")]
+fn parquet_has_column(path: &Path) -> Result<bool> {
+    let b =
+        parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(File::open(path)?)?;
+    Ok(!sparse_columns(b.schema()).is_empty())
+}
+
+#[cfg(not(feature = "parquet"))]
+fn parquet_has_column(_: &Path) -> Result<bool> {
+    Ok(false)
+}
+
+/// The tensors of the first sparse tensor column of a file of record batches, in
+/// row order (null rows skipped), every row validated; `None` when the file holds
+/// tensor messages or is an arrow-sparse Parquet archive. This is how the CLI
+/// reads its inputs.
+pub fn read_tensors(path: &Path) -> Result<Option<Vec<AnyTensor>>> {
+    match detect(path)? {
+        FileKind::TensorMessages => return Ok(None),
+        FileKind::Parquet if !parquet_has_column(path)? => return Ok(None),
+        _ => {}
+    }
+    let (schema, batches) = read_batches(path)?;
+    let Some(&col) = sparse_columns(&schema).first() else {
+        return Err(Error::Unsupported(format!(
+            "{} has no arrow_sparse.* column",
+            path.display()
+        )));
+    };
+    let mut out = Vec::new();
+    for batch in &batches {
+        let array = SparseTensorArray::try_new(schema.field(col), batch.column(col))?;
+        for t in array.iter() {
+            out.extend(t?);
+        }
+    }
+    Ok(Some(out))
+}
+
+/// Write record batches to `path` atomically (temporary file + rename): a Parquet
+/// file (zstd) when the name ends in `.parquet`, else an Arrow IPC file.
+pub fn write_batches(path: &Path, schema: SchemaRef, batches: &[RecordBatch]) -> Result<()> {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+    if detect_name_parquet(path) {
+        write_parquet(tmp.as_file_mut(), schema, batches)?;
+    } else {
+        let mut w = arrow_ipc::writer::FileWriter::try_new(
+            std::io::BufWriter::new(tmp.as_file_mut()),
+            &schema,
+        )?;
+        for b in batches {
+            w.write(b)?;
+        }
+        w.finish()?;
+        std::io::Write::flush(w.get_mut())?;
+    }
+    tmp.as_file().sync_all()?;
+    tmp.persist(path).map_err(|e| Error::Io(e.error))?;
+    Ok(())
+}
+
+fn detect_name_parquet(path: &Path) -> bool {
+    path.extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| e.eq_ignore_ascii_case("parquet"))
+}
+
+#[cfg(feature = "parquet")]
+fn write_parquet(file: &mut File, schema: SchemaRef, batches: &[RecordBatch]) -> Result<()> {
+    use parquet::basic::{Compression, ZstdLevel};
+    use parquet::file::properties::WriterProperties;
+    let props = WriterProperties::builder()
+        .set_compression(Compression::ZSTD(ZstdLevel::default()))
+        .build();
+    let mut w = parquet::arrow::ArrowWriter::try_new(file, schema, Some(props))?;
+    for b in batches {
+        w.write(b)?;
+    }
+    w.close()?;
+    Ok(())
+}
+
+#[cfg(not(feature = "parquet"))]
+fn write_parquet(_: &mut File, _: SchemaRef, _: &[RecordBatch]) -> Result<()> {
+    Err(Error::Unsupported(
+        "Parquet (arrow-sparse was built without the parquet feature)".into(),
+    ))
+}

@@ -1,0 +1,592 @@
+//! [`SparseTensorType`]: the constants of a sparse tensor column, their JSON form in
+//! `ARROW:extension:metadata`, and the storage type they imply.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use arrow_schema::{DataType, Field, Fields};
+use serde_json::{json, Map, Value as J};
+
+use crate::dims::DimMap;
+use crate::error::{Error, Result};
+use crate::ipc::extension::{EXTENSION_METADATA, EXTENSION_NAME};
+use crate::tensor::validate::check_permutation;
+use crate::tensor::{AnyTensor, CompressedAxis, Format};
+use crate::types::{IndexType, ValueType};
+
+/// Extension name of COO columns.
+pub const COO_NAME: &str = "arrow_sparse.coo";
+/// Extension name of CSR columns.
+pub const CSR_NAME: &str = "arrow_sparse.csr";
+/// Extension name of CSC columns.
+pub const CSC_NAME: &str = "arrow_sparse.csc";
+/// Extension name of CSF columns.
+pub const CSF_NAME: &str = "arrow_sparse.csf";
+/// Extension name of GCS columns.
+pub const GCS_NAME: &str = "arrow_sparse.gcs";
+/// The column metadata version this crate writes and reads.
+pub const VERSION: u64 = 1;
+/// Most dimensions a column may declare (bounds the children a reader expects).
+const MAX_NDIM: usize = 256;
+
+/// The format a column extension name stands for.
+pub(crate) fn format_of(name: &str) -> Option<Format> {
+    Some(match name {
+        COO_NAME => Format::Coo,
+        CSR_NAME => Format::Csr,
+        CSC_NAME => Format::Csc,
+        CSF_NAME => Format::Csf,
+        GCS_NAME => Format::Gcs,
+        _ => return None,
+    })
+}
+
+/// What a child of the storage struct holds.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Child {
+    /// `FixedSizeList<int64>[n]`, one per row.
+    Fixed(usize),
+    /// `List<T>` (or `LargeList<T>` when read) of a primitive type.
+    List(DataType),
+    /// `Boolean`, one per row.
+    Bool,
+}
+
+/// The constants of a sparse tensor column: format, element types, number and
+/// names of dimensions, and (when all rows share them) the CSF axis order or the
+/// GCS dimension map. Stored as the JSON of `ARROW:extension:metadata`
+/// (`format/SPEC.md` section 10.2).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SparseTensorType {
+    format: Format,
+    ndim: usize,
+    value_type: ValueType,
+    index_type: IndexType,
+    indptr_type: Option<IndexType>,
+    dim_names: Vec<String>,
+    axis_order: Option<Vec<usize>>,
+    compressed_axis: Option<CompressedAxis>,
+    map: Option<(Vec<usize>, Vec<usize>)>,
+}
+
+fn parse_err(detail: impl Into<String>) -> Error {
+    Error::Parse {
+        what: "sparse tensor column metadata".into(),
+        detail: detail.into(),
+    }
+}
+
+fn mismatch(row: usize, what: &str, expected: String, found: String) -> Error {
+    Error::Row {
+        row,
+        source: Box::new(Error::Type {
+            what: format!("{what} of a tensor in this column"),
+            expected,
+            found,
+        }),
+    }
+}
+
+impl SparseTensorType {
+    /// The type of a column holding `tensors`: format, element types, number of
+    /// dimensions and dimension names of the first one (the others must agree),
+    /// and the CSF axis order / GCS map when every tensor has the same (otherwise
+    /// they become per-row children). Dense and DM tensors cannot be stored (use
+    /// `arrow.fixed_shape_tensor` for dense data; convert DM tensors first).
+    pub fn infer<'a>(tensors: impl IntoIterator<Item = &'a AnyTensor>) -> Result<Self> {
+        let mut it = tensors.into_iter();
+        let first = it.next().ok_or_else(|| {
+            Error::Unsupported(
+                "inferring the type of an empty column (use SparseTensorArray::from_rows)".into(),
+            )
+        })?;
+        let mut ty = Self::of(first)?;
+        for (row, t) in it.enumerate() {
+            if ty.axis_order.as_deref() != t.axis_order() {
+                ty.axis_order = None;
+            }
+            if let (Some((d, p)), AnyTensor::Gcs(g)) = (&ty.map, t) {
+                if d != g.map().dimensions() || p != g.map().partitioning() {
+                    ty.map = None;
+                }
+            }
+            ty.check(t, row + 1)?;
+        }
+        Ok(ty)
+    }
+
+    /// The type of a column of tensors like `tensor` (with its axis order / map as
+    /// column constants).
+    pub fn of(tensor: &AnyTensor) -> Result<Self> {
+        let format = tensor.format();
+        let (index_type, indptr_type) = match tensor {
+            AnyTensor::Coo(c) => (c.index_type(), None),
+            AnyTensor::Csx(c) => (c.index_type(), Some(c.indptr_type())),
+            AnyTensor::Csf(c) => (c.index_type(), Some(c.indptr_type())),
+            AnyTensor::Gcs(g) => (g.index_type(), Some(g.matrix().indptr_type())),
+            other => {
+                return Err(Error::Unsupported(format!(
+                    "{} tensors in a sparse tensor column (convert to coo, csr, csc, csf or gcs; dense data has arrow.fixed_shape_tensor)",
+                    other.format()
+                )))
+            }
+        };
+        let (compressed_axis, map) = match tensor {
+            AnyTensor::Gcs(g) => (
+                Some(g.matrix().axis()),
+                Some((
+                    g.map().dimensions().to_vec(),
+                    g.map().partitioning().to_vec(),
+                )),
+            ),
+            _ => (None, None),
+        };
+        let ty = SparseTensorType {
+            format,
+            ndim: tensor.shape().len(),
+            value_type: tensor.value_type(),
+            index_type,
+            indptr_type,
+            dim_names: tensor.dim_names().to_vec(),
+            axis_order: tensor.axis_order().map(<[usize]>::to_vec),
+            compressed_axis,
+            map,
+        };
+        ty.check_ndim()?;
+        Ok(ty)
+    }
+
+    /// Error unless `tensor` can be row `row` of a column of this type.
+    pub(crate) fn check(&self, tensor: &AnyTensor, row: usize) -> Result<()> {
+        let other = Self::of(tensor).map_err(|e| Error::Row {
+            row,
+            source: Box::new(e),
+        })?;
+        if self.format != other.format
+            || self.ndim != other.ndim
+            || self.value_type != other.value_type
+            || self.index_type != other.index_type
+            || self.indptr_type != other.indptr_type
+            || self.dim_names != other.dim_names
+        {
+            let fields: [(&str, String, String); 6] = [
+                ("format", self.format.to_string(), other.format.to_string()),
+                ("ndim", self.ndim.to_string(), other.ndim.to_string()),
+                (
+                    "value type",
+                    self.value_type.to_string(),
+                    other.value_type.to_string(),
+                ),
+                (
+                    "index type",
+                    self.index_type.to_string(),
+                    other.index_type.to_string(),
+                ),
+                (
+                    "indptr type",
+                    format!("{:?}", self.indptr_type),
+                    format!("{:?}", other.indptr_type),
+                ),
+                (
+                    "dim names",
+                    format!("{:?}", self.dim_names),
+                    format!("{:?}", other.dim_names),
+                ),
+            ];
+            if let Some((what, a, b)) = fields.into_iter().find(|(_, a, b)| a != b) {
+                return Err(mismatch(row, what, a, b));
+            }
+        }
+        if self.compressed_axis != other.compressed_axis {
+            return Err(mismatch(
+                row,
+                "GCS compressed axis",
+                format!("{:?}", self.compressed_axis),
+                format!("{:?}", other.compressed_axis),
+            ));
+        }
+        if self.axis_order.is_some() && self.axis_order != other.axis_order {
+            return Err(mismatch(
+                row,
+                "CSF axis order (a column constant)",
+                format!("{:?}", self.axis_order),
+                format!("{:?}", other.axis_order),
+            ));
+        }
+        if self.map.is_some() && self.map != other.map {
+            return Err(mismatch(
+                row,
+                "GCS dimensions and partitioning (column constants)",
+                format!("{:?}", self.map),
+                format!("{:?}", other.map),
+            ));
+        }
+        Ok(())
+    }
+
+    fn check_ndim(&self) -> Result<()> {
+        let ok = match self.format {
+            Format::Csr | Format::Csc => self.ndim == 2,
+            Format::Csf => self.ndim >= 2,
+            _ => self.ndim >= 1,
+        };
+        if !ok || self.ndim > MAX_NDIM {
+            return Err(Error::shape(
+                format!("{} column", self.extension_name()),
+                format!("a number of dimensions the format allows (at most {MAX_NDIM})"),
+                format!("ndim {}", self.ndim),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The storage format of every row.
+    pub fn format(&self) -> Format {
+        self.format
+    }
+    /// The number of dimensions of every row.
+    pub fn ndim(&self) -> usize {
+        self.ndim
+    }
+    /// The value type.
+    pub fn value_type(&self) -> ValueType {
+        self.value_type
+    }
+    /// The type of coordinates / indices.
+    pub fn index_type(&self) -> IndexType {
+        self.index_type
+    }
+    /// The type of indptr (CSR, CSC, CSF, GCS).
+    pub fn indptr_type(&self) -> Option<IndexType> {
+        self.indptr_type
+    }
+    /// One name per dimension (`""` where unnamed).
+    pub fn dim_names(&self) -> &[String] {
+        &self.dim_names
+    }
+    /// CSF: the axis order shared by every row, `None` when it is per row.
+    pub fn axis_order(&self) -> Option<&[usize]> {
+        self.axis_order.as_deref()
+    }
+    /// GCS: the compressed axis of the reduced matrices.
+    pub fn compressed_axis(&self) -> Option<CompressedAxis> {
+        self.compressed_axis
+    }
+    /// GCS: the `(dimensions, partitioning)` shared by every row, `None` when per row.
+    pub fn gcs_map(&self) -> Option<(&[usize], &[usize])> {
+        self.map.as_ref().map(|(d, p)| (&d[..], &p[..]))
+    }
+
+    /// The extension name (`arrow_sparse.coo`, ...).
+    pub fn extension_name(&self) -> &'static str {
+        match self.format {
+            Format::Coo => COO_NAME,
+            Format::Csr => CSR_NAME,
+            Format::Csc => CSC_NAME,
+            Format::Csf => CSF_NAME,
+            _ => GCS_NAME,
+        }
+    }
+
+    /// The `ARROW:extension:metadata` JSON (compact, keys sorted).
+    pub fn metadata_json(&self) -> String {
+        let mut m = Map::new();
+        m.insert("version".into(), json!(VERSION));
+        m.insert("ndim".into(), json!(self.ndim));
+        m.insert("value_type".into(), json!(self.value_type.name()));
+        m.insert("index_type".into(), json!(self.index_type.name()));
+        if let Some(p) = self.indptr_type {
+            m.insert("indptr_type".into(), json!(p.name()));
+        }
+        m.insert("dim_names".into(), json!(self.dim_names));
+        if let Some(order) = &self.axis_order {
+            m.insert("axis_order".into(), json!(order));
+        }
+        if let Some(axis) = self.compressed_axis {
+            let name = match axis {
+                CompressedAxis::Row => "row",
+                CompressedAxis::Column => "column",
+            };
+            m.insert("compressed_axis".into(), json!(name));
+        }
+        if let Some((d, p)) = &self.map {
+            m.insert("dimensions".into(), json!(d));
+            m.insert("partitioning".into(), json!(p));
+        }
+        J::Object(m).to_string()
+    }
+
+    /// The children of the storage struct, in the order they are written.
+    pub(crate) fn children(&self) -> Vec<(String, Child)> {
+        let n = self.ndim;
+        let index = Child::List(index_data_type(self.index_type));
+        let indptr = Child::List(index_data_type(self.indptr_type.unwrap_or(self.index_type)));
+        let values = Child::List(self.value_type.data_type());
+        let mut c = vec![("shape".to_string(), Child::Fixed(n))];
+        match self.format {
+            Format::Coo => {
+                c.push(("coords".into(), index));
+                c.push(("values".into(), values));
+                c.push(("canonical".into(), Child::Bool));
+            }
+            Format::Csf => {
+                c.extend((0..n - 1).map(|l| (format!("indptr_{l}"), indptr.clone())));
+                c.extend((0..n).map(|l| (format!("indices_{l}"), index.clone())));
+                c.push(("values".into(), values));
+                if self.axis_order.is_none() {
+                    c.push(("axis_order".into(), Child::Fixed(n)));
+                }
+            }
+            _ => {
+                c.push(("indptr".into(), indptr));
+                c.push(("indices".into(), index));
+                c.push(("values".into(), values));
+                if self.format == Format::Gcs && self.map.is_none() {
+                    c.push(("dimensions".into(), Child::Fixed(n)));
+                    c.push(("partitioning".into(), Child::Fixed(1)));
+                }
+            }
+        }
+        c
+    }
+
+    /// The Arrow storage type: a struct of the children above (none nullable).
+    pub fn storage_type(&self) -> DataType {
+        let fields: Fields = self
+            .children()
+            .into_iter()
+            .map(|(name, child)| Field::new(name, child_type(&child), false))
+            .collect();
+        DataType::Struct(fields)
+    }
+
+    /// A nullable field of this extension type named `name`.
+    pub fn field(&self, name: &str) -> Field {
+        Field::new(name, self.storage_type(), true).with_metadata(HashMap::from([
+            (
+                EXTENSION_NAME.to_string(),
+                self.extension_name().to_string(),
+            ),
+            (EXTENSION_METADATA.to_string(), self.metadata_json()),
+        ]))
+    }
+
+    /// Parse the type of a field: its extension name and metadata, checked against
+    /// its storage type. Errors: [`Error::Type`] for a field that is not a sparse
+    /// tensor column or whose storage does not match, [`Error::Parse`] for bad
+    /// metadata.
+    pub fn from_field(field: &Field) -> Result<Self> {
+        let name = field
+            .metadata()
+            .get(EXTENSION_NAME)
+            .map(String::as_str)
+            .unwrap_or("");
+        let format = format_of(name).ok_or_else(|| Error::Type {
+            what: format!("extension type of column {:?}", field.name()),
+            expected: "arrow_sparse.coo, .csr, .csc, .csf or .gcs".into(),
+            found: if name.is_empty() {
+                "no extension name".into()
+            } else {
+                name.into()
+            },
+        })?;
+        let text = field
+            .metadata()
+            .get(EXTENSION_METADATA)
+            .ok_or_else(|| parse_err(format!("{EXTENSION_METADATA} is missing")))?;
+        let ty = Self::parse(format, text)?;
+        ty.check_storage(field.name(), field.data_type())?;
+        Ok(ty)
+    }
+
+    fn parse(format: Format, text: &str) -> Result<Self> {
+        let v: J =
+            serde_json::from_str(text).map_err(|e| parse_err(format!("invalid JSON: {e}")))?;
+        let o = v
+            .as_object()
+            .ok_or_else(|| parse_err("the metadata must be a JSON object"))?;
+        let get = |k: &str| o.get(k).ok_or_else(|| parse_err(format!("missing {k:?}")));
+        let string = |k: &str| {
+            get(k)?
+                .as_str()
+                .ok_or_else(|| parse_err(format!("{k} must be a string")))
+        };
+        let usizes = |k: &str| -> Result<Option<Vec<usize>>> {
+            match o.get(k) {
+                None => Ok(None),
+                Some(J::Array(a)) if a.len() <= MAX_NDIM => a
+                    .iter()
+                    .map(|x| {
+                        x.as_u64()
+                            .and_then(|x| usize::try_from(x).ok())
+                            .ok_or_else(|| {
+                                parse_err(format!("{k} must hold non-negative integers"))
+                            })
+                    })
+                    .collect::<Result<Vec<_>>>()
+                    .map(Some),
+                Some(_) => Err(parse_err(format!(
+                    "{k} must be an array of at most {MAX_NDIM} integers"
+                ))),
+            }
+        };
+        if get("version")?.as_u64() != Some(VERSION) {
+            return Err(parse_err(format!(
+                "unsupported version {} (this reader knows version {VERSION})",
+                o["version"]
+            )));
+        }
+        let ndim = get("ndim")?
+            .as_u64()
+            .and_then(|n| usize::try_from(n).ok())
+            .filter(|&n| n <= MAX_NDIM)
+            .ok_or_else(|| parse_err(format!("ndim must be an integer in 0..={MAX_NDIM}")))?;
+        let value_type: ValueType = string("value_type")?.parse()?;
+        let index_type: IndexType = string("index_type")?.parse()?;
+        let indptr_type = match format {
+            Format::Coo => None,
+            _ => Some(string("indptr_type")?.parse::<IndexType>()?),
+        };
+        let dim_names = match o.get("dim_names") {
+            None => vec![String::new(); ndim],
+            Some(J::Array(a)) if a.len() == ndim => a
+                .iter()
+                .map(|x| {
+                    x.as_str()
+                        .map(str::to_string)
+                        .ok_or_else(|| parse_err("dim_names must be strings"))
+                })
+                .collect::<Result<_>>()?,
+            Some(_) => return Err(parse_err(format!("dim_names must be {ndim} strings"))),
+        };
+        let mut ty = SparseTensorType {
+            format,
+            ndim,
+            value_type,
+            index_type,
+            indptr_type,
+            dim_names,
+            axis_order: None,
+            compressed_axis: None,
+            map: None,
+        };
+        ty.check_ndim()?;
+        if format == Format::Csf {
+            ty.axis_order = usizes("axis_order")?;
+            if let Some(order) = &ty.axis_order {
+                check_permutation("axis_order", order, ndim)?;
+            }
+        }
+        if format == Format::Gcs {
+            ty.compressed_axis = Some(match string("compressed_axis")? {
+                "row" => CompressedAxis::Row,
+                "column" => CompressedAxis::Column,
+                other => {
+                    return Err(parse_err(format!(
+                        "compressed_axis must be \"row\" or \"column\", found {other:?}"
+                    )))
+                }
+            });
+            ty.map = match (usizes("dimensions")?, usizes("partitioning")?) {
+                (None, None) => None,
+                (Some(d), Some(p)) => {
+                    check_gcs_map(&d, &p, ndim)?;
+                    Some((d, p))
+                }
+                _ => return Err(parse_err("dimensions and partitioning go together")),
+            };
+        }
+        Ok(ty)
+    }
+
+    /// Error unless `dt` is exactly the storage type of this column, up to list
+    /// item names and nullability, with `LargeList` accepted for `List`.
+    pub(crate) fn check_storage(&self, column: &str, dt: &DataType) -> Result<()> {
+        let bad = |found: String| Error::Type {
+            what: format!("storage of {} column {column:?}", self.extension_name()),
+            expected: self.storage_type().to_string(),
+            found,
+        };
+        let DataType::Struct(fields) = dt else {
+            return Err(bad(dt.to_string()));
+        };
+        let children = self.children();
+        if fields.len() != children.len() {
+            return Err(bad(dt.to_string()));
+        }
+        for (name, child) in &children {
+            let f = fields
+                .iter()
+                .find(|f| f.name() == name)
+                .ok_or_else(|| bad(format!("{dt} (no child {name:?})")))?;
+            let ok = match (child, f.data_type()) {
+                (Child::Fixed(n), DataType::FixedSizeList(item, m)) => {
+                    usize::try_from(*m).ok() == Some(*n) && item.data_type() == &DataType::Int64
+                }
+                (Child::List(t), DataType::List(item) | DataType::LargeList(item)) => {
+                    item.data_type() == t
+                }
+                (Child::Bool, DataType::Boolean) => true,
+                _ => false,
+            };
+            if !ok {
+                return Err(bad(format!("{dt} (child {name:?})")));
+            }
+        }
+        Ok(())
+    }
+
+    /// The GCS dimension map of a row of shape `shape`, from the column constants
+    /// or the row's own `dimensions` / `partitioning`.
+    pub(crate) fn gcs_dim_map(
+        &self,
+        shape: Vec<usize>,
+        row: Option<(Vec<usize>, Vec<usize>)>,
+    ) -> Result<DimMap> {
+        let (d, p) = match (&self.map, row) {
+            (Some((d, p)), _) => (d.clone(), p.clone()),
+            (None, Some(dp)) => dp,
+            (None, None) => return Err(parse_err("a GCS column without dimensions")),
+        };
+        check_gcs_map(&d, &p, self.ndim)?;
+        DimMap::try_new(shape, d, p)
+    }
+}
+
+fn check_gcs_map(d: &[usize], p: &[usize], ndim: usize) -> Result<()> {
+    check_permutation("dimensions", d, ndim)?;
+    if p.len() != 1 || p[0] > ndim {
+        return Err(Error::shape(
+            "GCS partitioning",
+            format!("one split point in 0..={ndim}"),
+            format!("{p:?}"),
+        ));
+    }
+    Ok(())
+}
+
+/// The Arrow type of a child.
+pub(crate) fn child_type(child: &Child) -> DataType {
+    match child {
+        Child::Fixed(n) => DataType::FixedSizeList(
+            Arc::new(Field::new("item", DataType::Int64, false)),
+            *n as i32,
+        ),
+        Child::List(t) => DataType::List(Arc::new(Field::new("item", t.clone(), false))),
+        Child::Bool => DataType::Boolean,
+    }
+}
+
+/// The Arrow type of an index type.
+fn index_data_type(t: IndexType) -> DataType {
+    match t {
+        IndexType::Int8 => DataType::Int8,
+        IndexType::Int16 => DataType::Int16,
+        IndexType::Int32 => DataType::Int32,
+        IndexType::Int64 => DataType::Int64,
+        IndexType::UInt8 => DataType::UInt8,
+        IndexType::UInt16 => DataType::UInt16,
+        IndexType::UInt32 => DataType::UInt32,
+        IndexType::UInt64 => DataType::UInt64,
+    }
+}
