@@ -14,7 +14,7 @@
 #    benches/compare/kernels_scipy.py and dense Tensor / CSR files for the peer, then
 #    times every kernel, each followed by its scipy or libarrow counterpart, for
 #    --rounds rounds, and prints the table (about 25 minutes at 1e7 on 2 cores).
-# The table is written into benches/RESULTS-kernels.md (between the generated-block
+# The table is written into benches/RESULTS.md (section "Kernels") (between the generated-block
 # markers) unless --no-results is given.
 set -euo pipefail
 
@@ -22,7 +22,7 @@ REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$REPO"
 
 args=()
-results=(--results "$REPO/benches/RESULTS-kernels.md")
+results=(--results "$REPO/benches/RESULTS.md")
 for a in "$@"; do
   if [[ "$a" == "--no-results" ]]; then
     results=()

@@ -20,7 +20,7 @@
 //! e.g. `-- --test` or `cargo test --benches`) the only size is 10^4.
 //!
 //! `bash benches/compare_kernels.sh` times the same cases next to scipy and
-//! libarrow, single-threaded and on all cores; see `benches/RESULTS-kernels.md`.
+//! libarrow, single-threaded and on all cores; see `benches/RESULTS.md`.
 
 use std::time::Duration;
 

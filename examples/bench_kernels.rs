@@ -4,7 +4,7 @@
 //! ```text
 //! cargo run --release --example bench_kernels -- --peer target/peer/arrow-sparse-peer \
 //!     --python .venv/bin/python [--nnz 1e6,1e7] [--iters 5] [--budget 1.5] \
-//!     [--filter spmv] [--dir DIR] [--results benches/RESULTS-kernels.md]
+//!     [--filter spmv] [--dir DIR] [--results benches/RESULTS.md]
 //! ```
 //! (`benches/compare_kernels.sh` builds the peer and runs this.)
 //!

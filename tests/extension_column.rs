@@ -5,6 +5,7 @@
 #![cfg(feature = "parquet")]
 
 mod common;
+use common::Rng;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -21,20 +22,6 @@ use arrow_sparse::{
 };
 use half::f16;
 use proptest::prelude::*;
-
-/// xorshift64*: deterministic, no dependency.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
 
 /// Small non-zero integers as a buffer of any value type.
 fn value_buffer(vt: ValueType, xs: &[i64]) -> ValueBuffer {
@@ -654,23 +641,6 @@ fn cli_converts_to_and_from_columns() {
     assert!(!dir.path().join("x.arrow").exists());
 }
 
-fn python() -> Option<PathBuf> {
-    let p = std::env::var_os("ARROW_SPARSE_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| common::repo().join(".venv/bin/python"));
-    if p.exists() {
-        return Some(p);
-    }
-    if std::env::var("CI").is_ok_and(|v| v == "true" || v == "1") {
-        panic!(
-            "{} is missing in CI: run scripts/setup-interop.sh",
-            p.display()
-        );
-    }
-    eprintln!("SKIPPED: no Python venv (run scripts/setup-interop.sh)");
-    None
-}
-
 /// Every row's shape and entries (`[coords..., value]`, from the JSON dump), which
 /// Python compares its numpy / scipy / pyarrow conversions with.
 fn entries_json(ts: &[AnyTensor]) -> serde_json::Value {
@@ -688,7 +658,9 @@ fn entries_json(ts: &[AnyTensor]) -> serde_json::Value {
 /// and Parquet.
 #[test]
 fn pyarrow_round_trip() {
-    let Some(python) = python() else { return };
+    let Some(python) = common::python() else {
+        return;
+    };
     let dir = tempfile::tempdir().unwrap();
     let mut cases = Vec::new();
     let mut expected = Vec::new();

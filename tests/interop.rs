@@ -12,6 +12,7 @@
 //! Skipped (with a message) when the peer is not built, except under `CI=true`.
 
 mod common;
+use common::Rng;
 
 use std::path::Path;
 
@@ -22,20 +23,6 @@ use arrow_sparse::{
     IndexType, Value,
 };
 use half::f16;
-
-/// xorshift64*: deterministic, no dependency.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
 
 trait Gen: Value {
     fn gen(r: &mut Rng) -> Self;

@@ -5,6 +5,7 @@
 #![cfg(feature = "parquet")]
 
 mod common;
+use common::Rng;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -22,20 +23,6 @@ use arrow_sparse::{
     DenseTensor, Error, Format, GcsTensor, Index, IndexType, Validation, Value, ValueType,
 };
 use half::f16;
-
-/// xorshift64*: deterministic, no dependency.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
 
 trait Gen: Value {
     fn gen(r: &mut Rng) -> Self;
@@ -509,7 +496,7 @@ fn every_format_value_and_index_type_round_trips_exactly_and_reads_in_pyarrow() 
     for (i, m) in wide.iter().enumerate() {
         check(format!("u{i}"), m);
     }
-    if let Some(python) = python() {
+    if let Some(python) = common::python() {
         run_python_checks(&python, dir.path(), archives);
     }
 }
@@ -1713,23 +1700,6 @@ fn cli_archives_gcs_and_dm_tensors() {
         cli_ok(&convert);
         assert_eq!(cli_ok(&["dump", &direct]), dump, "{name}");
     }
-}
-
-fn python() -> Option<PathBuf> {
-    let p = std::env::var_os("ARROW_SPARSE_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| common::repo().join(".venv/bin/python"));
-    if p.exists() {
-        return Some(p);
-    }
-    if std::env::var("CI").is_ok_and(|v| v == "true" || v == "1") {
-        panic!(
-            "{} is missing in CI: run scripts/setup-interop.sh",
-            p.display()
-        );
-    }
-    eprintln!("SKIPPED: no Python venv (run scripts/setup-interop.sh)");
-    None
 }
 
 /// Add the SpMV archives to `dir` and run `tests/python/check_parquet.py` on it.

@@ -363,7 +363,7 @@ pub type Run<'a> = Box<dyn Fn() -> Box<dyn Any> + Sync + 'a>;
 pub struct Case<'a> {
     /// `family/kernel/variant`.
     pub id: &'static str,
-    /// Bytes of the buffers the kernel reads and writes (see `benches/RESULTS-kernels.md`).
+    /// Bytes of the buffers the kernel reads and writes (see `benches/RESULTS.md`).
     pub bytes: usize,
     pub refs: Vec<Ref>,
     pub run: Run<'a>,

@@ -188,35 +188,18 @@ pub fn coo_to_csx<V: Value, I: Index, P: Index>(
     let (c, layout) = (&coo.coords()[..], coo.layout());
     let key = coord_fn(c, layout, nnz, 2, major);
     let out = if coo.is_canonical() && axis == CompressedAxis::Row {
-        let mut indptr: Vec<P> = Vec::new();
-        indptr
-            .try_reserve_exact(extent + 1)
-            .map_err(|_| Error::overflow("indptr allocation", extent.to_string(), "memory"))?;
         to_index::<P>(nnz, "indptr")?;
-        indptr.push(P::usize_as(0));
-        let mut k = 0;
-        for row in 0..extent {
-            while k < nnz && key(k) == row {
-                k += 1;
+        let (indptr, indices): (Vec<P>, ScalarBuffer<I>) = match layout {
+            // the column indices are the second half as they lie: no copy
+            CoordLayout::ColumnMajor => (
+                sorted_indptr::<I, P>(&c[..nnz], 1, extent)?.0,
+                coo.coords().slice(nnz, nnz),
+            ),
+            // one pass over the interleaved pairs: indptr and the column indices
+            CoordLayout::RowMajor => {
+                let (ptr, idx) = sorted_indptr::<I, P>(c, 2, extent)?;
+                (ptr, idx.into())
             }
-            indptr.push(P::usize_as(k));
-        }
-        if k != nnz {
-            return Err(Error::invariant(
-                "COO canonical flag",
-                Some(k),
-                "row coordinates are not sorted",
-            ));
-        }
-        let indices: ScalarBuffer<I> = match layout {
-            CoordLayout::ColumnMajor => coo.coords().slice(nnz, nnz),
-            CoordLayout::RowMajor => c
-                .iter()
-                .skip(1)
-                .step_by(2)
-                .copied()
-                .collect::<Vec<I>>()
-                .into(),
         };
         CsxMatrix::try_new_with(
             axis,
@@ -241,6 +224,121 @@ pub fn coo_to_csx<V: Value, I: Index, P: Index>(
         )?
     };
     out.with_dim_names(coo.dim_names().to_vec())
+}
+
+/// The indptr of entries whose row coordinates `rows[stride * k]` are sorted, and
+/// (for `stride == 2`, interleaved `[row, col]` pairs) the column coordinates
+/// `rows[2 k + 1]`, in one pass. `indptr[q]` is the first entry whose row is at
+/// least `q`. Runs in parts on all threads for large inputs: the part holding
+/// entries `a..b` writes exactly `indptr[row(a - 1) + 1 ..= row(b - 1)]`, a
+/// range of its own. Unsorted or out-of-range rows are an error (the canonical
+/// flag of a tensor built without validation was wrong).
+fn sorted_indptr<I: Index, P: Index>(
+    rows: &[I],
+    stride: usize,
+    extent: usize,
+) -> Result<(Vec<P>, Vec<I>)> {
+    let nnz = rows.len() / stride;
+    let alloc = |what: &str, n: usize| {
+        Error::overflow(format!("{what} allocation"), n.to_string(), "memory")
+    };
+    let mut indptr: Vec<P> = Vec::new();
+    indptr
+        .try_reserve_exact(extent + 1)
+        .map_err(|_| alloc("indptr", extent + 1))?;
+    indptr.resize(extent + 1, P::usize_as(0));
+    let mut cols: Vec<I> = Vec::new();
+    if stride == 2 {
+        cols.try_reserve_exact(nnz)
+            .map_err(|_| alloc("indices", nnz))?;
+        cols.resize(nnz, I::usize_as(0));
+    }
+    let unsorted = |k: usize| {
+        Error::invariant(
+            "COO canonical flag",
+            Some(k),
+            "row coordinates are not sorted (or not below the row count)",
+        )
+    };
+    let row = |k: usize| rows[k * stride].as_usize();
+    if nnz > 0 && row(nnz - 1) >= extent {
+        return Err(unsorted(nnz - 1));
+    }
+    let parts = if nnz >= PARALLEL_MIN {
+        rayon::current_num_threads().max(1)
+    } else {
+        1
+    };
+    let starts: Vec<usize> = (0..=parts).map(|p| p * nnz / parts).collect();
+    // the first row each part may close: row(a - 1) + 1, or 1 for the first part
+    let lows: Vec<usize> = starts[..parts]
+        .iter()
+        .map(|&a| if a == 0 { 1 } else { row(a - 1) + 1 })
+        .chain(std::iter::once(if nnz == 0 { 1 } else { row(nnz - 1) + 1 }))
+        .collect();
+    if lows.windows(2).any(|w| w[0] > w[1]) {
+        return Err(unsorted(0));
+    }
+    // split indptr[1..] and cols into the parts' disjoint ranges
+    let mut ptr_parts = Vec::with_capacity(parts);
+    let mut rest = &mut indptr[1..];
+    let mut at = 1;
+    for &hi in &lows[1..] {
+        let (mine, tail) = rest.split_at_mut(hi - at);
+        ptr_parts.push(mine);
+        rest = tail;
+        at = hi;
+    }
+    let tail = rest;
+    let mut col_parts = Vec::with_capacity(parts);
+    let mut crest = &mut cols[..];
+    for p in 0..parts {
+        let len = if stride == 2 {
+            starts[p + 1] - starts[p]
+        } else {
+            0
+        };
+        let (mine, t) = crest.split_at_mut(len);
+        col_parts.push(mine);
+        crest = t;
+    }
+    let work = |(p, (ptr, col)): (usize, (&mut [P], &mut [I]))| -> Result<()> {
+        let (a, b) = (starts[p], starts[p + 1]);
+        let mut q = lows[p]; // the next indptr position to write
+        let mut prev = q - 1;
+        // sorted rows of this part end at row(b - 1) = lows[p + 1] - 1
+        let last = lows[p + 1] - 1;
+        for k in a..b {
+            let r = row(k);
+            if r < prev || r > last {
+                return Err(unsorted(k));
+            }
+            prev = r;
+            while q <= r {
+                ptr[q - lows[p]] = P::usize_as(k);
+                q += 1;
+            }
+            if stride == 2 {
+                col[k - a] = rows[2 * k + 1];
+            }
+        }
+        Ok(())
+    };
+    if parts > 1 {
+        ptr_parts
+            .into_par_iter()
+            .zip(col_parts)
+            .enumerate()
+            .try_for_each(work)?;
+    } else {
+        ptr_parts
+            .into_iter()
+            .zip(col_parts)
+            .enumerate()
+            .try_for_each(work)?;
+    }
+    tail.fill(P::usize_as(nnz));
+    Ok((indptr, cols))
 }
 
 /// The same matrix compressed along the other axis (CSR <-> CSC), by a stable
@@ -592,12 +690,76 @@ mod tests {
         CooTensor::from_entries(shape.to_vec(), &entries).unwrap()
     }
 
+    /// The same canonical row-major COO tensor with its coordinates in `layout`.
+    fn with_layout(coo: &CooTensor<f64, i64>, layout: CoordLayout) -> CooTensor<f64, i64> {
+        assert_eq!(coo.layout(), CoordLayout::RowMajor);
+        let (n, nd, c) = (coo.nnz(), coo.ndim(), coo.coords());
+        let coords: Vec<i64> = match layout {
+            CoordLayout::RowMajor => c.to_vec(),
+            CoordLayout::ColumnMajor => (0..nd)
+                .flat_map(|d| (0..n).map(move |k| c[k * nd + d]))
+                .collect(),
+        };
+        CooTensor::try_new(
+            coo.shape().to_vec(),
+            coords.into(),
+            layout,
+            coo.values().clone(),
+            true,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn canonical_coo_to_csr_checks_the_flag_in_both_layouts() {
+        let coo = canonicalize(&random(300_000, &[5000, 40], 11)).unwrap();
+        let want = coo.coo_to_csx::<i64>(CompressedAxis::Row).unwrap();
+        let cm = with_layout(&coo, CoordLayout::ColumnMajor);
+        assert!(cm.is_canonical());
+        assert_eq!(
+            coo_to_csx::<f64, i64, i64>(&cm, CompressedAxis::Row).unwrap(),
+            want
+        );
+        // a wrong canonical flag on a tensor built without validation: an error,
+        // wherever the disorder is (first entry, a part boundary, the last entry)
+        let nnz = coo.nnz();
+        for at in [0, nnz / 2 - 1, nnz / 2, nnz - 2] {
+            for layout in [CoordLayout::RowMajor, CoordLayout::ColumnMajor] {
+                let t = with_layout(&coo, layout);
+                let mut c = t.coords().to_vec();
+                let (i, j) = match layout {
+                    CoordLayout::RowMajor => (2 * at, 2 * at + 2),
+                    CoordLayout::ColumnMajor => (at, at + 1),
+                };
+                if c[i] == c[j] {
+                    c[j] += 1; // rows equal: make the first one larger than the next
+                }
+                c.swap(i, j);
+                let bad = CooTensor::<f64, i64>::try_new_with(
+                    coo.shape().to_vec(),
+                    c.into(),
+                    layout,
+                    t.values().clone(),
+                    true,
+                    Validation::Trusted,
+                )
+                .unwrap();
+                assert!(
+                    coo_to_csx::<f64, i64, i64>(&bad, CompressedAxis::Row).is_err(),
+                    "{layout:?} at {at}"
+                );
+            }
+        }
+    }
+
     #[test]
     fn fast_paths_agree_with_the_reference() {
         for (n, shape) in [
             (0usize, vec![3usize, 4]),
             (50, vec![7, 9]),
             (300_000, vec![1000, 700]),
+            // most rows empty, on several threads
+            (300_000, vec![2_000_000, 5]),
         ] {
             let coo = random(n, &shape, 7);
             let canon = canonicalize(&coo).unwrap();

@@ -254,35 +254,62 @@ pub fn spmm_csx<V: Numeric, I: Index, P: Index>(
     let (ptr, idx, vals) = (&a.indptr()[..], &a.indices()[..], &a.values()[..]);
     let nnz = vals.len();
     let bound = |p: P| p.as_usize().min(nnz);
-    let mut acc = vec![V::acc_zero(); m * n];
     match a.axis() {
         CompressedAxis::Row => {
+            // each row sums into a local n-length accumulator, then narrows into
+            // its slice of C: no m x n accumulator and no extra pass over C
+            let mut c = vec![V::ZERO; m * n];
+            let bad = std::sync::atomic::AtomicBool::new(false);
             let block = (CHUNK / n.max(1)).max(1);
-            let run = |(bi, out): (usize, &mut [V::Acc])| {
+            let run = |(bi, out): (usize, &mut [V])| {
+                let mut acc = vec![V::acc_zero(); n];
+                let mut failed = false;
                 for (r, row) in out.chunks_mut(n.max(1)).enumerate() {
                     let i = bi * block + r;
                     let (lo, hi) = (bound(ptr[i]), bound(ptr[i + 1]));
+                    acc.fill(V::acc_zero());
                     for kk in lo..hi.max(lo) {
                         let j = idx[kk].as_usize();
-                        if j >= k {
+                        let Some(bj) = bv.get(j * n..j * n + n) else {
+                            failed = true;
                             continue;
-                        }
+                        };
                         let v = vals[kk];
-                        for (o, &bj) in row.iter_mut().zip(&bv[j * n..j * n + n]) {
-                            *o = V::madd(*o, v, bj);
+                        for (o, &b) in acc.iter_mut().zip(bj) {
+                            *o = V::madd(*o, v, b);
                         }
                     }
+                    for (o, &s) in row.iter_mut().zip(&acc) {
+                        match V::from_acc(s) {
+                            Some(v) => *o = v,
+                            None => failed = true,
+                        }
+                    }
+                }
+                if failed {
+                    bad.store(true, std::sync::atomic::Ordering::Relaxed);
                 }
             };
             if n > 0 {
                 if nnz * n >= 1 << 16 {
-                    acc.par_chunks_mut(block * n).enumerate().for_each(run);
+                    c.par_chunks_mut(block * n).enumerate().for_each(run);
                 } else {
-                    acc.chunks_mut(block * n).enumerate().for_each(run);
+                    c.chunks_mut(block * n).enumerate().for_each(run);
                 }
             }
+            if bad.into_inner() {
+                // an overflow, or an index of a tensor built without validation
+                let out_of_range = idx.iter().any(|j| j.as_usize() >= k);
+                return Err(if out_of_range {
+                    unvalidated_index(k)
+                } else {
+                    Error::overflow("SpMM sum", "a row", V::TYPE.name())
+                });
+            }
+            DenseTensor::try_new(vec![m, n], c.into())
         }
         CompressedAxis::Column => {
+            let mut acc = vec![V::acc_zero(); m * n];
             for j in 0..k {
                 for kk in bound(ptr[j])..bound(ptr[j + 1]).max(bound(ptr[j])) {
                     let i = idx[kk].as_usize();
@@ -295,13 +322,13 @@ pub fn spmm_csx<V: Numeric, I: Index, P: Index>(
                     }
                 }
             }
+            let out: Vec<V> = acc
+                .into_iter()
+                .map(|s| narrow::<V>(s, "SpMM sum"))
+                .collect::<Result<_>>()?;
+            DenseTensor::try_new(vec![m, n], out.into())
         }
     }
-    let out: Vec<V> = acc
-        .into_iter()
-        .map(|s| narrow::<V>(s, "SpMM sum"))
-        .collect::<Result<_>>()?;
-    DenseTensor::try_new(vec![m, n], out.into())
 }
 
 /// `y = A x` for any 2-D sparse tensor (CSR, CSC, COO) or a GCS / DM tensor

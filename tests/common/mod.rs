@@ -117,3 +117,41 @@ pub fn try_peer(peer: &Path, args: &[&str]) -> (bool, String, String) {
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
 }
+
+/// The Python of the project's venv (pyarrow, numpy, scipy, sparse, duckdb), from
+/// `ARROW_SPARSE_PYTHON` or `.venv/bin/python`. `None` when it is missing, unless
+/// running in CI (`CI=true`), where its absence is a failure.
+pub fn python() -> Option<PathBuf> {
+    let p = std::env::var_os("ARROW_SPARSE_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo().join(".venv/bin/python"));
+    if p.exists() {
+        return Some(p);
+    }
+    if std::env::var("CI").is_ok_and(|v| v == "true" || v == "1") {
+        panic!(
+            "{} is missing in CI: run scripts/setup-interop.sh",
+            p.display()
+        );
+    }
+    eprintln!("SKIPPED: no Python venv (run scripts/setup-interop.sh)");
+    None
+}
+
+/// xorshift64*: deterministic, no dependency.
+pub struct Rng(pub u64);
+
+impl Rng {
+    /// The next 64 random bits.
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    /// A number in `0..n` (0 when `n` is 0).
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
