@@ -247,12 +247,9 @@ fn sorted_indptr<I: Index, P: Index>(
         .try_reserve_exact(extent + 1)
         .map_err(|_| alloc("indptr", extent + 1))?;
     indptr.resize(extent + 1, P::usize_as(0));
-    let mut cols: Vec<I> = Vec::new();
-    if stride == 2 {
-        cols.try_reserve_exact(nnz)
-            .map_err(|_| alloc("indices", nnz))?;
-        cols.resize(nnz, I::usize_as(0));
-    }
+    // nnz elements, like the input: `vec!` of zeros is a zeroed allocation
+    // (fresh pages, no write pass before the real one)
+    let mut cols: Vec<I> = vec![I::usize_as(0); if stride == 2 { nnz } else { 0 }];
     let unsorted = |k: usize| {
         Error::invariant(
             "COO canonical flag",
