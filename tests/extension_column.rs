@@ -7,7 +7,7 @@
 mod common;
 use common::Rng;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::sync::Arc;
 
