@@ -50,6 +50,14 @@ use crate::tensor::validate::{check_permutation, check_shape, MAX_EXTENT};
 use crate::types::IndexType;
 
 /// An N-D to M-D dimension map (see the module docs for its invariants).
+///
+/// ```
+/// use arrow_sparse::dims::DimMap;
+/// // shape (2, 3) stored transposed: rows = dimension 1, columns = dimension 0
+/// let map = DimMap::try_new(vec![2, 3], vec![1, 0], vec![1])?;
+/// assert_eq!(map.reduced_shape(), &[3, 2]);
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct DimMap {
     shape: Vec<usize>,
@@ -62,6 +70,17 @@ pub struct DimMap {
 
 impl DimMap {
     /// Build and check a map.
+    ///
+    /// ```
+    /// use arrow_sparse::dims::DimMap;
+    /// let map = DimMap::try_new(vec![2, 3, 4], vec![2, 0, 1], vec![1])?;
+    /// assert_eq!(map.reduced_shape(), &[4, 6]);
+    /// // `dimensions` must be a permutation of 0..3
+    /// assert!(DimMap::try_new(vec![2, 3, 4], vec![0, 0, 1], vec![1]).is_err());
+    /// // split points must lie in 0..=3
+    /// assert!(DimMap::try_new(vec![2, 3, 4], vec![0, 1, 2], vec![4]).is_err());
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn try_new(
         shape: Vec<usize>,
         dimensions: Vec<usize>,
@@ -120,36 +139,95 @@ impl DimMap {
     }
 
     /// The identity map of a shape onto itself (M = N, one dimension per part).
+    ///
+    /// ```
+    /// use arrow_sparse::dims::DimMap;
+    /// let map = DimMap::identity(vec![2, 3, 4])?;
+    /// assert_eq!(map.dimensions(), &[0, 1, 2]);
+    /// assert_eq!(map.partitioning(), &[1, 2]);
+    /// assert_eq!(map.reduced_shape(), &[2, 3, 4]);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn identity(shape: Vec<usize>) -> Result<Self> {
         let n = shape.len();
         Self::try_new(shape, (0..n).collect(), (1..n).collect())
     }
 
     /// The logical (N-D) shape.
+    ///
+    /// ```
+    /// use arrow_sparse::dims::DimMap;
+    /// let map = DimMap::try_new(vec![2, 3, 4], vec![2, 0, 1], vec![1])?;
+    /// assert_eq!(map.shape(), &[2, 3, 4]);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn shape(&self) -> &[usize] {
         &self.shape
     }
     /// The dimension permutation.
+    ///
+    /// ```
+    /// use arrow_sparse::dims::DimMap;
+    /// let map = DimMap::try_new(vec![2, 3, 4], vec![2, 0, 1], vec![1])?;
+    /// assert_eq!(map.dimensions(), &[2, 0, 1]);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn dimensions(&self) -> &[usize] {
         &self.dimensions
     }
     /// The split points.
+    ///
+    /// ```
+    /// use arrow_sparse::dims::DimMap;
+    /// let map = DimMap::try_new(vec![2, 3, 4], vec![2, 0, 1], vec![1])?;
+    /// assert_eq!(map.partitioning(), &[1]);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn partitioning(&self) -> &[usize] {
         &self.partitioning
     }
     /// N.
+    ///
+    /// ```
+    /// use arrow_sparse::dims::DimMap;
+    /// let map = DimMap::try_new(vec![2, 3, 4], vec![2, 0, 1], vec![1])?;
+    /// assert_eq!(map.ndim(), 3);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn ndim(&self) -> usize {
         self.shape.len()
     }
     /// M = `partitioning.len() + 1`.
+    ///
+    /// ```
+    /// use arrow_sparse::dims::DimMap;
+    /// let map = DimMap::try_new(vec![2, 3, 4], vec![2, 0, 1], vec![1])?;
+    /// assert_eq!(map.reduced_ndim(), 2);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn reduced_ndim(&self) -> usize {
         self.reduced.len()
     }
     /// The M-D shape: per part, the product of its extents.
+    ///
+    /// ```
+    /// use arrow_sparse::dims::DimMap;
+    /// let map = DimMap::try_new(vec![2, 3, 4], vec![2, 0, 1], vec![1])?;
+    /// assert_eq!(map.reduced_shape(), &[4, 2 * 3]);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn reduced_shape(&self) -> &[usize] {
         &self.reduced
     }
     /// The dimensions of part `g` (for M = 2: part 0 = rows, part 1 = columns).
+    ///
+    /// ```
+    /// use arrow_sparse::dims::DimMap;
+    /// let map = DimMap::try_new(vec![2, 3, 4], vec![2, 0, 1], vec![1])?;
+    /// assert_eq!(map.part(0), &[2]);
+    /// assert_eq!(map.part(1), &[0, 1]);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn part(&self, g: usize) -> &[usize] {
         let start = if g == 0 { 0 } else { self.partitioning[g - 1] };
         let end = self
@@ -160,12 +238,29 @@ impl DimMap {
         &self.dimensions[start..end]
     }
     /// The strides of part `g`, one per dimension of [`part(g)`](Self::part).
+    ///
+    /// ```
+    /// use arrow_sparse::dims::DimMap;
+    /// let map = DimMap::try_new(vec![2, 3, 4], vec![2, 0, 1], vec![1])?;
+    /// assert_eq!(map.strides(0), &[1]);
+    /// assert_eq!(map.strides(1), &[3, 1]);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn strides(&self, g: usize) -> &[usize] {
         &self.strides[g]
     }
 
     /// N-to-M reduction: `out[g] = sum(strides(g)[i] * coords[part(g)[i]])`.
     /// `coords` must lie inside the shape (the sums then cannot overflow).
+    ///
+    /// ```
+    /// use arrow_sparse::dims::DimMap;
+    /// let map = DimMap::try_new(vec![2, 3, 4], vec![2, 0, 1], vec![1])?;
+    /// let mut reduced = [0; 2];
+    /// map.reduce(&[1, 2, 3], &mut reduced);
+    /// assert_eq!(reduced, [3, 1 * 3 + 2]);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     #[inline]
     pub fn reduce(&self, coords: &[usize], out: &mut [usize]) {
         for (g, o) in out.iter_mut().enumerate().take(self.reduced.len()) {
@@ -179,6 +274,15 @@ impl DimMap {
     }
 
     /// M-to-N promotion: `out[part(g)[i]] = (reduced[g] / strides(g)[i]) % shape[part(g)[i]]`.
+    ///
+    /// ```
+    /// use arrow_sparse::dims::DimMap;
+    /// let map = DimMap::try_new(vec![2, 3, 4], vec![2, 0, 1], vec![1])?;
+    /// let mut coords = [0; 3];
+    /// map.promote(&[3, 5], &mut coords);
+    /// assert_eq!(coords, [1, 2, 3]);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     #[inline]
     pub fn promote(&self, reduced: &[usize], out: &mut [usize]) {
         for (g, &r) in reduced.iter().enumerate().take(self.reduced.len()) {
@@ -193,6 +297,16 @@ impl DimMap {
     }
 
     /// Error unless every reduced coordinate (`0..extent`) fits `index_type`.
+    ///
+    /// ```
+    /// use arrow_sparse::dims::DimMap;
+    /// use arrow_sparse::IndexType;
+    /// let map = DimMap::try_new(vec![200, 2], vec![0, 1], vec![1])?;
+    /// map.check_index_type(IndexType::UInt8)?;
+    /// // reduced coordinates go up to 199, more than an int8 holds
+    /// assert!(map.check_index_type(IndexType::Int8).is_err());
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn check_index_type(&self, index_type: IndexType) -> Result<()> {
         for (g, &e) in self.reduced.iter().enumerate() {
             if e > 0 && (e - 1) as u64 > index_type.max_value() {
@@ -209,6 +323,17 @@ impl DimMap {
     /// The same map with the logical dimensions permuted: logical dimension `i`
     /// of the result is dimension `order[i]` of `self` (a transpose that changes
     /// the map, not the storage).
+    ///
+    /// ```
+    /// use arrow_sparse::dims::DimMap;
+    /// let map = DimMap::try_new(vec![2, 3, 4], vec![2, 0, 1], vec![1])?;
+    /// let t = map.permuted(&[2, 1, 0])?;
+    /// assert_eq!(t.shape(), &[4, 3, 2]);
+    /// // the rows are still the old dimension 2, now logical dimension 0
+    /// assert_eq!(t.part(0), &[0]);
+    /// assert_eq!(t.reduced_shape(), map.reduced_shape());
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn permuted(&self, order: &[usize]) -> Result<DimMap> {
         check_permutation("permutation", order, self.ndim())?;
         let mut inverse = vec![0; order.len()];
@@ -224,6 +349,13 @@ impl DimMap {
 /// One no-copy view step of a DM tensor, from an input shape to an output shape.
 /// Forward (output coordinates to input coordinates) serves lookups; the inverse
 /// (input to zero, one or several output coordinates) serves sparse iteration.
+///
+/// ```
+/// use arrow_sparse::dims::ViewOp;
+/// let op = ViewOp::Slice { dim: 1, start: 1, stop: 6, step: 2 };
+/// assert_eq!(op.output_shape(&[4, 6])?, vec![4, 3]);
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum ViewOp {
@@ -295,6 +427,16 @@ fn rem(x: i128, n: usize) -> usize {
 
 impl ViewOp {
     /// Check the op against its input shape and return its output shape.
+    ///
+    /// ```
+    /// use arrow_sparse::dims::ViewOp;
+    /// let op = ViewOp::Select { dim: 0, index: 1 };
+    /// assert_eq!(op.output_shape(&[2, 3])?, vec![3]);
+    /// // index 2 is out of bounds for extent 2
+    /// let bad = ViewOp::Select { dim: 0, index: 2 };
+    /// assert!(bad.output_shape(&[2, 3]).is_err());
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn output_shape(&self, input: &[usize]) -> Result<Vec<usize>> {
         let n = input.len();
         let bad_dim = |dim: usize| {
@@ -384,6 +526,14 @@ impl ViewOp {
     }
 
     /// Forward map: output coordinates to input coordinates.
+    ///
+    /// ```
+    /// use arrow_sparse::dims::ViewOp;
+    /// let op = ViewOp::Rotate { dim: 0, shift: 1 };
+    /// let mut input = Vec::new();
+    /// op.forward(&[4], &[4], &[0], &mut input);
+    /// assert_eq!(input, [3]);
+    /// ```
     pub fn forward(
         &self,
         input: &[usize],
@@ -429,6 +579,14 @@ impl ViewOp {
     }
 
     /// Inverse map: every output coordinate tuple that reads `in_coords`.
+    ///
+    /// ```
+    /// use arrow_sparse::dims::ViewOp;
+    /// let op = ViewOp::Broadcast { shape: vec![2, 4] };
+    /// let mut outputs = Vec::new();
+    /// op.inverse(&[1, 2], &[2, 4], &[0, 1], &mut |c: &[usize]| outputs.push(c.to_vec()));
+    /// assert_eq!(outputs, [[0, 1], [0, 3], [1, 1], [1, 3]]);
+    /// ```
     pub fn inverse(
         &self,
         input: &[usize],
@@ -507,6 +665,16 @@ impl ViewOp {
 }
 
 /// A chain of [`ViewOp`]s with the shape before and after each step.
+///
+/// ```
+/// use arrow_sparse::dims::{ViewChain, ViewOp};
+/// let chain = ViewChain::new(vec![2, 3])
+///     .push(ViewOp::Permute { order: vec![1, 0] })?
+///     .push(ViewOp::Select { dim: 1, index: 1 })?;
+/// assert_eq!(chain.output_shape(), &[3]);
+/// assert_eq!(chain.forward(&[2]), [1, 2]);
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct ViewChain {
     ops: Vec<ViewOp>,
@@ -516,6 +684,13 @@ pub struct ViewChain {
 
 impl ViewChain {
     /// An empty chain over `base`.
+    ///
+    /// ```
+    /// use arrow_sparse::dims::ViewChain;
+    /// let chain = ViewChain::new(vec![2, 3]);
+    /// assert!(chain.is_empty());
+    /// assert_eq!(chain.output_shape(), &[2, 3]);
+    /// ```
     pub fn new(base: Vec<usize>) -> Self {
         ViewChain {
             ops: Vec::new(),
@@ -524,6 +699,15 @@ impl ViewChain {
     }
 
     /// Append an op (checked against the current output shape).
+    ///
+    /// ```
+    /// use arrow_sparse::dims::{ViewChain, ViewOp};
+    /// let chain = ViewChain::new(vec![2, 3]).push(ViewOp::Reshape { shape: vec![6] })?;
+    /// assert_eq!(chain.output_shape(), &[6]);
+    /// // 6 elements cannot be reshaped to 4
+    /// assert!(chain.push(ViewOp::Reshape { shape: vec![4] }).is_err());
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn push(&self, op: ViewOp) -> Result<ViewChain> {
         let out = op.output_shape(self.output_shape())?;
         let mut next = self.clone();
@@ -533,29 +717,79 @@ impl ViewChain {
     }
 
     /// Build a chain from ops (checked).
+    ///
+    /// ```
+    /// use arrow_sparse::dims::{ViewChain, ViewOp};
+    /// let ops = vec![
+    ///     ViewOp::Permute { order: vec![1, 0] },
+    ///     ViewOp::Slice { dim: 0, start: 0, stop: 3, step: 2 },
+    /// ];
+    /// let chain = ViewChain::from_ops(vec![2, 3], ops)?;
+    /// assert_eq!(chain.output_shape(), &[2, 2]);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn from_ops(base: Vec<usize>, ops: Vec<ViewOp>) -> Result<ViewChain> {
         ops.into_iter()
             .try_fold(ViewChain::new(base), |c, op| c.push(op))
     }
 
     /// The ops, first applied first.
+    ///
+    /// ```
+    /// use arrow_sparse::dims::{ViewChain, ViewOp};
+    /// let op = ViewOp::Rotate { dim: 0, shift: -1 };
+    /// let chain = ViewChain::new(vec![5]).push(op.clone())?;
+    /// assert_eq!(chain.ops(), &[op]);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn ops(&self) -> &[ViewOp] {
         &self.ops
     }
     /// Whether there is no op.
+    ///
+    /// ```
+    /// use arrow_sparse::dims::{ViewChain, ViewOp};
+    /// let chain = ViewChain::new(vec![5]);
+    /// assert!(chain.is_empty());
+    /// assert!(!chain.push(ViewOp::Rotate { dim: 0, shift: 2 })?.is_empty());
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.ops.is_empty()
     }
     /// The shape the chain starts from.
+    ///
+    /// ```
+    /// use arrow_sparse::dims::{ViewChain, ViewOp};
+    /// let chain = ViewChain::new(vec![2, 3]).push(ViewOp::Select { dim: 0, index: 1 })?;
+    /// assert_eq!(chain.base_shape(), &[2, 3]);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn base_shape(&self) -> &[usize] {
         &self.shapes[0]
     }
     /// The shape the chain produces.
+    ///
+    /// ```
+    /// use arrow_sparse::dims::{ViewChain, ViewOp};
+    /// let chain = ViewChain::new(vec![2, 3]).push(ViewOp::Select { dim: 0, index: 1 })?;
+    /// assert_eq!(chain.output_shape(), &[3]);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn output_shape(&self) -> &[usize] {
         self.shapes.last().map(Vec::as_slice).unwrap_or(&[])
     }
 
     /// Output coordinates to base coordinates.
+    ///
+    /// ```
+    /// use arrow_sparse::dims::{ViewChain, ViewOp};
+    /// let chain = ViewChain::new(vec![4, 6])
+    ///     .push(ViewOp::Slice { dim: 1, start: 1, stop: 6, step: 2 })?;
+    /// // output column 2 is base column 1 + 2 * 2
+    /// assert_eq!(chain.forward(&[3, 2]), [3, 5]);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn forward(&self, coords: &[usize]) -> Vec<usize> {
         let mut cur = coords.to_vec();
         let mut next = Vec::new();
@@ -567,6 +801,18 @@ impl ViewChain {
     }
 
     /// Every output coordinate tuple that reads base coordinates `base`.
+    ///
+    /// ```
+    /// use arrow_sparse::dims::{ViewChain, ViewOp};
+    /// let chain = ViewChain::new(vec![4, 6])
+    ///     .push(ViewOp::Slice { dim: 1, start: 1, stop: 6, step: 2 })?;
+    /// let mut hits = Vec::new();
+    /// chain.inverse(&[3, 5], &mut |c: &[usize]| hits.push(c.to_vec()));
+    /// assert_eq!(hits, [[3, 2]]);
+    /// // base column 2 is not in the slice
+    /// chain.inverse(&[3, 2], &mut |_: &[usize]| panic!("not visible"));
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn inverse(&self, base: &[usize], f: &mut dyn FnMut(&[usize])) {
         self.inverse_from(0, base, f)
     }
