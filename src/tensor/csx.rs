@@ -26,6 +26,16 @@ use crate::error::{Error, Result};
 use crate::types::{Index, IndexType, Value, ValueType};
 
 /// Which axis of a CSX matrix is compressed.
+///
+/// ```
+/// use arrow_sparse::{CompressedAxis, CsxMatrix};
+/// // [[1, 0], [0, 2]] as CSC: one indptr entry per column
+/// let m = CsxMatrix::<f64, i32>::try_new(
+///     CompressedAxis::Column, vec![2, 2], vec![0, 1, 2].into(), vec![0, 1].into(), vec![1.0, 2.0].into())?;
+/// assert_eq!(m.get(&[1, 1]), Some(2.0));
+/// assert_eq!(CompressedAxis::default(), CompressedAxis::Row);
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum CompressedAxis {
     /// Rows are compressed: CSR.
@@ -37,6 +47,12 @@ pub enum CompressedAxis {
 
 impl CompressedAxis {
     /// `(major, minor)` dimension numbers.
+    ///
+    /// ```
+    /// use arrow_sparse::CompressedAxis;
+    /// assert_eq!(CompressedAxis::Row.dims(), (0, 1));
+    /// assert_eq!(CompressedAxis::Column.dims(), (1, 0));
+    /// ```
     pub fn dims(self) -> (usize, usize) {
         match self {
             CompressedAxis::Row => (0, 1),
@@ -46,6 +62,18 @@ impl CompressedAxis {
 }
 
 /// A CSR or CSC matrix of any value, index and indptr type.
+///
+/// ```
+/// use arrow_sparse::{AnyCsx, CompressedAxis, CsxMatrix};
+/// // [[1, 0, 2], [0, 0, 3]] as CSR
+/// let m: AnyCsx = CsxMatrix::<f64, i32, i64>::try_new(
+///     CompressedAxis::Row, vec![2, 3], vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?
+///     .into();
+/// assert_eq!(m.nnz(), 3);
+/// let typed = m.downcast::<f64, i32, i64>().unwrap();
+/// assert_eq!(typed.get(&[1, 2]), Some(3.0));
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct AnyCsx {
     shape: Vec<usize>,
@@ -63,6 +91,33 @@ impl AnyCsx {
     /// shape\[major\] + 1 elements, `indices` as many as `values`, indptr starts at 0
     /// and ends at nnz (O(1), always); with [`Validation::Full`] also that indptr
     /// never decreases and every index lies in `0..shape[minor]`.
+    ///
+    /// ```
+    /// use arrow_sparse::{AnyCsx, CompressedAxis, IndexBuffer, Validation, ValueBuffer};
+    /// // [[1, 0, 2], [0, 0, 3]] as CSR, int64 indptr and int32 indices
+    /// let m = AnyCsx::try_new(
+    ///     CompressedAxis::Row,
+    ///     vec![2, 3],
+    ///     IndexBuffer::Int64(vec![0i64, 2, 3].into()),
+    ///     IndexBuffer::Int32(vec![0i32, 2, 2].into()),
+    ///     ValueBuffer::Float64(vec![1.0, 2.0, 3.0].into()),
+    ///     vec![],
+    ///     Validation::Full,
+    /// )?;
+    /// assert_eq!(m.nnz(), 3);
+    /// // index 3 is outside the 3 columns
+    /// let bad = AnyCsx::try_new(
+    ///     CompressedAxis::Row,
+    ///     vec![2, 3],
+    ///     IndexBuffer::Int64(vec![0i64, 2, 3].into()),
+    ///     IndexBuffer::Int32(vec![0i32, 3, 2].into()),
+    ///     ValueBuffer::Float64(vec![1.0, 2.0, 3.0].into()),
+    ///     vec![],
+    ///     Validation::Full,
+    /// );
+    /// assert!(bad.is_err());
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn try_new(
         axis: CompressedAxis,
         shape: Vec<usize>,
@@ -114,47 +169,159 @@ impl AnyCsx {
     }
 
     /// Extents (2 of them).
+    ///
+    /// ```
+    /// use arrow_sparse::{AnyCsx, CompressedAxis, CsxMatrix};
+    /// // [[1, 0, 2], [0, 0, 3]] as CSR
+    /// let m: AnyCsx = CsxMatrix::<f64, i32, i64>::try_new(
+    ///     CompressedAxis::Row, vec![2, 3], vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?
+    ///     .into();
+    /// assert_eq!(m.shape(), &[2, 3]);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn shape(&self) -> &[usize] {
         &self.shape
     }
     /// One name per dimension (`""` where unnamed).
+    ///
+    /// ```
+    /// use arrow_sparse::{AnyCsx, CompressedAxis, CsxMatrix};
+    /// // [[1, 0, 2], [0, 0, 3]] as CSR
+    /// let m: AnyCsx = CsxMatrix::<f64, i32, i64>::try_new(
+    ///     CompressedAxis::Row, vec![2, 3], vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?
+    ///     .into();
+    /// assert_eq!(m.dim_names(), &["", ""]);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn dim_names(&self) -> &[String] {
         &self.dim_names
     }
     /// The compressed axis.
+    ///
+    /// ```
+    /// use arrow_sparse::{AnyCsx, CompressedAxis, CsxMatrix};
+    /// // [[1, 0, 2], [0, 0, 3]] as CSR
+    /// let m: AnyCsx = CsxMatrix::<f64, i32, i64>::try_new(
+    ///     CompressedAxis::Row, vec![2, 3], vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?
+    ///     .into();
+    /// assert_eq!(m.axis(), CompressedAxis::Row);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn axis(&self) -> CompressedAxis {
         self.axis
     }
     /// Offsets into `indices` per major slice.
+    ///
+    /// ```
+    /// use arrow_sparse::{AnyCsx, CompressedAxis, CsxMatrix};
+    /// // [[1, 0, 2], [0, 0, 3]] as CSR
+    /// let m: AnyCsx = CsxMatrix::<f64, i32, i64>::try_new(
+    ///     CompressedAxis::Row, vec![2, 3], vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?
+    ///     .into();
+    /// assert_eq!(m.indptr(), &arrow_sparse::IndexBuffer::Int64(vec![0, 2, 3].into()));
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn indptr(&self) -> &IndexBuffer {
         &self.indptr
     }
     /// Minor coordinates of the entries.
+    ///
+    /// ```
+    /// use arrow_sparse::{AnyCsx, CompressedAxis, CsxMatrix};
+    /// // [[1, 0, 2], [0, 0, 3]] as CSR
+    /// let m: AnyCsx = CsxMatrix::<f64, i32, i64>::try_new(
+    ///     CompressedAxis::Row, vec![2, 3], vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?
+    ///     .into();
+    /// assert_eq!(m.indices(), &arrow_sparse::IndexBuffer::Int32(vec![0, 2, 2].into()));
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn indices(&self) -> &IndexBuffer {
         &self.indices
     }
     /// The values.
+    ///
+    /// ```
+    /// use arrow_sparse::{AnyCsx, CompressedAxis, CsxMatrix};
+    /// // [[1, 0, 2], [0, 0, 3]] as CSR
+    /// let m: AnyCsx = CsxMatrix::<f64, i32, i64>::try_new(
+    ///     CompressedAxis::Row, vec![2, 3], vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?
+    ///     .into();
+    /// assert_eq!(m.values(), &arrow_sparse::ValueBuffer::Float64(vec![1.0, 2.0, 3.0].into()));
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn values(&self) -> &ValueBuffer {
         &self.values
     }
     /// Number of stored entries.
+    ///
+    /// ```
+    /// use arrow_sparse::{AnyCsx, CompressedAxis, CsxMatrix};
+    /// // [[1, 0, 2], [0, 0, 3]] as CSR
+    /// let m: AnyCsx = CsxMatrix::<f64, i32, i64>::try_new(
+    ///     CompressedAxis::Row, vec![2, 3], vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?
+    ///     .into();
+    /// assert_eq!(m.nnz(), 3);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn nnz(&self) -> usize {
         self.values.len()
     }
     /// The value type.
+    ///
+    /// ```
+    /// use arrow_sparse::{AnyCsx, CompressedAxis, CsxMatrix};
+    /// // [[1, 0, 2], [0, 0, 3]] as CSR
+    /// let m: AnyCsx = CsxMatrix::<f64, i32, i64>::try_new(
+    ///     CompressedAxis::Row, vec![2, 3], vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?
+    ///     .into();
+    /// assert_eq!(m.value_type(), arrow_sparse::ValueType::Float64);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn value_type(&self) -> ValueType {
         self.values.data_type()
     }
     /// The type of `indices`.
+    ///
+    /// ```
+    /// use arrow_sparse::{AnyCsx, CompressedAxis, CsxMatrix};
+    /// // [[1, 0, 2], [0, 0, 3]] as CSR
+    /// let m: AnyCsx = CsxMatrix::<f64, i32, i64>::try_new(
+    ///     CompressedAxis::Row, vec![2, 3], vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?
+    ///     .into();
+    /// assert_eq!(m.index_type(), arrow_sparse::IndexType::Int32);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn index_type(&self) -> IndexType {
         self.indices.data_type()
     }
     /// The type of `indptr`.
+    ///
+    /// ```
+    /// use arrow_sparse::{AnyCsx, CompressedAxis, CsxMatrix};
+    /// // [[1, 0, 2], [0, 0, 3]] as CSR
+    /// let m: AnyCsx = CsxMatrix::<f64, i32, i64>::try_new(
+    ///     CompressedAxis::Row, vec![2, 3], vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?
+    ///     .into();
+    /// assert_eq!(m.indptr_type(), arrow_sparse::IndexType::Int64);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn indptr_type(&self) -> IndexType {
         self.indptr.data_type()
     }
 
     /// The typed view, if the types are `V`, `I` and `P` (zero-copy).
+    ///
+    /// ```
+    /// use arrow_sparse::{AnyCsx, CompressedAxis, CsxMatrix};
+    /// // [[1, 0, 2], [0, 0, 3]] as CSR
+    /// let m: AnyCsx = CsxMatrix::<f64, i32, i64>::try_new(
+    ///     CompressedAxis::Row, vec![2, 3], vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?
+    ///     .into();
+    /// assert!(m.downcast::<f64, i32, i64>().is_some());
+    /// // wrong indptr type
+    /// assert!(m.downcast::<f64, i32, i32>().is_none());
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn downcast<V: Value, I: Index, P: Index>(&self) -> Option<CsxMatrix<V, I, P>> {
         Some(CsxMatrix {
             indptr: P::unwrap(&self.indptr)?.clone(),
@@ -202,6 +369,19 @@ pub struct CsxMatrix<V: Value, I: Index, P: Index = I> {
 
 impl<V: Value, I: Index, P: Index> CsxMatrix<V, I, P> {
     /// Build and fully validate (see [`AnyCsx::try_new`]).
+    ///
+    /// ```
+    /// use arrow_sparse::{CompressedAxis, CsxMatrix};
+    /// // [[1, 0, 2], [0, 0, 3]] as CSR
+    /// let m = CsxMatrix::<f64, i32, i64>::try_new(
+    ///     CompressedAxis::Row, vec![2, 3], vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?;
+    /// assert_eq!(m.get(&[0, 2]), Some(2.0));
+    /// // indptr must end at nnz = 3
+    /// let bad = CsxMatrix::<f64, i32, i64>::try_new(
+    ///     CompressedAxis::Row, vec![2, 3], vec![0, 2, 2].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into());
+    /// assert!(bad.is_err());
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn try_new(
         axis: CompressedAxis,
         shape: Vec<usize>,
@@ -213,6 +393,15 @@ impl<V: Value, I: Index, P: Index> CsxMatrix<V, I, P> {
     }
 
     /// Build with an explicit [`Validation`] level.
+    ///
+    /// ```
+    /// use arrow_sparse::{CompressedAxis, CsxMatrix, Validation};
+    /// // index 5 is out of bounds: only full validation looks at the indices
+    /// let build = |v| CsxMatrix::<f64, i32>::try_new_with(
+    ///     CompressedAxis::Row, vec![1, 3], vec![0, 1].into(), vec![5].into(), vec![1.0].into(), v);
+    /// assert!(build(Validation::Full).is_err());
+    /// assert!(build(Validation::Trusted).is_ok());
+    /// ```
     pub fn try_new_with(
         axis: CompressedAxis,
         shape: Vec<usize>,
@@ -239,6 +428,16 @@ impl<V: Value, I: Index, P: Index> CsxMatrix<V, I, P> {
     }
 
     /// Attach dimension names (two).
+    ///
+    /// ```
+    /// use arrow_sparse::{CompressedAxis, CsxMatrix};
+    /// // [[1, 0, 2], [0, 0, 3]] as CSR
+    /// let m = CsxMatrix::<f64, i32, i64>::try_new(
+    ///     CompressedAxis::Row, vec![2, 3], vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?;
+    /// let m = m.with_dim_names(vec!["row".into(), "col".into()])?;
+    /// assert_eq!(m.dim_names(), &["row", "col"]);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn with_dim_names(mut self, names: Vec<String>) -> Result<Self> {
         check_dim_names(&names, 2)?;
         self.any.dim_names = names;
@@ -246,34 +445,106 @@ impl<V: Value, I: Index, P: Index> CsxMatrix<V, I, P> {
     }
 
     /// Extents.
+    ///
+    /// ```
+    /// use arrow_sparse::{CompressedAxis, CsxMatrix};
+    /// // [[1, 0, 2], [0, 0, 3]] as CSR
+    /// let m = CsxMatrix::<f64, i32, i64>::try_new(
+    ///     CompressedAxis::Row, vec![2, 3], vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?;
+    /// assert_eq!(m.shape(), &[2, 3]);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn shape(&self) -> &[usize] {
         &self.any.shape
     }
     /// One name per dimension (`""` where unnamed).
+    ///
+    /// ```
+    /// use arrow_sparse::{CompressedAxis, CsxMatrix};
+    /// // [[1, 0, 2], [0, 0, 3]] as CSR
+    /// let m = CsxMatrix::<f64, i32, i64>::try_new(
+    ///     CompressedAxis::Row, vec![2, 3], vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?;
+    /// assert_eq!(m.dim_names(), &["", ""]);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn dim_names(&self) -> &[String] {
         &self.any.dim_names
     }
     /// The compressed axis.
+    ///
+    /// ```
+    /// use arrow_sparse::{CompressedAxis, CsxMatrix};
+    /// // [[1, 0, 2], [0, 0, 3]] as CSR
+    /// let m = CsxMatrix::<f64, i32, i64>::try_new(
+    ///     CompressedAxis::Row, vec![2, 3], vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?;
+    /// assert_eq!(m.axis(), CompressedAxis::Row);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn axis(&self) -> CompressedAxis {
         self.any.axis
     }
     /// Offsets per major slice.
+    ///
+    /// ```
+    /// use arrow_sparse::{CompressedAxis, CsxMatrix};
+    /// // [[1, 0, 2], [0, 0, 3]] as CSR
+    /// let m = CsxMatrix::<f64, i32, i64>::try_new(
+    ///     CompressedAxis::Row, vec![2, 3], vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?;
+    /// assert_eq!(m.indptr().as_ref(), &[0, 2, 3]);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn indptr(&self) -> &ScalarBuffer<P> {
         &self.indptr
     }
     /// Minor coordinates.
+    ///
+    /// ```
+    /// use arrow_sparse::{CompressedAxis, CsxMatrix};
+    /// // [[1, 0, 2], [0, 0, 3]] as CSR
+    /// let m = CsxMatrix::<f64, i32, i64>::try_new(
+    ///     CompressedAxis::Row, vec![2, 3], vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?;
+    /// assert_eq!(m.indices().as_ref(), &[0, 2, 2]);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn indices(&self) -> &ScalarBuffer<I> {
         &self.indices
     }
     /// Values.
+    ///
+    /// ```
+    /// use arrow_sparse::{CompressedAxis, CsxMatrix};
+    /// // [[1, 0, 2], [0, 0, 3]] as CSR
+    /// let m = CsxMatrix::<f64, i32, i64>::try_new(
+    ///     CompressedAxis::Row, vec![2, 3], vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?;
+    /// assert_eq!(m.values().as_ref(), &[1.0, 2.0, 3.0]);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn values(&self) -> &ScalarBuffer<V> {
         &self.values
     }
     /// Number of stored entries.
+    ///
+    /// ```
+    /// use arrow_sparse::{CompressedAxis, CsxMatrix};
+    /// // [[1, 0, 2], [0, 0, 3]] as CSR
+    /// let m = CsxMatrix::<f64, i32, i64>::try_new(
+    ///     CompressedAxis::Row, vec![2, 3], vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?;
+    /// assert_eq!(m.nnz(), 3);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn nnz(&self) -> usize {
         self.values.len()
     }
     /// The type-erased matrix.
+    ///
+    /// ```
+    /// use arrow_sparse::{CompressedAxis, CsxMatrix};
+    /// // [[1, 0, 2], [0, 0, 3]] as CSR
+    /// let m = CsxMatrix::<f64, i32, i64>::try_new(
+    ///     CompressedAxis::Row, vec![2, 3], vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?;
+    /// assert_eq!(m.as_any().index_type(), arrow_sparse::IndexType::Int32);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn as_any(&self) -> &AnyCsx {
         &self.any
     }
@@ -282,6 +553,17 @@ impl<V: Value, I: Index, P: Index> CsxMatrix<V, I, P> {
 impl<V: Value, I: Index, P: Index> CsxMatrix<V, I, P> {
     /// Visit every stored entry in storage order with its `[row, column]`.
     /// Errors (never panics) on an indptr that a trusted construction let through.
+    ///
+    /// ```
+    /// use arrow_sparse::{CompressedAxis, CsxMatrix};
+    /// // [[1, 0, 2], [0, 0, 3]] as CSR
+    /// let m = CsxMatrix::<f64, i32, i64>::try_new(
+    ///     CompressedAxis::Row, vec![2, 3], vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?;
+    /// let mut entries = Vec::new();
+    /// m.for_each(|c, v| entries.push((c.to_vec(), v)))?;
+    /// assert_eq!(entries, [(vec![0, 0], 1.0), (vec![0, 2], 2.0), (vec![1, 2], 3.0)]);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn for_each(&self, mut f: impl FnMut(&[usize], V)) -> Result<()> {
         let (major, _) = self.axis().dims();
         for (m, w) in self.indptr.windows(2).enumerate() {
@@ -307,6 +589,17 @@ impl<V: Value, I: Index, P: Index> CsxMatrix<V, I, P> {
 
     /// The sum of the stored entries at `[row, column]` (zero when none), or
     /// `None` when the coordinates are outside the shape.
+    ///
+    /// ```
+    /// use arrow_sparse::{CompressedAxis, CsxMatrix};
+    /// // [[1, 0, 2], [0, 0, 3]] as CSR
+    /// let m = CsxMatrix::<f64, i32, i64>::try_new(
+    ///     CompressedAxis::Row, vec![2, 3], vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?;
+    /// assert_eq!(m.get(&[1, 2]), Some(3.0));
+    /// assert_eq!(m.get(&[1, 0]), Some(0.0));
+    /// assert_eq!(m.get(&[2, 0]), None);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn get(&self, coords: &[usize]) -> Option<V> {
         let (major, minor) = self.axis().dims();
         if coords.len() != 2 || coords[0] >= self.shape()[0] || coords[1] >= self.shape()[1] {
