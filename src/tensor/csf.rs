@@ -25,6 +25,17 @@ use crate::types::{Index, IndexType, Value, ValueType};
 /// Level `l` stores coordinates along dimension `axis_order[l]`; `indptr[l]` (for
 /// the `ndim - 1` upper levels) gives, per node of level `l`, the range of its
 /// children in level `l + 1`; the leaves line up with `values`.
+///
+/// ```
+/// use arrow_sparse::{AnyCsf, CsfTensor};
+/// // [[0, 1, 0], [2, 0, 3]]: level 0 = rows, level 1 = columns
+/// let t: AnyCsf = CsfTensor::<f64, i32, i64>::try_new(vec![2, 3], vec![0, 1],
+///     vec![vec![0, 1, 3].into()], vec![vec![0, 1].into(), vec![1, 0, 2].into()], vec![1.0, 2.0, 3.0].into())?
+///     .into();
+/// assert_eq!((t.shape(), t.nnz()), (&[2usize, 3][..], 3));
+/// assert_eq!(t.downcast::<f64, i32, i64>().unwrap().get(&[1, 2]), Some(3.0));
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct AnyCsf {
     shape: Vec<usize>,
@@ -44,6 +55,34 @@ impl AnyCsf {
     /// `indices[l]`, starting at 0 and ending at the length of `indices[l+1]`. With
     /// [`Validation::Full`] also that every indptr is non-decreasing and every
     /// coordinate lies inside its dimension.
+    ///
+    /// ```
+    /// use arrow_sparse::{AnyCsf, IndexBuffer, Validation, ValueBuffer};
+    /// let idx = |v: Vec<i32>| IndexBuffer::Int32(v.into());
+    /// // [[0, 1, 0], [2, 0, 3]] with columns at level 0, rows at level 1
+    /// let t = AnyCsf::try_new(
+    ///     vec![2, 3],
+    ///     vec![1, 0],
+    ///     vec![idx(vec![0, 1, 2, 3])],
+    ///     vec![idx(vec![0, 1, 2]), idx(vec![1, 0, 1])],
+    ///     ValueBuffer::Float64(vec![2.0, 1.0, 3.0].into()),
+    ///     vec![],
+    ///     Validation::Full,
+    /// )?;
+    /// assert_eq!(t.nnz(), 3);
+    /// // axis_order must be a permutation
+    /// let bad = AnyCsf::try_new(
+    ///     vec![2, 3],
+    ///     vec![1, 1],
+    ///     vec![idx(vec![0, 1, 2, 3])],
+    ///     vec![idx(vec![0, 1, 2]), idx(vec![1, 0, 1])],
+    ///     ValueBuffer::Float64(vec![2.0, 1.0, 3.0].into()),
+    ///     vec![],
+    ///     Validation::Full,
+    /// );
+    /// assert!(bad.is_err());
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn try_new(
         shape: Vec<usize>,
         axis_order: Vec<usize>,
@@ -122,47 +161,158 @@ impl AnyCsf {
     }
 
     /// Extents.
+    ///
+    /// ```
+    /// use arrow_sparse::{AnyCsf, CsfTensor};
+    /// // [[0, 1, 0], [2, 0, 3]]: level 0 = rows, level 1 = columns
+    /// let t: AnyCsf = CsfTensor::<f64, i32, i64>::try_new(vec![2, 3], vec![0, 1],
+    ///     vec![vec![0, 1, 3].into()], vec![vec![0, 1].into(), vec![1, 0, 2].into()], vec![1.0, 2.0, 3.0].into())?
+    ///     .into();
+    /// assert_eq!(t.shape(), &[2, 3]);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn shape(&self) -> &[usize] {
         &self.shape
     }
     /// One name per dimension (`""` where unnamed).
+    ///
+    /// ```
+    /// use arrow_sparse::{AnyCsf, CsfTensor};
+    /// // [[0, 1, 0], [2, 0, 3]]: level 0 = rows, level 1 = columns
+    /// let t: AnyCsf = CsfTensor::<f64, i32, i64>::try_new(vec![2, 3], vec![0, 1],
+    ///     vec![vec![0, 1, 3].into()], vec![vec![0, 1].into(), vec![1, 0, 2].into()], vec![1.0, 2.0, 3.0].into())?
+    ///     .into();
+    /// assert_eq!(t.dim_names(), &["", ""]);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn dim_names(&self) -> &[String] {
         &self.dim_names
     }
     /// Dimension stored at each level.
+    ///
+    /// ```
+    /// use arrow_sparse::{AnyCsf, CsfTensor};
+    /// // [[0, 1, 0], [2, 0, 3]]: level 0 = rows, level 1 = columns
+    /// let t: AnyCsf = CsfTensor::<f64, i32, i64>::try_new(vec![2, 3], vec![0, 1],
+    ///     vec![vec![0, 1, 3].into()], vec![vec![0, 1].into(), vec![1, 0, 2].into()], vec![1.0, 2.0, 3.0].into())?
+    ///     .into();
+    /// assert_eq!(t.axis_order(), &[0, 1]);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn axis_order(&self) -> &[usize] {
         &self.axis_order
     }
     /// Child offsets per upper level.
+    ///
+    /// ```
+    /// use arrow_sparse::{AnyCsf, CsfTensor};
+    /// // [[0, 1, 0], [2, 0, 3]]: level 0 = rows, level 1 = columns
+    /// let t: AnyCsf = CsfTensor::<f64, i32, i64>::try_new(vec![2, 3], vec![0, 1],
+    ///     vec![vec![0, 1, 3].into()], vec![vec![0, 1].into(), vec![1, 0, 2].into()], vec![1.0, 2.0, 3.0].into())?
+    ///     .into();
+    /// assert_eq!(t.indptr(), &[arrow_sparse::IndexBuffer::Int64(vec![0, 1, 3].into())]);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn indptr(&self) -> &[IndexBuffer] {
         &self.indptr
     }
     /// Coordinates per level.
+    ///
+    /// ```
+    /// use arrow_sparse::{AnyCsf, CsfTensor};
+    /// // [[0, 1, 0], [2, 0, 3]]: level 0 = rows, level 1 = columns
+    /// let t: AnyCsf = CsfTensor::<f64, i32, i64>::try_new(vec![2, 3], vec![0, 1],
+    ///     vec![vec![0, 1, 3].into()], vec![vec![0, 1].into(), vec![1, 0, 2].into()], vec![1.0, 2.0, 3.0].into())?
+    ///     .into();
+    /// assert_eq!(t.indices()[1], arrow_sparse::IndexBuffer::Int32(vec![1, 0, 2].into()));
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn indices(&self) -> &[IndexBuffer] {
         &self.indices
     }
     /// Values, one per leaf.
+    ///
+    /// ```
+    /// use arrow_sparse::{AnyCsf, CsfTensor};
+    /// // [[0, 1, 0], [2, 0, 3]]: level 0 = rows, level 1 = columns
+    /// let t: AnyCsf = CsfTensor::<f64, i32, i64>::try_new(vec![2, 3], vec![0, 1],
+    ///     vec![vec![0, 1, 3].into()], vec![vec![0, 1].into(), vec![1, 0, 2].into()], vec![1.0, 2.0, 3.0].into())?
+    ///     .into();
+    /// assert_eq!(t.values(), &arrow_sparse::ValueBuffer::Float64(vec![1.0, 2.0, 3.0].into()));
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn values(&self) -> &ValueBuffer {
         &self.values
     }
     /// Number of stored entries.
+    ///
+    /// ```
+    /// use arrow_sparse::{AnyCsf, CsfTensor};
+    /// // [[0, 1, 0], [2, 0, 3]]: level 0 = rows, level 1 = columns
+    /// let t: AnyCsf = CsfTensor::<f64, i32, i64>::try_new(vec![2, 3], vec![0, 1],
+    ///     vec![vec![0, 1, 3].into()], vec![vec![0, 1].into(), vec![1, 0, 2].into()], vec![1.0, 2.0, 3.0].into())?
+    ///     .into();
+    /// assert_eq!(t.nnz(), 3);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn nnz(&self) -> usize {
         self.values.len()
     }
     /// The value type.
+    ///
+    /// ```
+    /// use arrow_sparse::{AnyCsf, CsfTensor};
+    /// // [[0, 1, 0], [2, 0, 3]]: level 0 = rows, level 1 = columns
+    /// let t: AnyCsf = CsfTensor::<f64, i32, i64>::try_new(vec![2, 3], vec![0, 1],
+    ///     vec![vec![0, 1, 3].into()], vec![vec![0, 1].into(), vec![1, 0, 2].into()], vec![1.0, 2.0, 3.0].into())?
+    ///     .into();
+    /// assert_eq!(t.value_type(), arrow_sparse::ValueType::Float64);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn value_type(&self) -> ValueType {
         self.values.data_type()
     }
     /// The type of the indices buffers.
+    ///
+    /// ```
+    /// use arrow_sparse::{AnyCsf, CsfTensor};
+    /// // [[0, 1, 0], [2, 0, 3]]: level 0 = rows, level 1 = columns
+    /// let t: AnyCsf = CsfTensor::<f64, i32, i64>::try_new(vec![2, 3], vec![0, 1],
+    ///     vec![vec![0, 1, 3].into()], vec![vec![0, 1].into(), vec![1, 0, 2].into()], vec![1.0, 2.0, 3.0].into())?
+    ///     .into();
+    /// assert_eq!(t.index_type(), arrow_sparse::IndexType::Int32);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn index_type(&self) -> IndexType {
         self.indices[0].data_type()
     }
     /// The type of the indptr buffers.
+    ///
+    /// ```
+    /// use arrow_sparse::{AnyCsf, CsfTensor};
+    /// // [[0, 1, 0], [2, 0, 3]]: level 0 = rows, level 1 = columns
+    /// let t: AnyCsf = CsfTensor::<f64, i32, i64>::try_new(vec![2, 3], vec![0, 1],
+    ///     vec![vec![0, 1, 3].into()], vec![vec![0, 1].into(), vec![1, 0, 2].into()], vec![1.0, 2.0, 3.0].into())?
+    ///     .into();
+    /// assert_eq!(t.indptr_type(), arrow_sparse::IndexType::Int64);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn indptr_type(&self) -> IndexType {
         self.indptr[0].data_type()
     }
 
     /// The typed view, if the types are `V`, `I` and `P` (zero-copy).
+    ///
+    /// ```
+    /// use arrow_sparse::{AnyCsf, CsfTensor};
+    /// // [[0, 1, 0], [2, 0, 3]]: level 0 = rows, level 1 = columns
+    /// let t: AnyCsf = CsfTensor::<f64, i32, i64>::try_new(vec![2, 3], vec![0, 1],
+    ///     vec![vec![0, 1, 3].into()], vec![vec![0, 1].into(), vec![1, 0, 2].into()], vec![1.0, 2.0, 3.0].into())?
+    ///     .into();
+    /// assert!(t.downcast::<f64, i32, i64>().is_some());
+    /// assert!(t.downcast::<f32, i32, i64>().is_none());
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn downcast<V: Value, I: Index, P: Index>(&self) -> Option<CsfTensor<V, I, P>> {
         Some(CsfTensor {
             indptr: self
@@ -221,6 +371,19 @@ pub struct CsfTensor<V: Value, I: Index, P: Index = I> {
 
 impl<V: Value, I: Index, P: Index> CsfTensor<V, I, P> {
     /// Build and fully validate (see [`AnyCsf::try_new`]).
+    ///
+    /// ```
+    /// use arrow_sparse::CsfTensor;
+    /// // [[0, 1, 0], [2, 0, 3]]: level 0 = rows, level 1 = columns
+    /// let t = CsfTensor::<f64, i32, i64>::try_new(vec![2, 3], vec![0, 1],
+    ///     vec![vec![0, 1, 3].into()], vec![vec![0, 1].into(), vec![1, 0, 2].into()], vec![1.0, 2.0, 3.0].into())?;
+    /// assert_eq!(t.get(&[1, 0]), Some(2.0));
+    /// // indices[1] must be as long as values
+    /// let bad = CsfTensor::<f64, i32, i64>::try_new(vec![2, 3], vec![0, 1],
+    ///     vec![vec![0, 1, 3].into()], vec![vec![0, 1].into(), vec![1, 0].into()], vec![1.0, 2.0, 3.0].into());
+    /// assert!(bad.is_err());
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn try_new(
         shape: Vec<usize>,
         axis_order: Vec<usize>,
@@ -232,6 +395,15 @@ impl<V: Value, I: Index, P: Index> CsfTensor<V, I, P> {
     }
 
     /// Build with an explicit [`Validation`] level.
+    ///
+    /// ```
+    /// use arrow_sparse::{CsfTensor, Validation};
+    /// // row 7 does not exist: only full validation looks at the coordinates
+    /// let build = |v| CsfTensor::<f64, i32>::try_new_with(vec![2, 3], vec![0, 1],
+    ///     vec![vec![0, 1].into()], vec![vec![7].into(), vec![0].into()], vec![1.0].into(), v);
+    /// assert!(build(Validation::Full).is_err());
+    /// assert!(build(Validation::Trusted).is_ok());
+    /// ```
     pub fn try_new_with(
         shape: Vec<usize>,
         axis_order: Vec<usize>,
@@ -258,6 +430,18 @@ impl<V: Value, I: Index, P: Index> CsfTensor<V, I, P> {
     }
 
     /// Attach dimension names (one per dimension).
+    ///
+    /// ```
+    /// use arrow_sparse::CsfTensor;
+    /// // [[0, 1, 0], [2, 0, 3]]: level 0 = rows, level 1 = columns
+    /// let t = CsfTensor::<f64, i32, i64>::try_new(vec![2, 3], vec![0, 1],
+    ///     vec![vec![0, 1, 3].into()], vec![vec![0, 1].into(), vec![1, 0, 2].into()], vec![1.0, 2.0, 3.0].into())?;
+    /// let t = t.with_dim_names(vec!["i".into(), "j".into()])?;
+    /// assert_eq!(t.dim_names(), &["i", "j"]);
+    /// // one name per dimension
+    /// assert!(t.with_dim_names(vec!["i".into()]).is_err());
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn with_dim_names(mut self, names: Vec<String>) -> Result<Self> {
         check_dim_names(&names, self.any.shape.len())?;
         self.any.dim_names = names;
@@ -265,38 +449,120 @@ impl<V: Value, I: Index, P: Index> CsfTensor<V, I, P> {
     }
 
     /// Extents.
+    ///
+    /// ```
+    /// use arrow_sparse::CsfTensor;
+    /// // [[0, 1, 0], [2, 0, 3]]: level 0 = rows, level 1 = columns
+    /// let t = CsfTensor::<f64, i32, i64>::try_new(vec![2, 3], vec![0, 1],
+    ///     vec![vec![0, 1, 3].into()], vec![vec![0, 1].into(), vec![1, 0, 2].into()], vec![1.0, 2.0, 3.0].into())?;
+    /// assert_eq!(t.shape(), &[2, 3]);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn shape(&self) -> &[usize] {
         &self.any.shape
     }
     /// Number of dimensions.
+    ///
+    /// ```
+    /// use arrow_sparse::CsfTensor;
+    /// // [[0, 1, 0], [2, 0, 3]]: level 0 = rows, level 1 = columns
+    /// let t = CsfTensor::<f64, i32, i64>::try_new(vec![2, 3], vec![0, 1],
+    ///     vec![vec![0, 1, 3].into()], vec![vec![0, 1].into(), vec![1, 0, 2].into()], vec![1.0, 2.0, 3.0].into())?;
+    /// assert_eq!(t.ndim(), 2);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn ndim(&self) -> usize {
         self.any.shape.len()
     }
     /// One name per dimension (`""` where unnamed).
+    ///
+    /// ```
+    /// use arrow_sparse::CsfTensor;
+    /// // [[0, 1, 0], [2, 0, 3]]: level 0 = rows, level 1 = columns
+    /// let t = CsfTensor::<f64, i32, i64>::try_new(vec![2, 3], vec![0, 1],
+    ///     vec![vec![0, 1, 3].into()], vec![vec![0, 1].into(), vec![1, 0, 2].into()], vec![1.0, 2.0, 3.0].into())?;
+    /// assert_eq!(t.dim_names(), &["", ""]);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn dim_names(&self) -> &[String] {
         &self.any.dim_names
     }
     /// Dimension stored at each level.
+    ///
+    /// ```
+    /// use arrow_sparse::CsfTensor;
+    /// // [[0, 1, 0], [2, 0, 3]]: level 0 = rows, level 1 = columns
+    /// let t = CsfTensor::<f64, i32, i64>::try_new(vec![2, 3], vec![0, 1],
+    ///     vec![vec![0, 1, 3].into()], vec![vec![0, 1].into(), vec![1, 0, 2].into()], vec![1.0, 2.0, 3.0].into())?;
+    /// assert_eq!(t.axis_order(), &[0, 1]);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn axis_order(&self) -> &[usize] {
         &self.any.axis_order
     }
     /// Child offsets per upper level.
+    ///
+    /// ```
+    /// use arrow_sparse::CsfTensor;
+    /// // [[0, 1, 0], [2, 0, 3]]: level 0 = rows, level 1 = columns
+    /// let t = CsfTensor::<f64, i32, i64>::try_new(vec![2, 3], vec![0, 1],
+    ///     vec![vec![0, 1, 3].into()], vec![vec![0, 1].into(), vec![1, 0, 2].into()], vec![1.0, 2.0, 3.0].into())?;
+    /// assert_eq!(t.indptr()[0].as_ref(), &[0, 1, 3]);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn indptr(&self) -> &[ScalarBuffer<P>] {
         &self.indptr
     }
     /// Coordinates per level.
+    ///
+    /// ```
+    /// use arrow_sparse::CsfTensor;
+    /// // [[0, 1, 0], [2, 0, 3]]: level 0 = rows, level 1 = columns
+    /// let t = CsfTensor::<f64, i32, i64>::try_new(vec![2, 3], vec![0, 1],
+    ///     vec![vec![0, 1, 3].into()], vec![vec![0, 1].into(), vec![1, 0, 2].into()], vec![1.0, 2.0, 3.0].into())?;
+    /// assert_eq!(t.indices()[0].as_ref(), &[0, 1]);
+    /// assert_eq!(t.indices()[1].as_ref(), &[1, 0, 2]);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn indices(&self) -> &[ScalarBuffer<I>] {
         &self.indices
     }
     /// Values.
+    ///
+    /// ```
+    /// use arrow_sparse::CsfTensor;
+    /// // [[0, 1, 0], [2, 0, 3]]: level 0 = rows, level 1 = columns
+    /// let t = CsfTensor::<f64, i32, i64>::try_new(vec![2, 3], vec![0, 1],
+    ///     vec![vec![0, 1, 3].into()], vec![vec![0, 1].into(), vec![1, 0, 2].into()], vec![1.0, 2.0, 3.0].into())?;
+    /// assert_eq!(t.values().as_ref(), &[1.0, 2.0, 3.0]);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn values(&self) -> &ScalarBuffer<V> {
         &self.values
     }
     /// Number of stored entries.
+    ///
+    /// ```
+    /// use arrow_sparse::CsfTensor;
+    /// // [[0, 1, 0], [2, 0, 3]]: level 0 = rows, level 1 = columns
+    /// let t = CsfTensor::<f64, i32, i64>::try_new(vec![2, 3], vec![0, 1],
+    ///     vec![vec![0, 1, 3].into()], vec![vec![0, 1].into(), vec![1, 0, 2].into()], vec![1.0, 2.0, 3.0].into())?;
+    /// assert_eq!(t.nnz(), 3);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn nnz(&self) -> usize {
         self.values.len()
     }
     /// The type-erased tensor.
+    ///
+    /// ```
+    /// use arrow_sparse::CsfTensor;
+    /// // [[0, 1, 0], [2, 0, 3]]: level 0 = rows, level 1 = columns
+    /// let t = CsfTensor::<f64, i32, i64>::try_new(vec![2, 3], vec![0, 1],
+    ///     vec![vec![0, 1, 3].into()], vec![vec![0, 1].into(), vec![1, 0, 2].into()], vec![1.0, 2.0, 3.0].into())?;
+    /// assert_eq!(t.as_any().indptr_type(), arrow_sparse::IndexType::Int64);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn as_any(&self) -> &AnyCsf {
         &self.any
     }
@@ -336,6 +602,17 @@ impl<V: Value, I: Index, P: Index> CsfTensor<V, I, P> {
 impl<V: Value, I: Index, P: Index> CsfTensor<V, I, P> {
     /// Visit every stored entry in leaf order with its coordinates. Errors (never
     /// panics) on a tree that a trusted construction let through.
+    ///
+    /// ```
+    /// use arrow_sparse::CsfTensor;
+    /// // [[0, 1, 0], [2, 0, 3]]: level 0 = rows, level 1 = columns
+    /// let t = CsfTensor::<f64, i32, i64>::try_new(vec![2, 3], vec![0, 1],
+    ///     vec![vec![0, 1, 3].into()], vec![vec![0, 1].into(), vec![1, 0, 2].into()], vec![1.0, 2.0, 3.0].into())?;
+    /// let mut entries = Vec::new();
+    /// t.for_each(|c, v| entries.push((c.to_vec(), v)))?;
+    /// assert_eq!(entries, [(vec![0, 1], 1.0), (vec![1, 0], 2.0), (vec![1, 2], 3.0)]);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn for_each(&self, mut f: impl FnMut(&[usize], V)) -> Result<()> {
         let mut cur = vec![0usize; self.ndim()];
         for node in 0..self.indices[0].len() {
@@ -381,6 +658,17 @@ impl<V: Value, I: Index, P: Index> CsfTensor<V, I, P> {
 
     /// The sum of the stored entries at `coords` (zero when none), or `None` when
     /// the coordinates are outside the shape. Descends the tree level by level.
+    ///
+    /// ```
+    /// use arrow_sparse::CsfTensor;
+    /// // [[0, 1, 0], [2, 0, 3]]: level 0 = rows, level 1 = columns
+    /// let t = CsfTensor::<f64, i32, i64>::try_new(vec![2, 3], vec![0, 1],
+    ///     vec![vec![0, 1, 3].into()], vec![vec![0, 1].into(), vec![1, 0, 2].into()], vec![1.0, 2.0, 3.0].into())?;
+    /// assert_eq!(t.get(&[0, 1]), Some(1.0));
+    /// assert_eq!(t.get(&[0, 0]), Some(0.0));
+    /// assert_eq!(t.get(&[0, 3]), None);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn get(&self, coords: &[usize]) -> Option<V> {
         if coords.len() != self.ndim() || coords.iter().zip(self.shape()).any(|(c, d)| c >= d) {
             return None;
