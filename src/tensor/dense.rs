@@ -18,6 +18,11 @@ use crate::error::{Error, Result};
 use crate::types::{Index, Value, ValueType};
 
 /// Row-major (C order) element strides for `shape`.
+///
+/// ```
+/// use arrow_sparse::tensor::dense::row_major_strides;
+/// assert_eq!(row_major_strides(&[2, 3, 4]), [12, 4, 1]);
+/// ```
 pub fn row_major_strides(shape: &[usize]) -> Vec<usize> {
     let mut strides = vec![1usize; shape.len()];
     for i in (0..shape.len().saturating_sub(1)).rev() {
@@ -27,6 +32,11 @@ pub fn row_major_strides(shape: &[usize]) -> Vec<usize> {
 }
 
 /// Column-major (Fortran order) element strides for `shape`.
+///
+/// ```
+/// use arrow_sparse::tensor::dense::column_major_strides;
+/// assert_eq!(column_major_strides(&[2, 3, 4]), [1, 2, 6]);
+/// ```
 pub fn column_major_strides(shape: &[usize]) -> Vec<usize> {
     let mut strides = vec![1usize; shape.len()];
     for i in 1..shape.len() {
@@ -36,6 +46,15 @@ pub fn column_major_strides(shape: &[usize]) -> Vec<usize> {
 }
 
 /// A dense tensor of any value type: shape, element strides and a value buffer.
+///
+/// ```
+/// use arrow_sparse::{AnyDense, DenseTensor};
+/// // [[1, 2, 3], [4, 5, 6]], row-major
+/// let t: AnyDense = DenseTensor::<i32>::try_new(vec![2, 3], vec![1, 2, 3, 4, 5, 6].into())?.into();
+/// assert_eq!((t.shape(), t.strides()), (&[2usize, 3][..], &[3usize, 1][..]));
+/// assert_eq!(t.downcast::<i32>().unwrap().get(&[1, 0]), Some(4));
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct AnyDense {
     shape: Vec<usize>,
@@ -51,6 +70,18 @@ impl AnyDense {
     /// fits `usize`, every reachable offset lies inside `values`, and `dim_names` is
     /// empty or has one name per dimension. The check is O(ndim) whatever
     /// `validation` says.
+    ///
+    /// ```
+    /// use arrow_sparse::{AnyDense, Validation, ValueBuffer};
+    /// // [[1, 2], [3, 4]] stored column-major: strides (1, 2)
+    /// let values = ValueBuffer::Int64(vec![1i64, 3, 2, 4].into());
+    /// let t = AnyDense::try_new(vec![2, 2], vec![1, 2], values.clone(), vec![], Validation::Full)?;
+    /// assert!(t.is_column_major());
+    /// assert_eq!(t.downcast::<i64>().unwrap().get(&[0, 1]), Some(2));
+    /// // stride 3 would read element 3 * 1 + 2 * 1 = 5, past the 4 values
+    /// assert!(AnyDense::try_new(vec![2, 2], vec![3, 2], values, vec![], Validation::Full).is_err());
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn try_new(
         shape: Vec<usize>,
         strides: Vec<usize>,
@@ -107,35 +138,100 @@ impl AnyDense {
     }
 
     /// Extents.
+    ///
+    /// ```
+    /// use arrow_sparse::{AnyDense, DenseTensor};
+    /// // [[1, 2, 3], [4, 5, 6]], row-major
+    /// let t: AnyDense = DenseTensor::<i32>::try_new(vec![2, 3], vec![1, 2, 3, 4, 5, 6].into())?.into();
+    /// assert_eq!(t.shape(), &[2, 3]);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn shape(&self) -> &[usize] {
         &self.shape
     }
     /// One name per dimension (`""` where unnamed).
+    ///
+    /// ```
+    /// use arrow_sparse::{AnyDense, DenseTensor};
+    /// // [[1, 2, 3], [4, 5, 6]], row-major
+    /// let t: AnyDense = DenseTensor::<i32>::try_new(vec![2, 3], vec![1, 2, 3, 4, 5, 6].into())?.into();
+    /// assert_eq!(t.dim_names(), &["", ""]);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn dim_names(&self) -> &[String] {
         &self.dim_names
     }
     /// Element strides.
+    ///
+    /// ```
+    /// use arrow_sparse::{AnyDense, DenseTensor};
+    /// // [[1, 2, 3], [4, 5, 6]], row-major
+    /// let t: AnyDense = DenseTensor::<i32>::try_new(vec![2, 3], vec![1, 2, 3, 4, 5, 6].into())?.into();
+    /// assert_eq!(t.strides(), &[3, 1]);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn strides(&self) -> &[usize] {
         &self.strides
     }
     /// The value buffer.
+    ///
+    /// ```
+    /// use arrow_sparse::{AnyDense, DenseTensor};
+    /// // [[1, 2, 3], [4, 5, 6]], row-major
+    /// let t: AnyDense = DenseTensor::<i32>::try_new(vec![2, 3], vec![1, 2, 3, 4, 5, 6].into())?.into();
+    /// assert_eq!(t.values(), &arrow_sparse::ValueBuffer::Int32(vec![1, 2, 3, 4, 5, 6].into()));
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn values(&self) -> &ValueBuffer {
         &self.values
     }
     /// The value type.
+    ///
+    /// ```
+    /// use arrow_sparse::{AnyDense, DenseTensor};
+    /// // [[1, 2, 3], [4, 5, 6]], row-major
+    /// let t: AnyDense = DenseTensor::<i32>::try_new(vec![2, 3], vec![1, 2, 3, 4, 5, 6].into())?.into();
+    /// assert_eq!(t.value_type(), arrow_sparse::ValueType::Int32);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn value_type(&self) -> ValueType {
         self.values.data_type()
     }
     /// Number of elements (product of the shape).
+    ///
+    /// ```
+    /// use arrow_sparse::{AnyDense, DenseTensor};
+    /// // [[1, 2, 3], [4, 5, 6]], row-major
+    /// let t: AnyDense = DenseTensor::<i32>::try_new(vec![2, 3], vec![1, 2, 3, 4, 5, 6].into())?.into();
+    /// assert_eq!(t.size(), 6);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn size(&self) -> usize {
         self.shape.iter().product()
     }
     /// Whether the elements are packed in row-major order.
+    ///
+    /// ```
+    /// use arrow_sparse::{AnyDense, DenseTensor};
+    /// // [[1, 2, 3], [4, 5, 6]], row-major
+    /// let t: AnyDense = DenseTensor::<i32>::try_new(vec![2, 3], vec![1, 2, 3, 4, 5, 6].into())?.into();
+    /// assert!(t.is_row_major());
+    /// assert!(!t.is_column_major());
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn is_row_major(&self) -> bool {
         self.size() <= 1
             || strides_match(&self.shape, &self.strides, &row_major_strides(&self.shape))
     }
     /// Whether the elements are packed in column-major order.
+    ///
+    /// ```
+    /// use arrow_sparse::{AnyDense, DenseTensor};
+    /// let t: AnyDense = DenseTensor::<i32>::try_new_strided(vec![2, 3], vec![1, 2], vec![1, 4, 2, 5, 3, 6].into())?.into();
+    /// assert!(t.is_column_major());
+    /// assert!(!t.is_row_major());
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn is_column_major(&self) -> bool {
         self.size() <= 1
             || strides_match(
@@ -146,6 +242,15 @@ impl AnyDense {
     }
 
     /// The typed view, if the value type is `V` (zero-copy).
+    ///
+    /// ```
+    /// use arrow_sparse::{AnyDense, DenseTensor};
+    /// // [[1, 2, 3], [4, 5, 6]], row-major
+    /// let t: AnyDense = DenseTensor::<i32>::try_new(vec![2, 3], vec![1, 2, 3, 4, 5, 6].into())?.into();
+    /// assert!(t.downcast::<i32>().is_some());
+    /// assert!(t.downcast::<f64>().is_none());
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn downcast<V: Value>(&self) -> Option<DenseTensor<V>> {
         Some(DenseTensor {
             values: V::unwrap(&self.values)?.clone(),
@@ -178,12 +283,33 @@ pub struct DenseTensor<V: Value> {
 
 impl<V: Value> DenseTensor<V> {
     /// A row-major tensor.
+    ///
+    /// ```
+    /// use arrow_sparse::DenseTensor;
+    /// // [[1, 2, 3], [4, 5, 6]], row-major
+    /// let t = DenseTensor::<i32>::try_new(vec![2, 3], vec![1, 2, 3, 4, 5, 6].into())?;
+    /// assert_eq!(t.get(&[1, 2]), Some(6));
+    /// // 2 x 3 needs 6 values
+    /// assert!(DenseTensor::<i32>::try_new(vec![2, 3], vec![1, 2, 3].into()).is_err());
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn try_new(shape: Vec<usize>, values: ScalarBuffer<V>) -> Result<Self> {
         let strides = row_major_strides(&shape);
         Self::try_new_strided(shape, strides, values)
     }
 
     /// A tensor with explicit element strides.
+    ///
+    /// ```
+    /// use arrow_sparse::DenseTensor;
+    /// // [[1, 2, 3], [4, 5, 6]] stored column-major
+    /// let t = DenseTensor::<i32>::try_new_strided(vec![2, 3], vec![1, 2], vec![1, 4, 2, 5, 3, 6].into())?;
+    /// assert_eq!(t.get(&[0, 2]), Some(3));
+    /// // a zero stride along dimension 1 repeats one column (a broadcast)
+    /// let b = DenseTensor::<i32>::try_new_strided(vec![2, 3], vec![1, 0], vec![7, 8].into())?;
+    /// assert_eq!(b.get(&[1, 2]), Some(8));
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn try_new_strided(
         shape: Vec<usize>,
         strides: Vec<usize>,
@@ -200,6 +326,15 @@ impl<V: Value> DenseTensor<V> {
     }
 
     /// Attach dimension names (one per dimension).
+    ///
+    /// ```
+    /// use arrow_sparse::DenseTensor;
+    /// // [[1, 2, 3], [4, 5, 6]], row-major
+    /// let t = DenseTensor::<i32>::try_new(vec![2, 3], vec![1, 2, 3, 4, 5, 6].into())?;
+    /// let t = t.with_dim_names(vec!["x".into(), "y".into()])?;
+    /// assert_eq!(t.dim_names(), &["x", "y"]);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn with_dim_names(mut self, names: Vec<String>) -> Result<Self> {
         check_dim_names(&names, self.any.shape.len())?;
         self.any.dim_names = names;
@@ -207,31 +342,89 @@ impl<V: Value> DenseTensor<V> {
     }
 
     /// Extents.
+    ///
+    /// ```
+    /// use arrow_sparse::DenseTensor;
+    /// // [[1, 2, 3], [4, 5, 6]], row-major
+    /// let t = DenseTensor::<i32>::try_new(vec![2, 3], vec![1, 2, 3, 4, 5, 6].into())?;
+    /// assert_eq!(t.shape(), &[2, 3]);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn shape(&self) -> &[usize] {
         &self.any.shape
     }
     /// Number of dimensions.
+    ///
+    /// ```
+    /// use arrow_sparse::DenseTensor;
+    /// // [[1, 2, 3], [4, 5, 6]], row-major
+    /// let t = DenseTensor::<i32>::try_new(vec![2, 3], vec![1, 2, 3, 4, 5, 6].into())?;
+    /// assert_eq!(t.ndim(), 2);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn ndim(&self) -> usize {
         self.any.shape.len()
     }
     /// One name per dimension (`""` where unnamed).
+    ///
+    /// ```
+    /// use arrow_sparse::DenseTensor;
+    /// // [[1, 2, 3], [4, 5, 6]], row-major
+    /// let t = DenseTensor::<i32>::try_new(vec![2, 3], vec![1, 2, 3, 4, 5, 6].into())?;
+    /// assert_eq!(t.dim_names(), &["", ""]);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn dim_names(&self) -> &[String] {
         &self.any.dim_names
     }
     /// Element strides.
+    ///
+    /// ```
+    /// use arrow_sparse::DenseTensor;
+    /// // [[1, 2, 3], [4, 5, 6]], row-major
+    /// let t = DenseTensor::<i32>::try_new(vec![2, 3], vec![1, 2, 3, 4, 5, 6].into())?;
+    /// assert_eq!(t.strides(), &[3, 1]);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn strides(&self) -> &[usize] {
         &self.any.strides
     }
     /// The value buffer (in storage order).
+    ///
+    /// ```
+    /// use arrow_sparse::DenseTensor;
+    /// // [[1, 2, 3], [4, 5, 6]], row-major
+    /// let t = DenseTensor::<i32>::try_new(vec![2, 3], vec![1, 2, 3, 4, 5, 6].into())?;
+    /// assert_eq!(t.values().as_ref(), &[1, 2, 3, 4, 5, 6]);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn values(&self) -> &ScalarBuffer<V> {
         &self.values
     }
     /// The type-erased tensor.
+    ///
+    /// ```
+    /// use arrow_sparse::DenseTensor;
+    /// // [[1, 2, 3], [4, 5, 6]], row-major
+    /// let t = DenseTensor::<i32>::try_new(vec![2, 3], vec![1, 2, 3, 4, 5, 6].into())?;
+    /// assert_eq!(t.as_any().size(), 6);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn as_any(&self) -> &AnyDense {
         &self.any
     }
 
     /// The element at `index`, or `None` if the index is out of bounds.
+    ///
+    /// ```
+    /// use arrow_sparse::DenseTensor;
+    /// // [[1, 2, 3], [4, 5, 6]], row-major
+    /// let t = DenseTensor::<i32>::try_new(vec![2, 3], vec![1, 2, 3, 4, 5, 6].into())?;
+    /// assert_eq!(t.get(&[1, 1]), Some(5));
+    /// assert_eq!(t.get(&[2, 0]), None);
+    /// assert_eq!(t.get(&[1]), None);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn get(&self, index: &[usize]) -> Option<V> {
         if index.len() != self.ndim() {
             return None;
@@ -247,6 +440,16 @@ impl<V: Value> DenseTensor<V> {
     }
 
     /// Visit every element in row-major logical order with its coordinates.
+    ///
+    /// ```
+    /// use arrow_sparse::DenseTensor;
+    /// // column-major storage, visited in row-major order
+    /// let t = DenseTensor::<i32>::try_new_strided(vec![2, 2], vec![1, 2], vec![1, 3, 2, 4].into())?;
+    /// let mut seen = Vec::new();
+    /// t.for_each(|c, v| seen.push((c.to_vec(), v)));
+    /// assert_eq!(seen, [(vec![0, 0], 1), (vec![0, 1], 2), (vec![1, 0], 3), (vec![1, 1], 4)]);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn for_each(&self, mut f: impl FnMut(&[usize], V)) {
         let shape = self.shape();
         if shape.contains(&0) {
