@@ -23,6 +23,17 @@ use crate::error::{Error, Result};
 use crate::types::{Index, IndexType, Value, ValueType};
 
 /// A GCS tensor of any value, index and indptr type.
+///
+/// ```
+/// use arrow_sparse::{dims::DimMap, CompressedAxis, CooTensor, AnyGcs, GcsTensor};
+/// // a (2, 3, 4) tensor as a 2 x 12 CSR matrix: rows = dimension 0, columns = (1, 2)
+/// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3, 4], &[(vec![0, 1, 2], 1.0), (vec![1, 2, 3], 2.0)])?;
+/// let map = DimMap::try_new(vec![2, 3, 4], vec![0, 1, 2], vec![1])?;
+/// let g: AnyGcs = GcsTensor::<f64, i32>::from_coo(&coo, map, CompressedAxis::Row)?.into();
+/// assert_eq!((g.shape(), g.nnz()), (&[2usize, 3, 4][..], 2));
+/// assert_eq!(g.downcast::<f64, i32, i32>().unwrap().get(&[1, 2, 3]), Some(2.0));
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct AnyGcs {
     map: DimMap,
@@ -34,6 +45,20 @@ impl AnyGcs {
     /// The validating constructor: every GCS tensor is built here. The matrix has
     /// already passed its own constructor; this checks that the map reduces to 2
     /// dimensions whose extents are the matrix's shape, and the dim names.
+    ///
+    /// ```
+    /// use arrow_sparse::{dims::DimMap, AnyGcs, CompressedAxis, CsxMatrix};
+    /// // (2, 3, 4) reduced to 2 x 12; one entry at [1, 2, 3] = row 1, column 2 * 4 + 3
+    /// let matrix = CsxMatrix::<f64, i32>::try_new(
+    ///     CompressedAxis::Row, vec![2, 12], vec![0, 0, 1].into(), vec![11].into(), vec![5.0].into())?;
+    /// let map = DimMap::try_new(vec![2, 3, 4], vec![0, 1, 2], vec![1])?;
+    /// let g = AnyGcs::try_new(map, matrix.as_any().clone(), vec![])?;
+    /// assert_eq!(g.shape(), &[2, 3, 4]);
+    /// // this map reduces to 6 x 4, not the matrix's 2 x 12
+    /// let other = DimMap::try_new(vec![2, 3, 4], vec![0, 1, 2], vec![2])?;
+    /// assert!(AnyGcs::try_new(other, matrix.as_any().clone(), vec![]).is_err());
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn try_new(map: DimMap, matrix: AnyCsx, dim_names: Vec<String>) -> Result<Self> {
         if map.reduced_ndim() != 2 {
             return Err(Error::shape(
@@ -63,35 +88,116 @@ impl AnyGcs {
     }
 
     /// The logical N-D shape.
+    ///
+    /// ```
+    /// use arrow_sparse::{dims::DimMap, CompressedAxis, CooTensor, AnyGcs, GcsTensor};
+    /// // a (2, 3, 4) tensor as a 2 x 12 CSR matrix: rows = dimension 0, columns = (1, 2)
+    /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3, 4], &[(vec![0, 1, 2], 1.0), (vec![1, 2, 3], 2.0)])?;
+    /// let map = DimMap::try_new(vec![2, 3, 4], vec![0, 1, 2], vec![1])?;
+    /// let g: AnyGcs = GcsTensor::<f64, i32>::from_coo(&coo, map, CompressedAxis::Row)?.into();
+    /// assert_eq!(g.shape(), &[2, 3, 4]);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn shape(&self) -> &[usize] {
         self.map.shape()
     }
     /// One name per logical dimension (`""` where unnamed).
+    ///
+    /// ```
+    /// use arrow_sparse::{dims::DimMap, CompressedAxis, CooTensor, AnyGcs, GcsTensor};
+    /// // a (2, 3, 4) tensor as a 2 x 12 CSR matrix: rows = dimension 0, columns = (1, 2)
+    /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3, 4], &[(vec![0, 1, 2], 1.0), (vec![1, 2, 3], 2.0)])?;
+    /// let map = DimMap::try_new(vec![2, 3, 4], vec![0, 1, 2], vec![1])?;
+    /// let g: AnyGcs = GcsTensor::<f64, i32>::from_coo(&coo, map, CompressedAxis::Row)?.into();
+    /// assert_eq!(g.dim_names(), &["", "", ""]);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn dim_names(&self) -> &[String] {
         &self.dim_names
     }
     /// The dimension map (N-D to the 2-D matrix).
+    ///
+    /// ```
+    /// use arrow_sparse::{dims::DimMap, CompressedAxis, CooTensor, AnyGcs, GcsTensor};
+    /// // a (2, 3, 4) tensor as a 2 x 12 CSR matrix: rows = dimension 0, columns = (1, 2)
+    /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3, 4], &[(vec![0, 1, 2], 1.0), (vec![1, 2, 3], 2.0)])?;
+    /// let map = DimMap::try_new(vec![2, 3, 4], vec![0, 1, 2], vec![1])?;
+    /// let g: AnyGcs = GcsTensor::<f64, i32>::from_coo(&coo, map, CompressedAxis::Row)?.into();
+    /// assert_eq!(g.map().reduced_shape(), &[2, 12]);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn map(&self) -> &DimMap {
         &self.map
     }
     /// The reduced 2-D matrix.
+    ///
+    /// ```
+    /// use arrow_sparse::{dims::DimMap, CompressedAxis, CooTensor, AnyGcs, GcsTensor};
+    /// // a (2, 3, 4) tensor as a 2 x 12 CSR matrix: rows = dimension 0, columns = (1, 2)
+    /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3, 4], &[(vec![0, 1, 2], 1.0), (vec![1, 2, 3], 2.0)])?;
+    /// let map = DimMap::try_new(vec![2, 3, 4], vec![0, 1, 2], vec![1])?;
+    /// let g: AnyGcs = GcsTensor::<f64, i32>::from_coo(&coo, map, CompressedAxis::Row)?.into();
+    /// assert_eq!(g.matrix().shape(), &[2, 12]);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn matrix(&self) -> &AnyCsx {
         &self.matrix
     }
     /// Number of stored entries.
+    ///
+    /// ```
+    /// use arrow_sparse::{dims::DimMap, CompressedAxis, CooTensor, AnyGcs, GcsTensor};
+    /// // a (2, 3, 4) tensor as a 2 x 12 CSR matrix: rows = dimension 0, columns = (1, 2)
+    /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3, 4], &[(vec![0, 1, 2], 1.0), (vec![1, 2, 3], 2.0)])?;
+    /// let map = DimMap::try_new(vec![2, 3, 4], vec![0, 1, 2], vec![1])?;
+    /// let g: AnyGcs = GcsTensor::<f64, i32>::from_coo(&coo, map, CompressedAxis::Row)?.into();
+    /// assert_eq!(g.nnz(), 2);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn nnz(&self) -> usize {
         self.matrix.nnz()
     }
     /// The value type.
+    ///
+    /// ```
+    /// use arrow_sparse::{dims::DimMap, CompressedAxis, CooTensor, AnyGcs, GcsTensor};
+    /// // a (2, 3, 4) tensor as a 2 x 12 CSR matrix: rows = dimension 0, columns = (1, 2)
+    /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3, 4], &[(vec![0, 1, 2], 1.0), (vec![1, 2, 3], 2.0)])?;
+    /// let map = DimMap::try_new(vec![2, 3, 4], vec![0, 1, 2], vec![1])?;
+    /// let g: AnyGcs = GcsTensor::<f64, i32>::from_coo(&coo, map, CompressedAxis::Row)?.into();
+    /// assert_eq!(g.value_type(), arrow_sparse::ValueType::Float64);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn value_type(&self) -> ValueType {
         self.matrix.value_type()
     }
     /// The type of the matrix indices.
+    ///
+    /// ```
+    /// use arrow_sparse::{dims::DimMap, CompressedAxis, CooTensor, AnyGcs, GcsTensor};
+    /// // a (2, 3, 4) tensor as a 2 x 12 CSR matrix: rows = dimension 0, columns = (1, 2)
+    /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3, 4], &[(vec![0, 1, 2], 1.0), (vec![1, 2, 3], 2.0)])?;
+    /// let map = DimMap::try_new(vec![2, 3, 4], vec![0, 1, 2], vec![1])?;
+    /// let g: AnyGcs = GcsTensor::<f64, i32>::from_coo(&coo, map, CompressedAxis::Row)?.into();
+    /// assert_eq!(g.index_type(), arrow_sparse::IndexType::Int32);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn index_type(&self) -> IndexType {
         self.matrix.index_type()
     }
 
     /// The typed view, if the types are `V`, `I` and `P` (zero-copy).
+    ///
+    /// ```
+    /// use arrow_sparse::{dims::DimMap, CompressedAxis, CooTensor, AnyGcs, GcsTensor};
+    /// // a (2, 3, 4) tensor as a 2 x 12 CSR matrix: rows = dimension 0, columns = (1, 2)
+    /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3, 4], &[(vec![0, 1, 2], 1.0), (vec![1, 2, 3], 2.0)])?;
+    /// let map = DimMap::try_new(vec![2, 3, 4], vec![0, 1, 2], vec![1])?;
+    /// let g: AnyGcs = GcsTensor::<f64, i32>::from_coo(&coo, map, CompressedAxis::Row)?.into();
+    /// assert!(g.downcast::<f64, i32, i32>().is_some());
+    /// assert!(g.downcast::<f64, i64, i64>().is_none());
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn downcast<V: Value, I: Index, P: Index>(&self) -> Option<GcsTensor<V, I, P>> {
         Some(GcsTensor {
             matrix: self.matrix.downcast()?,
@@ -130,6 +236,17 @@ pub struct GcsTensor<V: Value, I: Index, P: Index = I> {
 
 impl<V: Value, I: Index, P: Index> GcsTensor<V, I, P> {
     /// Wrap a reduced matrix (see [`AnyGcs::try_new`]).
+    ///
+    /// ```
+    /// use arrow_sparse::{dims::DimMap, CompressedAxis, CsxMatrix, GcsTensor};
+    /// // (2, 3, 4) reduced to 2 x 12; one entry at [1, 2, 3] = row 1, column 2 * 4 + 3
+    /// let matrix = CsxMatrix::<f64, i32>::try_new(
+    ///     CompressedAxis::Row, vec![2, 12], vec![0, 0, 1].into(), vec![11].into(), vec![5.0].into())?;
+    /// let map = DimMap::try_new(vec![2, 3, 4], vec![0, 1, 2], vec![1])?;
+    /// let g = GcsTensor::try_new(map, matrix)?;
+    /// assert_eq!(g.get(&[1, 2, 3]), Some(5.0));
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn try_new(map: DimMap, matrix: CsxMatrix<V, I, P>) -> Result<Self> {
         let any = AnyGcs::try_new(map, matrix.as_any().clone(), Vec::new())?;
         Ok(GcsTensor { any, matrix })
@@ -138,6 +255,21 @@ impl<V: Value, I: Index, P: Index> GcsTensor<V, I, P> {
     /// Reduce a COO tensor of shape `map.shape()` with `map` and compress it along
     /// `axis`. Fails with [`Error::Overflow`] when a reduced coordinate does not
     /// fit `I` or nnz does not fit `P`.
+    ///
+    /// ```
+    /// use arrow_sparse::{dims::DimMap, CompressedAxis, CooTensor, GcsTensor};
+    /// // a (2, 3, 4) tensor as a 2 x 12 CSR matrix: rows = dimension 0, columns = (1, 2)
+    /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3, 4], &[(vec![0, 1, 2], 1.0), (vec![1, 2, 3], 2.0)])?;
+    /// let map = DimMap::try_new(vec![2, 3, 4], vec![0, 1, 2], vec![1])?;
+    /// let g = GcsTensor::<f64, i32>::from_coo(&coo, map, CompressedAxis::Row)?;
+    /// assert_eq!(g.matrix().indptr().as_ref(), &[0, 1, 2]);
+    /// assert_eq!(g.matrix().indices().as_ref(), &[1 * 4 + 2, 2 * 4 + 3]);
+    /// // one row of 400 columns: column 399 does not fit int8
+    /// let wide = CooTensor::<f64, i64>::from_entries(vec![20, 20], &[(vec![19, 19], 1.0)])?;
+    /// let flat = DimMap::try_new(vec![20, 20], vec![0, 1], vec![0])?;
+    /// assert!(GcsTensor::<f64, i8>::from_coo(&wide, flat, CompressedAxis::Row).is_err());
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn from_coo<J: Index>(
         coo: &CooTensor<V, J>,
         map: DimMap,
@@ -194,38 +326,121 @@ impl<V: Value, I: Index, P: Index> GcsTensor<V, I, P> {
     }
 
     /// Attach dimension names (one per logical dimension).
+    ///
+    /// ```
+    /// use arrow_sparse::{dims::DimMap, CompressedAxis, CooTensor, GcsTensor};
+    /// // a (2, 3, 4) tensor as a 2 x 12 CSR matrix: rows = dimension 0, columns = (1, 2)
+    /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3, 4], &[(vec![0, 1, 2], 1.0), (vec![1, 2, 3], 2.0)])?;
+    /// let map = DimMap::try_new(vec![2, 3, 4], vec![0, 1, 2], vec![1])?;
+    /// let g = GcsTensor::<f64, i32>::from_coo(&coo, map, CompressedAxis::Row)?;
+    /// let g = g.with_dim_names(vec!["a".into(), "b".into(), "c".into()])?;
+    /// assert_eq!(g.dim_names(), &["a", "b", "c"]);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn with_dim_names(mut self, names: Vec<String>) -> Result<Self> {
         self.any = self.any.with_names(names)?;
         Ok(self)
     }
 
     /// The logical N-D shape.
+    ///
+    /// ```
+    /// use arrow_sparse::{dims::DimMap, CompressedAxis, CooTensor, GcsTensor};
+    /// // a (2, 3, 4) tensor as a 2 x 12 CSR matrix: rows = dimension 0, columns = (1, 2)
+    /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3, 4], &[(vec![0, 1, 2], 1.0), (vec![1, 2, 3], 2.0)])?;
+    /// let map = DimMap::try_new(vec![2, 3, 4], vec![0, 1, 2], vec![1])?;
+    /// let g = GcsTensor::<f64, i32>::from_coo(&coo, map, CompressedAxis::Row)?;
+    /// assert_eq!(g.shape(), &[2, 3, 4]);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn shape(&self) -> &[usize] {
         self.any.shape()
     }
     /// One name per logical dimension.
+    ///
+    /// ```
+    /// use arrow_sparse::{dims::DimMap, CompressedAxis, CooTensor, GcsTensor};
+    /// // a (2, 3, 4) tensor as a 2 x 12 CSR matrix: rows = dimension 0, columns = (1, 2)
+    /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3, 4], &[(vec![0, 1, 2], 1.0), (vec![1, 2, 3], 2.0)])?;
+    /// let map = DimMap::try_new(vec![2, 3, 4], vec![0, 1, 2], vec![1])?;
+    /// let g = GcsTensor::<f64, i32>::from_coo(&coo, map, CompressedAxis::Row)?;
+    /// assert_eq!(g.dim_names(), &["", "", ""]);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn dim_names(&self) -> &[String] {
         self.any.dim_names()
     }
     /// The dimension map.
+    ///
+    /// ```
+    /// use arrow_sparse::{dims::DimMap, CompressedAxis, CooTensor, GcsTensor};
+    /// // a (2, 3, 4) tensor as a 2 x 12 CSR matrix: rows = dimension 0, columns = (1, 2)
+    /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3, 4], &[(vec![0, 1, 2], 1.0), (vec![1, 2, 3], 2.0)])?;
+    /// let map = DimMap::try_new(vec![2, 3, 4], vec![0, 1, 2], vec![1])?;
+    /// let g = GcsTensor::<f64, i32>::from_coo(&coo, map, CompressedAxis::Row)?;
+    /// assert_eq!(g.map().part(1), &[1, 2]);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn map(&self) -> &DimMap {
         self.any.map()
     }
     /// The reduced matrix.
+    ///
+    /// ```
+    /// use arrow_sparse::{dims::DimMap, CompressedAxis, CooTensor, GcsTensor};
+    /// // a (2, 3, 4) tensor as a 2 x 12 CSR matrix: rows = dimension 0, columns = (1, 2)
+    /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3, 4], &[(vec![0, 1, 2], 1.0), (vec![1, 2, 3], 2.0)])?;
+    /// let map = DimMap::try_new(vec![2, 3, 4], vec![0, 1, 2], vec![1])?;
+    /// let g = GcsTensor::<f64, i32>::from_coo(&coo, map, CompressedAxis::Row)?;
+    /// assert_eq!(g.matrix().values().as_ref(), &[1.0, 2.0]);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn matrix(&self) -> &CsxMatrix<V, I, P> {
         &self.matrix
     }
     /// Number of stored entries.
+    ///
+    /// ```
+    /// use arrow_sparse::{dims::DimMap, CompressedAxis, CooTensor, GcsTensor};
+    /// // a (2, 3, 4) tensor as a 2 x 12 CSR matrix: rows = dimension 0, columns = (1, 2)
+    /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3, 4], &[(vec![0, 1, 2], 1.0), (vec![1, 2, 3], 2.0)])?;
+    /// let map = DimMap::try_new(vec![2, 3, 4], vec![0, 1, 2], vec![1])?;
+    /// let g = GcsTensor::<f64, i32>::from_coo(&coo, map, CompressedAxis::Row)?;
+    /// assert_eq!(g.nnz(), 2);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn nnz(&self) -> usize {
         self.matrix.nnz()
     }
     /// The type-erased tensor.
+    ///
+    /// ```
+    /// use arrow_sparse::{dims::DimMap, CompressedAxis, CooTensor, GcsTensor};
+    /// // a (2, 3, 4) tensor as a 2 x 12 CSR matrix: rows = dimension 0, columns = (1, 2)
+    /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3, 4], &[(vec![0, 1, 2], 1.0), (vec![1, 2, 3], 2.0)])?;
+    /// let map = DimMap::try_new(vec![2, 3, 4], vec![0, 1, 2], vec![1])?;
+    /// let g = GcsTensor::<f64, i32>::from_coo(&coo, map, CompressedAxis::Row)?;
+    /// assert_eq!(g.as_any().index_type(), arrow_sparse::IndexType::Int32);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn as_any(&self) -> &AnyGcs {
         &self.any
     }
 
     /// The element at N-D `coords` (stored entries summed, zero when none), or
     /// `None` outside the shape.
+    ///
+    /// ```
+    /// use arrow_sparse::{dims::DimMap, CompressedAxis, CooTensor, GcsTensor};
+    /// // a (2, 3, 4) tensor as a 2 x 12 CSR matrix: rows = dimension 0, columns = (1, 2)
+    /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3, 4], &[(vec![0, 1, 2], 1.0), (vec![1, 2, 3], 2.0)])?;
+    /// let map = DimMap::try_new(vec![2, 3, 4], vec![0, 1, 2], vec![1])?;
+    /// let g = GcsTensor::<f64, i32>::from_coo(&coo, map, CompressedAxis::Row)?;
+    /// assert_eq!(g.get(&[0, 1, 2]), Some(1.0));
+    /// assert_eq!(g.get(&[0, 0, 0]), Some(0.0));
+    /// assert_eq!(g.get(&[2, 0, 0]), None);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn get(&self, coords: &[usize]) -> Option<V> {
         if coords.len() != self.shape().len()
             || coords.iter().zip(self.shape()).any(|(c, d)| c >= d)
@@ -238,6 +453,18 @@ impl<V: Value, I: Index, P: Index> GcsTensor<V, I, P> {
     }
 
     /// Visit every stored entry (storage order) with its N-D coordinates.
+    ///
+    /// ```
+    /// use arrow_sparse::{dims::DimMap, CompressedAxis, CooTensor, GcsTensor};
+    /// // a (2, 3, 4) tensor as a 2 x 12 CSR matrix: rows = dimension 0, columns = (1, 2)
+    /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3, 4], &[(vec![0, 1, 2], 1.0), (vec![1, 2, 3], 2.0)])?;
+    /// let map = DimMap::try_new(vec![2, 3, 4], vec![0, 1, 2], vec![1])?;
+    /// let g = GcsTensor::<f64, i32>::from_coo(&coo, map, CompressedAxis::Row)?;
+    /// let mut entries = Vec::new();
+    /// g.for_each(|c, v| entries.push((c.to_vec(), v)))?;
+    /// assert_eq!(entries, [(vec![0, 1, 2], 1.0), (vec![1, 2, 3], 2.0)]);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn for_each(&self, mut f: impl FnMut(&[usize], V)) -> Result<()> {
         let mut c = vec![0usize; self.shape().len()];
         let map = self.any.map();
@@ -286,6 +513,16 @@ impl<V: Value, I: Index, P: Index> From<GcsTensor<V, I, P>> for AnyGcs {
 /// depends on which dimensions go to the rows, so subsets are enumerated (up to 20
 /// dimensions); ties keep the natural dimension order. Returns the mapping and
 /// its byte count (index buffers only; values are the same for every mapping).
+///
+/// ```
+/// use arrow_sparse::{tensor::gcs::best_mapping, CompressedAxis};
+/// // 4 entries in a 1000 x 2 x 2 tensor: 1000 rows would cost 1001 indptr entries,
+/// // so everything goes to the columns (one row, indptr of 2 int8)
+/// let (map, bytes) = best_mapping(&[1000, 2, 2], 4, CompressedAxis::Row)?;
+/// assert_eq!(map.reduced_shape(), &[1, 4000]);
+/// assert_eq!(bytes, 2 * 1 + 4 * 2); // indptr: 2 x int8, indices: 4 x int16
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
 pub fn best_mapping(shape: &[usize], nnz: usize, axis: CompressedAxis) -> Result<(DimMap, usize)> {
     let n = shape.len();
     if n > 20 {
