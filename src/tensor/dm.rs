@@ -26,6 +26,17 @@ use crate::error::{Error, Result};
 use crate::types::{Index, Value, ValueType};
 
 /// A DM tensor of any value type.
+///
+/// ```
+/// use arrow_sparse::{dims::DimMap, AnyDm, CooTensor, DmTensor, Format};
+/// // [[0, 1, 0], [2, 0, 3]] stored as CSR through the identity map
+/// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 1], 1.0), (vec![1, 0], 2.0), (vec![1, 2], 3.0)])?;
+/// let dm: AnyDm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr)?.into();
+/// let t = dm.transpose(0, 1)?;
+/// assert_eq!(t.shape(), &[3, 2]);
+/// assert_eq!(t.get::<f64>(&[0, 1])?, Some(2.0));
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct AnyDm {
     map: DimMap,
@@ -38,6 +49,18 @@ impl AnyDm {
     /// The validating constructor: every DM tensor is built here. The storage has
     /// passed its own constructor; this checks that its shape is the map's reduced
     /// shape (so its dimensionality is `partitioning.len() + 1`) and the names.
+    ///
+    /// ```
+    /// use arrow_sparse::{dims::DimMap, AnyDm, AnyTensor, DenseTensor};
+    /// // [[0, 1, 0], [2, 0, 3]] stored transposed, as a dense 3 x 2 tensor
+    /// let storage: AnyTensor = DenseTensor::<f64>::try_new(vec![3, 2], vec![0.0, 2.0, 1.0, 0.0, 0.0, 3.0].into())?.into();
+    /// let map = DimMap::try_new(vec![2, 3], vec![1, 0], vec![1])?;
+    /// let dm = AnyDm::try_new(map, storage.clone(), vec![])?;
+    /// assert_eq!(dm.get::<f64>(&[1, 2])?, Some(3.0));
+    /// // the identity map would need a 2 x 3 storage
+    /// assert!(AnyDm::try_new(DimMap::identity(vec![2, 3])?, storage, vec![]).is_err());
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn try_new(map: DimMap, storage: AnyTensor, dim_names: Vec<String>) -> Result<Self> {
         if storage.shape() != map.reduced_shape() {
             return Err(Error::shape(
@@ -63,6 +86,20 @@ impl AnyDm {
 
     /// Apply a chain of views recorded elsewhere (e.g. read from extension
     /// metadata). The chain must start from the map's shape.
+    ///
+    /// ```
+    /// use arrow_sparse::{dims::DimMap, AnyDm, CooTensor, DmTensor, Format};
+    /// // [[0, 1, 0], [2, 0, 3]] stored as CSR through the identity map
+    /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 1], 1.0), (vec![1, 0], 2.0), (vec![1, 2], 3.0)])?;
+    /// let dm: AnyDm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr)?.into();
+    /// use arrow_sparse::dims::{ViewChain, ViewOp};
+    /// let views = ViewChain::new(vec![2, 3]).push(ViewOp::Select { dim: 0, index: 1 })?;
+    /// let row = dm.clone().with_views(views, vec!["col".into()])?;
+    /// assert_eq!((row.shape(), row.get::<f64>(&[2])?), (&[3usize][..], Some(3.0)));
+    /// // the chain must start from the map's shape (2, 3)
+    /// assert!(dm.with_views(ViewChain::new(vec![3, 2]), vec![]).is_err());
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn with_views(mut self, views: ViewChain, dim_names: Vec<String>) -> Result<Self> {
         if views.base_shape() != self.map.shape() {
             return Err(Error::shape(
@@ -83,31 +120,100 @@ impl AnyDm {
     }
 
     /// The logical shape (after the views).
+    ///
+    /// ```
+    /// use arrow_sparse::{dims::DimMap, AnyDm, CooTensor, DmTensor, Format};
+    /// // [[0, 1, 0], [2, 0, 3]] stored as CSR through the identity map
+    /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 1], 1.0), (vec![1, 0], 2.0), (vec![1, 2], 3.0)])?;
+    /// let dm: AnyDm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr)?.into();
+    /// assert_eq!(dm.shape(), &[2, 3]);
+    /// assert_eq!(dm.select(1, 0)?.shape(), &[2]);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn shape(&self) -> &[usize] {
         self.views.output_shape()
     }
     /// One name per logical dimension (`""` where unnamed).
+    ///
+    /// ```
+    /// use arrow_sparse::{dims::DimMap, AnyDm, CooTensor, DmTensor, Format};
+    /// // [[0, 1, 0], [2, 0, 3]] stored as CSR through the identity map
+    /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 1], 1.0), (vec![1, 0], 2.0), (vec![1, 2], 3.0)])?;
+    /// let dm: AnyDm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr)?.into();
+    /// assert_eq!(dm.dim_names(), &["", ""]);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn dim_names(&self) -> &[String] {
         &self.dim_names
     }
     /// The map from the base shape to the storage shape.
+    ///
+    /// ```
+    /// use arrow_sparse::{dims::DimMap, AnyDm, CooTensor, DmTensor, Format};
+    /// // [[0, 1, 0], [2, 0, 3]] stored as CSR through the identity map
+    /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 1], 1.0), (vec![1, 0], 2.0), (vec![1, 2], 3.0)])?;
+    /// let dm: AnyDm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr)?.into();
+    /// assert_eq!(dm.map().reduced_shape(), &[2, 3]);
+    /// // a permutation without earlier views rewrites the map
+    /// assert_eq!(dm.transpose(0, 1)?.map().dimensions(), &[1, 0]);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn map(&self) -> &DimMap {
         &self.map
     }
     /// The views from the base shape to the logical shape.
+    ///
+    /// ```
+    /// use arrow_sparse::{dims::DimMap, AnyDm, CooTensor, DmTensor, Format};
+    /// // [[0, 1, 0], [2, 0, 3]] stored as CSR through the identity map
+    /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 1], 1.0), (vec![1, 0], 2.0), (vec![1, 2], 3.0)])?;
+    /// let dm: AnyDm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr)?.into();
+    /// assert!(dm.views().is_empty());
+    /// assert_eq!(dm.select(0, 1)?.views().ops().len(), 1);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn views(&self) -> &ViewChain {
         &self.views
     }
     /// The storage tensor.
+    ///
+    /// ```
+    /// use arrow_sparse::{dims::DimMap, AnyDm, CooTensor, DmTensor, Format};
+    /// // [[0, 1, 0], [2, 0, 3]] stored as CSR through the identity map
+    /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 1], 1.0), (vec![1, 0], 2.0), (vec![1, 2], 3.0)])?;
+    /// let dm: AnyDm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr)?.into();
+    /// assert_eq!(dm.storage().format(), Format::Csr);
+    /// assert_eq!(dm.storage().nnz(), 3);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn storage(&self) -> &AnyTensor {
         &self.storage
     }
     /// The value type.
+    ///
+    /// ```
+    /// use arrow_sparse::{dims::DimMap, AnyDm, CooTensor, DmTensor, Format};
+    /// // [[0, 1, 0], [2, 0, 3]] stored as CSR through the identity map
+    /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 1], 1.0), (vec![1, 0], 2.0), (vec![1, 2], 3.0)])?;
+    /// let dm: AnyDm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr)?.into();
+    /// assert_eq!(dm.value_type(), arrow_sparse::ValueType::Float64);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn value_type(&self) -> ValueType {
         self.storage.value_type()
     }
 
     /// The typed view, if the value type is `V` (zero-copy).
+    ///
+    /// ```
+    /// use arrow_sparse::{dims::DimMap, AnyDm, CooTensor, DmTensor, Format};
+    /// // [[0, 1, 0], [2, 0, 3]] stored as CSR through the identity map
+    /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 1], 1.0), (vec![1, 0], 2.0), (vec![1, 2], 3.0)])?;
+    /// let dm: AnyDm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr)?.into();
+    /// assert_eq!(dm.downcast::<f64>().unwrap().get(&[0, 1])?, Some(1.0));
+    /// assert!(dm.downcast::<i32>().is_none());
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn downcast<V: Value>(&self) -> Option<DmTensor<V>> {
         (self.value_type() == V::TYPE).then(|| DmTensor {
             any: self.clone(),
@@ -125,6 +231,18 @@ impl AnyDm {
     /// Reorder the dimensions: dimension `i` of the result is dimension `order[i]`.
     /// Without earlier views this rewrites the map's `dimensions` (the result is a
     /// plain DM tensor); after other views it appends a permute view.
+    ///
+    /// ```
+    /// use arrow_sparse::{dims::DimMap, AnyDm, CooTensor, DmTensor, Format};
+    /// // [[0, 1, 0], [2, 0, 3]] stored as CSR through the identity map
+    /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 1], 1.0), (vec![1, 0], 2.0), (vec![1, 2], 3.0)])?;
+    /// let dm: AnyDm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr)?.into();
+    /// let t = dm.permute(&[1, 0])?;
+    /// assert_eq!(t.shape(), &[3, 2]);
+    /// assert_eq!(t.get::<f64>(&[0, 1])?, Some(2.0));
+    /// assert!(dm.permute(&[0, 0]).is_err());
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn permute(&self, order: &[usize]) -> Result<AnyDm> {
         super::validate::check_permutation("permute order", order, self.shape().len())?;
         let names = order.iter().map(|&o| self.dim_names[o].clone()).collect();
@@ -144,6 +262,16 @@ impl AnyDm {
     }
 
     /// Swap two dimensions.
+    ///
+    /// ```
+    /// use arrow_sparse::{dims::DimMap, AnyDm, CooTensor, DmTensor, Format};
+    /// // [[0, 1, 0], [2, 0, 3]] stored as CSR through the identity map
+    /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 1], 1.0), (vec![1, 0], 2.0), (vec![1, 2], 3.0)])?;
+    /// let dm: AnyDm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr)?.into();
+    /// let t = dm.transpose(0, 1)?;
+    /// assert_eq!(t.get::<f64>(&[2, 1])?, Some(3.0));
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn transpose(&self, a: usize, b: usize) -> Result<AnyDm> {
         let n = self.shape().len();
         if a >= n || b >= n {
@@ -159,6 +287,18 @@ impl AnyDm {
     }
 
     /// Fix dimension `dim` at `index` (the result has one dimension less).
+    ///
+    /// ```
+    /// use arrow_sparse::{dims::DimMap, AnyDm, CooTensor, DmTensor, Format};
+    /// // [[0, 1, 0], [2, 0, 3]] stored as CSR through the identity map
+    /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 1], 1.0), (vec![1, 0], 2.0), (vec![1, 2], 3.0)])?;
+    /// let dm: AnyDm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr)?.into();
+    /// let row = dm.select(0, 1)?; // [2, 0, 3]
+    /// assert_eq!(row.shape(), &[3]);
+    /// assert_eq!(row.get::<f64>(&[2])?, Some(3.0));
+    /// assert!(dm.select(0, 2).is_err());
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn select(&self, dim: usize, index: usize) -> Result<AnyDm> {
         let mut names = self.dim_names.clone();
         if dim < names.len() {
@@ -168,6 +308,17 @@ impl AnyDm {
     }
 
     /// Keep `start..stop` (every `step`-th index) of dimension `dim`.
+    ///
+    /// ```
+    /// use arrow_sparse::{dims::DimMap, AnyDm, CooTensor, DmTensor, Format};
+    /// // [[0, 1, 0], [2, 0, 3]] stored as CSR through the identity map
+    /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 1], 1.0), (vec![1, 0], 2.0), (vec![1, 2], 3.0)])?;
+    /// let dm: AnyDm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr)?.into();
+    /// let s = dm.slice(1, 0, 3, 2)?; // columns 0 and 2: [[0, 0], [2, 3]]
+    /// assert_eq!(s.shape(), &[2, 2]);
+    /// assert_eq!(s.get::<f64>(&[1, 1])?, Some(3.0));
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn slice(&self, dim: usize, start: usize, stop: usize, step: usize) -> Result<AnyDm> {
         self.push(
             ViewOp::Slice {
@@ -182,6 +333,17 @@ impl AnyDm {
 
     /// A new shape with the same number of elements (row-major order kept);
     /// dimension names are cleared.
+    ///
+    /// ```
+    /// use arrow_sparse::{dims::DimMap, AnyDm, CooTensor, DmTensor, Format};
+    /// // [[0, 1, 0], [2, 0, 3]] stored as CSR through the identity map
+    /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 1], 1.0), (vec![1, 0], 2.0), (vec![1, 2], 3.0)])?;
+    /// let dm: AnyDm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr)?.into();
+    /// let r = dm.reshape(&[3, 2])?; // [[0, 1], [0, 2], [0, 3]]
+    /// assert_eq!(r.get::<f64>(&[1, 1])?, Some(2.0));
+    /// assert!(dm.reshape(&[4, 2]).is_err());
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn reshape(&self, shape: &[usize]) -> Result<AnyDm> {
         self.push(
             ViewOp::Reshape {
@@ -192,6 +354,17 @@ impl AnyDm {
     }
 
     /// Repeat dimensions: every extent of `shape` is a multiple of the current one.
+    ///
+    /// ```
+    /// use arrow_sparse::{dims::DimMap, AnyDm, CooTensor, DmTensor, Format};
+    /// // [[0, 1, 0], [2, 0, 3]] stored as CSR through the identity map
+    /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 1], 1.0), (vec![1, 0], 2.0), (vec![1, 2], 3.0)])?;
+    /// let dm: AnyDm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr)?.into();
+    /// let b = dm.broadcast(&[4, 3])?; // the two rows repeated twice
+    /// assert_eq!(b.get::<f64>(&[3, 0])?, Some(2.0));
+    /// assert!(dm.broadcast(&[3, 3]).is_err());
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn broadcast(&self, shape: &[usize]) -> Result<AnyDm> {
         self.push(
             ViewOp::Broadcast {
@@ -202,6 +375,17 @@ impl AnyDm {
     }
 
     /// Roll dimension `dim` by `shift` (numpy.roll semantics).
+    ///
+    /// ```
+    /// use arrow_sparse::{dims::DimMap, AnyDm, CooTensor, DmTensor, Format};
+    /// // [[0, 1, 0], [2, 0, 3]] stored as CSR through the identity map
+    /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 1], 1.0), (vec![1, 0], 2.0), (vec![1, 2], 3.0)])?;
+    /// let dm: AnyDm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr)?.into();
+    /// let r = dm.rotate(1, 1)?; // [[0, 0, 1], [3, 2, 0]]
+    /// assert_eq!(r.get::<f64>(&[0, 2])?, Some(1.0));
+    /// assert_eq!(r.get::<f64>(&[1, 0])?, Some(3.0));
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn rotate(&self, dim: usize, shift: i64) -> Result<AnyDm> {
         self.push(ViewOp::Rotate { dim, shift }, self.dim_names.clone())
     }
@@ -209,6 +393,17 @@ impl AnyDm {
     /// Visit every non-zero entry of the logical tensor: each stored entry of the
     /// storage, promoted through the map and sent through the inverse of the views
     /// (which may drop it, or repeat it for a broadcast).
+    ///
+    /// ```
+    /// use arrow_sparse::{dims::DimMap, AnyDm, CooTensor, DmTensor, Format};
+    /// // [[0, 1, 0], [2, 0, 3]] stored as CSR through the identity map
+    /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 1], 1.0), (vec![1, 0], 2.0), (vec![1, 2], 3.0)])?;
+    /// let dm: AnyDm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr)?.into();
+    /// let mut entries = Vec::new();
+    /// dm.select(0, 1)?.for_each_entry(&mut |c: &[usize], v: f64| entries.push((c.to_vec(), v)))?;
+    /// assert_eq!(entries, [(vec![0], 2.0), (vec![2], 3.0)]);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn for_each_entry<V: Value>(&self, f: &mut dyn FnMut(&[usize], V)) -> Result<()> {
         let mut base = vec![0usize; self.map.ndim()];
         let (map, views) = (&self.map, &self.views);
@@ -219,6 +414,17 @@ impl AnyDm {
     }
 
     /// The element at logical `coords`, or `None` outside the shape.
+    ///
+    /// ```
+    /// use arrow_sparse::{dims::DimMap, AnyDm, CooTensor, DmTensor, Format};
+    /// // [[0, 1, 0], [2, 0, 3]] stored as CSR through the identity map
+    /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 1], 1.0), (vec![1, 0], 2.0), (vec![1, 2], 3.0)])?;
+    /// let dm: AnyDm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr)?.into();
+    /// assert_eq!(dm.get::<f64>(&[1, 2])?, Some(3.0));
+    /// assert_eq!(dm.get::<f64>(&[0, 0])?, Some(0.0));
+    /// assert_eq!(dm.get::<f64>(&[2, 0])?, None);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn get<V: Value>(&self, coords: &[usize]) -> Result<Option<V>> {
         if coords.len() != self.shape().len()
             || coords.iter().zip(self.shape()).any(|(c, d)| c >= d)
@@ -260,6 +466,18 @@ pub struct DmTensor<V: Value> {
 
 impl<V: Value> DmTensor<V> {
     /// Wrap a storage tensor whose value type is `V` (see [`AnyDm::try_new`]).
+    ///
+    /// ```
+    /// use arrow_sparse::{dims::DimMap, AnyTensor, DenseTensor, DmTensor};
+    /// // [[0, 1, 0], [2, 0, 3]] stored transposed, as a dense 3 x 2 tensor
+    /// let storage: AnyTensor = DenseTensor::<f64>::try_new(vec![3, 2], vec![0.0, 2.0, 1.0, 0.0, 0.0, 3.0].into())?.into();
+    /// let map = DimMap::try_new(vec![2, 3], vec![1, 0], vec![1])?;
+    /// let dm = DmTensor::<f64>::try_new(map.clone(), storage.clone())?;
+    /// assert_eq!(dm.get(&[1, 0])?, Some(2.0));
+    /// // the value type must be V
+    /// assert!(DmTensor::<f32>::try_new(map, storage).is_err());
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn try_new(map: DimMap, storage: AnyTensor) -> Result<Self> {
         if storage.value_type() != V::TYPE {
             return Err(Error::Type {
@@ -276,6 +494,17 @@ impl<V: Value> DmTensor<V> {
 
     /// Reduce `coo` (of shape `map.shape()`) with `map` and store the reduced
     /// tensor in `storage` format (int64 indices; CSF in natural axis order).
+    ///
+    /// ```
+    /// use arrow_sparse::{dims::DimMap, CooTensor, DmTensor, Format};
+    /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3, 4], &[(vec![1, 2, 3], 7.0)])?;
+    /// // rows = dimension 2, columns = dimensions (0, 1), stored as CSC
+    /// let map = DimMap::try_new(vec![2, 3, 4], vec![2, 0, 1], vec![1])?;
+    /// let dm = DmTensor::<f64>::from_coo(&coo, map, Format::Csc)?;
+    /// assert_eq!(dm.storage().shape(), &[4, 6]);
+    /// assert_eq!(dm.get(&[1, 2, 3])?, Some(7.0));
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn from_coo<I: Index>(
         coo: &CooTensor<V, I>,
         map: DimMap,
@@ -316,18 +545,54 @@ impl<V: Value> DmTensor<V> {
     }
 
     /// The type-erased tensor.
+    ///
+    /// ```
+    /// use arrow_sparse::{dims::DimMap, CooTensor, DmTensor, Format};
+    /// // [[0, 1, 0], [2, 0, 3]] stored as CSR through the identity map
+    /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 1], 1.0), (vec![1, 0], 2.0), (vec![1, 2], 3.0)])?;
+    /// let dm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr)?;
+    /// assert_eq!(dm.as_any().value_type(), arrow_sparse::ValueType::Float64);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn as_any(&self) -> &AnyDm {
         &self.any
     }
     /// The logical shape.
+    ///
+    /// ```
+    /// use arrow_sparse::{dims::DimMap, CooTensor, DmTensor, Format};
+    /// // [[0, 1, 0], [2, 0, 3]] stored as CSR through the identity map
+    /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 1], 1.0), (vec![1, 0], 2.0), (vec![1, 2], 3.0)])?;
+    /// let dm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr)?;
+    /// assert_eq!(dm.shape(), &[2, 3]);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn shape(&self) -> &[usize] {
         self.any.shape()
     }
     /// The map from the base shape to the storage.
+    ///
+    /// ```
+    /// use arrow_sparse::{dims::DimMap, CooTensor, DmTensor, Format};
+    /// // [[0, 1, 0], [2, 0, 3]] stored as CSR through the identity map
+    /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 1], 1.0), (vec![1, 0], 2.0), (vec![1, 2], 3.0)])?;
+    /// let dm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr)?;
+    /// assert_eq!(dm.map().dimensions(), &[0, 1]);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn map(&self) -> &DimMap {
         self.any.map()
     }
     /// The storage tensor.
+    ///
+    /// ```
+    /// use arrow_sparse::{dims::DimMap, CooTensor, DmTensor, Format};
+    /// // [[0, 1, 0], [2, 0, 3]] stored as CSR through the identity map
+    /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 1], 1.0), (vec![1, 0], 2.0), (vec![1, 2], 3.0)])?;
+    /// let dm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr)?;
+    /// assert_eq!(dm.storage().format(), Format::Csr);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn storage(&self) -> &AnyTensor {
         self.any.storage()
     }
@@ -338,38 +603,137 @@ impl<V: Value> DmTensor<V> {
         }
     }
     /// See [`AnyDm::permute`].
+    ///
+    /// ```
+    /// use arrow_sparse::{dims::DimMap, CooTensor, DmTensor, Format};
+    /// // [[0, 1, 0], [2, 0, 3]] stored as CSR through the identity map
+    /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 1], 1.0), (vec![1, 0], 2.0), (vec![1, 2], 3.0)])?;
+    /// let dm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr)?;
+    /// let t = dm.permute(&[1, 0])?;
+    /// assert_eq!(t.shape(), &[3, 2]);
+    /// assert_eq!(t.get(&[0, 1])?, Some(2.0));
+    /// assert!(dm.permute(&[0, 0]).is_err());
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn permute(&self, order: &[usize]) -> Result<Self> {
         self.any.permute(order).map(Self::wrap)
     }
     /// See [`AnyDm::transpose`].
+    ///
+    /// ```
+    /// use arrow_sparse::{dims::DimMap, CooTensor, DmTensor, Format};
+    /// // [[0, 1, 0], [2, 0, 3]] stored as CSR through the identity map
+    /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 1], 1.0), (vec![1, 0], 2.0), (vec![1, 2], 3.0)])?;
+    /// let dm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr)?;
+    /// let t = dm.transpose(0, 1)?;
+    /// assert_eq!(t.get(&[2, 1])?, Some(3.0));
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn transpose(&self, a: usize, b: usize) -> Result<Self> {
         self.any.transpose(a, b).map(Self::wrap)
     }
     /// See [`AnyDm::select`].
+    ///
+    /// ```
+    /// use arrow_sparse::{dims::DimMap, CooTensor, DmTensor, Format};
+    /// // [[0, 1, 0], [2, 0, 3]] stored as CSR through the identity map
+    /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 1], 1.0), (vec![1, 0], 2.0), (vec![1, 2], 3.0)])?;
+    /// let dm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr)?;
+    /// let row = dm.select(0, 1)?; // [2, 0, 3]
+    /// assert_eq!(row.shape(), &[3]);
+    /// assert_eq!(row.get(&[2])?, Some(3.0));
+    /// assert!(dm.select(0, 2).is_err());
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn select(&self, dim: usize, index: usize) -> Result<Self> {
         self.any.select(dim, index).map(Self::wrap)
     }
     /// See [`AnyDm::slice`].
+    ///
+    /// ```
+    /// use arrow_sparse::{dims::DimMap, CooTensor, DmTensor, Format};
+    /// // [[0, 1, 0], [2, 0, 3]] stored as CSR through the identity map
+    /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 1], 1.0), (vec![1, 0], 2.0), (vec![1, 2], 3.0)])?;
+    /// let dm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr)?;
+    /// let s = dm.slice(1, 0, 3, 2)?; // columns 0 and 2: [[0, 0], [2, 3]]
+    /// assert_eq!(s.shape(), &[2, 2]);
+    /// assert_eq!(s.get(&[1, 1])?, Some(3.0));
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn slice(&self, dim: usize, start: usize, stop: usize, step: usize) -> Result<Self> {
         self.any.slice(dim, start, stop, step).map(Self::wrap)
     }
     /// See [`AnyDm::reshape`].
+    ///
+    /// ```
+    /// use arrow_sparse::{dims::DimMap, CooTensor, DmTensor, Format};
+    /// // [[0, 1, 0], [2, 0, 3]] stored as CSR through the identity map
+    /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 1], 1.0), (vec![1, 0], 2.0), (vec![1, 2], 3.0)])?;
+    /// let dm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr)?;
+    /// let r = dm.reshape(&[3, 2])?; // [[0, 1], [0, 2], [0, 3]]
+    /// assert_eq!(r.get(&[1, 1])?, Some(2.0));
+    /// assert!(dm.reshape(&[4, 2]).is_err());
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn reshape(&self, shape: &[usize]) -> Result<Self> {
         self.any.reshape(shape).map(Self::wrap)
     }
     /// See [`AnyDm::broadcast`].
+    ///
+    /// ```
+    /// use arrow_sparse::{dims::DimMap, CooTensor, DmTensor, Format};
+    /// // [[0, 1, 0], [2, 0, 3]] stored as CSR through the identity map
+    /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 1], 1.0), (vec![1, 0], 2.0), (vec![1, 2], 3.0)])?;
+    /// let dm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr)?;
+    /// let b = dm.broadcast(&[4, 3])?; // the two rows repeated twice
+    /// assert_eq!(b.get(&[3, 0])?, Some(2.0));
+    /// assert!(dm.broadcast(&[3, 3]).is_err());
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn broadcast(&self, shape: &[usize]) -> Result<Self> {
         self.any.broadcast(shape).map(Self::wrap)
     }
     /// See [`AnyDm::rotate`].
+    ///
+    /// ```
+    /// use arrow_sparse::{dims::DimMap, CooTensor, DmTensor, Format};
+    /// // [[0, 1, 0], [2, 0, 3]] stored as CSR through the identity map
+    /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 1], 1.0), (vec![1, 0], 2.0), (vec![1, 2], 3.0)])?;
+    /// let dm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr)?;
+    /// let r = dm.rotate(1, 1)?; // [[0, 0, 1], [3, 2, 0]]
+    /// assert_eq!(r.get(&[0, 2])?, Some(1.0));
+    /// assert_eq!(r.get(&[1, 0])?, Some(3.0));
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn rotate(&self, dim: usize, shift: i64) -> Result<Self> {
         self.any.rotate(dim, shift).map(Self::wrap)
     }
     /// The element at logical `coords`, or `None` outside the shape.
+    ///
+    /// ```
+    /// use arrow_sparse::{dims::DimMap, CooTensor, DmTensor, Format};
+    /// // [[0, 1, 0], [2, 0, 3]] stored as CSR through the identity map
+    /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 1], 1.0), (vec![1, 0], 2.0), (vec![1, 2], 3.0)])?;
+    /// let dm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr)?;
+    /// assert_eq!(dm.get(&[1, 0])?, Some(2.0));
+    /// assert_eq!(dm.get(&[1, 3])?, None);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn get(&self, coords: &[usize]) -> Result<Option<V>> {
         self.any.get::<V>(coords)
     }
     /// Visit every non-zero entry of the logical tensor.
+    ///
+    /// ```
+    /// use arrow_sparse::{dims::DimMap, CooTensor, DmTensor, Format};
+    /// // [[0, 1, 0], [2, 0, 3]] stored as CSR through the identity map
+    /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 1], 1.0), (vec![1, 0], 2.0), (vec![1, 2], 3.0)])?;
+    /// let dm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr)?;
+    /// let mut entries = Vec::new();
+    /// dm.transpose(0, 1)?.for_each(|c, v| entries.push((c.to_vec(), v)))?;
+    /// assert_eq!(entries, [(vec![1, 0], 1.0), (vec![0, 1], 2.0), (vec![2, 1], 3.0)]);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn for_each(&self, mut f: impl FnMut(&[usize], V)) -> Result<()> {
         self.any.for_each_entry::<V>(&mut f)
     }
