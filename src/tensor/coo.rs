@@ -23,6 +23,15 @@ use crate::error::{Error, Result};
 use crate::types::{Index, IndexType, Value, ValueType};
 
 /// How the nnz x ndim coordinate matrix is laid out in its buffer.
+///
+/// ```
+/// use arrow_sparse::{CooTensor, CoordLayout};
+/// // entries (0, 1) and (1, 0) of a 2 x 3 tensor, coordinates stored dimension by dimension
+/// let t = CooTensor::<f64, i32>::try_new(vec![2, 3], vec![0, 1, 1, 0].into(), CoordLayout::ColumnMajor, vec![1.0, 2.0].into(), true)?;
+/// assert_eq!((t.coord(1, 0), t.coord(1, 1)), (1, 0));
+/// assert_eq!(CoordLayout::default(), CoordLayout::RowMajor);
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum CoordLayout {
     /// Entry by entry: the coordinates of entry `k` are contiguous (what libarrow
@@ -34,6 +43,16 @@ pub enum CoordLayout {
 }
 
 /// A COO tensor of any value and index type.
+///
+/// ```
+/// use arrow_sparse::{AnyCoo, CooTensor};
+/// // [[0, 1, 0], [2, 0, 3]], entries in no particular order
+/// let t: AnyCoo = CooTensor::<f64, i32>::from_entries(vec![2, 3], &[(vec![1, 2], 3.0), (vec![0, 1], 1.0), (vec![1, 0], 2.0)])?
+///     .into();
+/// assert_eq!((t.shape(), t.nnz()), (&[2usize, 3][..], 3));
+/// assert_eq!(t.downcast::<f64, i32>().unwrap().get(&[1, 2]), Some(3.0));
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct AnyCoo {
     shape: Vec<usize>,
@@ -52,6 +71,19 @@ impl AnyCoo {
     /// [`Validation::Full`] also that every coordinate is in bounds and, when
     /// `canonical` is set, that the entries are sorted lexicographically without
     /// duplicates.
+    ///
+    /// ```
+    /// use arrow_sparse::{AnyCoo, CoordLayout, IndexBuffer, Validation, ValueBuffer};
+    /// // entries (0, 1) = 1 and (1, 0) = 2 of a 2 x 3 tensor, sorted: canonical
+    /// let coords = IndexBuffer::Int64(vec![0i64, 1, 1, 0].into());
+    /// let values = ValueBuffer::Float32(vec![1.0f32, 2.0].into());
+    /// let t = AnyCoo::try_new(vec![2, 3], coords, CoordLayout::RowMajor, values.clone(), true, vec![], Validation::Full)?;
+    /// assert!(t.is_canonical());
+    /// // the same entries in the other order are not canonical
+    /// let swapped = IndexBuffer::Int64(vec![1i64, 0, 0, 1].into());
+    /// assert!(AnyCoo::try_new(vec![2, 3], swapped, CoordLayout::RowMajor, values, true, vec![], Validation::Full).is_err());
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn try_new(
         shape: Vec<usize>,
         coords: IndexBuffer,
@@ -99,43 +131,134 @@ impl AnyCoo {
     }
 
     /// Extents.
+    ///
+    /// ```
+    /// use arrow_sparse::{AnyCoo, CooTensor};
+    /// // [[0, 1, 0], [2, 0, 3]], entries in no particular order
+    /// let t: AnyCoo = CooTensor::<f64, i32>::from_entries(vec![2, 3], &[(vec![1, 2], 3.0), (vec![0, 1], 1.0), (vec![1, 0], 2.0)])?
+    ///     .into();
+    /// assert_eq!(t.shape(), &[2, 3]);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn shape(&self) -> &[usize] {
         &self.shape
     }
     /// One name per dimension (`""` where unnamed).
+    ///
+    /// ```
+    /// use arrow_sparse::{AnyCoo, CooTensor};
+    /// // [[0, 1, 0], [2, 0, 3]], entries in no particular order
+    /// let t: AnyCoo = CooTensor::<f64, i32>::from_entries(vec![2, 3], &[(vec![1, 2], 3.0), (vec![0, 1], 1.0), (vec![1, 0], 2.0)])?
+    ///     .into();
+    /// assert_eq!(t.dim_names(), &["", ""]);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn dim_names(&self) -> &[String] {
         &self.dim_names
     }
     /// The coordinate buffer (nnz x ndim elements).
+    ///
+    /// ```
+    /// use arrow_sparse::{AnyCoo, CooTensor};
+    /// // [[0, 1, 0], [2, 0, 3]], entries in no particular order
+    /// let t: AnyCoo = CooTensor::<f64, i32>::from_entries(vec![2, 3], &[(vec![1, 2], 3.0), (vec![0, 1], 1.0), (vec![1, 0], 2.0)])?
+    ///     .into();
+    /// assert_eq!(t.coords(), &arrow_sparse::IndexBuffer::Int32(vec![1, 2, 0, 1, 1, 0].into()));
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn coords(&self) -> &IndexBuffer {
         &self.coords
     }
     /// Layout of the coordinate matrix.
+    ///
+    /// ```
+    /// use arrow_sparse::{AnyCoo, CooTensor};
+    /// // [[0, 1, 0], [2, 0, 3]], entries in no particular order
+    /// let t: AnyCoo = CooTensor::<f64, i32>::from_entries(vec![2, 3], &[(vec![1, 2], 3.0), (vec![0, 1], 1.0), (vec![1, 0], 2.0)])?
+    ///     .into();
+    /// assert_eq!(t.layout(), arrow_sparse::CoordLayout::RowMajor);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn layout(&self) -> CoordLayout {
         self.layout
     }
     /// The value buffer.
+    ///
+    /// ```
+    /// use arrow_sparse::{AnyCoo, CooTensor};
+    /// // [[0, 1, 0], [2, 0, 3]], entries in no particular order
+    /// let t: AnyCoo = CooTensor::<f64, i32>::from_entries(vec![2, 3], &[(vec![1, 2], 3.0), (vec![0, 1], 1.0), (vec![1, 0], 2.0)])?
+    ///     .into();
+    /// assert_eq!(t.values(), &arrow_sparse::ValueBuffer::Float64(vec![3.0, 1.0, 2.0].into()));
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn values(&self) -> &ValueBuffer {
         &self.values
     }
     /// Whether the entries are sorted lexicographically with no duplicates.
+    ///
+    /// ```
+    /// use arrow_sparse::{AnyCoo, CooTensor};
+    /// // [[0, 1, 0], [2, 0, 3]], entries in no particular order
+    /// let t: AnyCoo = CooTensor::<f64, i32>::from_entries(vec![2, 3], &[(vec![1, 2], 3.0), (vec![0, 1], 1.0), (vec![1, 0], 2.0)])?
+    ///     .into();
+    /// assert!(!t.is_canonical());
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn is_canonical(&self) -> bool {
         self.canonical
     }
     /// Number of stored entries.
+    ///
+    /// ```
+    /// use arrow_sparse::{AnyCoo, CooTensor};
+    /// // [[0, 1, 0], [2, 0, 3]], entries in no particular order
+    /// let t: AnyCoo = CooTensor::<f64, i32>::from_entries(vec![2, 3], &[(vec![1, 2], 3.0), (vec![0, 1], 1.0), (vec![1, 0], 2.0)])?
+    ///     .into();
+    /// assert_eq!(t.nnz(), 3);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn nnz(&self) -> usize {
         self.values.len()
     }
     /// The value type.
+    ///
+    /// ```
+    /// use arrow_sparse::{AnyCoo, CooTensor};
+    /// // [[0, 1, 0], [2, 0, 3]], entries in no particular order
+    /// let t: AnyCoo = CooTensor::<f64, i32>::from_entries(vec![2, 3], &[(vec![1, 2], 3.0), (vec![0, 1], 1.0), (vec![1, 0], 2.0)])?
+    ///     .into();
+    /// assert_eq!(t.value_type(), arrow_sparse::ValueType::Float64);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn value_type(&self) -> ValueType {
         self.values.data_type()
     }
     /// The coordinate type.
+    ///
+    /// ```
+    /// use arrow_sparse::{AnyCoo, CooTensor};
+    /// // [[0, 1, 0], [2, 0, 3]], entries in no particular order
+    /// let t: AnyCoo = CooTensor::<f64, i32>::from_entries(vec![2, 3], &[(vec![1, 2], 3.0), (vec![0, 1], 1.0), (vec![1, 0], 2.0)])?
+    ///     .into();
+    /// assert_eq!(t.index_type(), arrow_sparse::IndexType::Int32);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn index_type(&self) -> IndexType {
         self.coords.data_type()
     }
 
     /// The typed view, if the types are `V` and `I` (zero-copy).
+    ///
+    /// ```
+    /// use arrow_sparse::{AnyCoo, CooTensor};
+    /// // [[0, 1, 0], [2, 0, 3]], entries in no particular order
+    /// let t: AnyCoo = CooTensor::<f64, i32>::from_entries(vec![2, 3], &[(vec![1, 2], 3.0), (vec![0, 1], 1.0), (vec![1, 0], 2.0)])?
+    ///     .into();
+    /// assert!(t.downcast::<f64, i32>().is_some());
+    /// assert!(t.downcast::<f64, i64>().is_none());
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn downcast<V: Value, I: Index>(&self) -> Option<CooTensor<V, I>> {
         Some(CooTensor {
             coords: I::unwrap(&self.coords)?.clone(),
@@ -254,6 +377,16 @@ pub struct CooTensor<V: Value, I: Index> {
 
 impl<V: Value, I: Index> CooTensor<V, I> {
     /// Build and fully validate a COO tensor (see [`AnyCoo::try_new`]).
+    ///
+    /// ```
+    /// use arrow_sparse::{CooTensor, CoordLayout};
+    /// // entries (0, 1) = 1 and (1, 0) = 2 of a 2 x 3 tensor, row-major coordinates
+    /// let t = CooTensor::<f64, i64>::try_new(vec![2, 3], vec![0, 1, 1, 0].into(), CoordLayout::RowMajor, vec![1.0, 2.0].into(), true)?;
+    /// assert_eq!(t.get(&[1, 0]), Some(2.0));
+    /// // column 3 is out of bounds
+    /// assert!(CooTensor::<f64, i64>::try_new(vec![2, 3], vec![0, 3].into(), CoordLayout::RowMajor, vec![1.0].into(), false).is_err());
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn try_new(
         shape: Vec<usize>,
         coords: ScalarBuffer<I>,
@@ -265,6 +398,15 @@ impl<V: Value, I: Index> CooTensor<V, I> {
     }
 
     /// Build with an explicit [`Validation`] level.
+    ///
+    /// ```
+    /// use arrow_sparse::{CooTensor, CoordLayout, Validation};
+    /// // column 3 is out of bounds: only full validation looks at the coordinates
+    /// let build = |v| CooTensor::<f64, i64>::try_new_with(
+    ///     vec![2, 3], vec![0, 3].into(), CoordLayout::RowMajor, vec![1.0].into(), false, v);
+    /// assert!(build(Validation::Full).is_err());
+    /// assert!(build(Validation::Trusted).is_ok());
+    /// ```
     pub fn try_new_with(
         shape: Vec<usize>,
         coords: ScalarBuffer<I>,
@@ -321,6 +463,16 @@ impl<V: Value, I: Index> CooTensor<V, I> {
 
     /// Build from `(coordinates, value)` pairs, in the given order (not canonical
     /// unless you call [`canonicalize`](Self::canonicalize)).
+    ///
+    /// ```
+    /// use arrow_sparse::CooTensor;
+    /// let t = CooTensor::<i32, i16>::from_entries(vec![2, 3], &[(vec![1, 2], 7), (vec![0, 0], 1)])?;
+    /// assert_eq!((t.nnz(), t.get(&[1, 2])), (2, Some(7)));
+    /// assert!(!t.is_canonical()); // kept in the given order
+    /// // every entry needs one coordinate per dimension
+    /// assert!(CooTensor::<i32, i16>::from_entries(vec![2, 3], &[(vec![1], 7)]).is_err());
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn from_entries(shape: Vec<usize>, entries: &[(Vec<usize>, V)]) -> Result<Self> {
         let ndim = shape.len();
         let mut coords = Vec::with_capacity(entries.len() * ndim);
@@ -351,6 +503,15 @@ impl<V: Value, I: Index> CooTensor<V, I> {
     }
 
     /// Attach dimension names (one per dimension).
+    ///
+    /// ```
+    /// use arrow_sparse::CooTensor;
+    /// // [[0, 1, 0], [2, 0, 3]], entries in no particular order
+    /// let t = CooTensor::<f64, i32>::from_entries(vec![2, 3], &[(vec![1, 2], 3.0), (vec![0, 1], 1.0), (vec![1, 0], 2.0)])?;
+    /// let t = t.with_dim_names(vec!["i".into(), "j".into()])?;
+    /// assert_eq!(t.dim_names(), &["i", "j"]);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn with_dim_names(mut self, names: Vec<String>) -> Result<Self> {
         check_dim_names(&names, self.any.shape.len())?;
         self.any.dim_names = names;
@@ -358,44 +519,127 @@ impl<V: Value, I: Index> CooTensor<V, I> {
     }
 
     /// Extents.
+    ///
+    /// ```
+    /// use arrow_sparse::CooTensor;
+    /// // [[0, 1, 0], [2, 0, 3]], entries in no particular order
+    /// let t = CooTensor::<f64, i32>::from_entries(vec![2, 3], &[(vec![1, 2], 3.0), (vec![0, 1], 1.0), (vec![1, 0], 2.0)])?;
+    /// assert_eq!(t.shape(), &[2, 3]);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn shape(&self) -> &[usize] {
         &self.any.shape
     }
     /// Number of dimensions.
+    ///
+    /// ```
+    /// use arrow_sparse::CooTensor;
+    /// // [[0, 1, 0], [2, 0, 3]], entries in no particular order
+    /// let t = CooTensor::<f64, i32>::from_entries(vec![2, 3], &[(vec![1, 2], 3.0), (vec![0, 1], 1.0), (vec![1, 0], 2.0)])?;
+    /// assert_eq!(t.ndim(), 2);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn ndim(&self) -> usize {
         self.any.shape.len()
     }
     /// Number of stored entries.
+    ///
+    /// ```
+    /// use arrow_sparse::CooTensor;
+    /// // [[0, 1, 0], [2, 0, 3]], entries in no particular order
+    /// let t = CooTensor::<f64, i32>::from_entries(vec![2, 3], &[(vec![1, 2], 3.0), (vec![0, 1], 1.0), (vec![1, 0], 2.0)])?;
+    /// assert_eq!(t.nnz(), 3);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn nnz(&self) -> usize {
         self.values.len()
     }
     /// One name per dimension (`""` where unnamed).
+    ///
+    /// ```
+    /// use arrow_sparse::CooTensor;
+    /// // [[0, 1, 0], [2, 0, 3]], entries in no particular order
+    /// let t = CooTensor::<f64, i32>::from_entries(vec![2, 3], &[(vec![1, 2], 3.0), (vec![0, 1], 1.0), (vec![1, 0], 2.0)])?;
+    /// assert_eq!(t.dim_names(), &["", ""]);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn dim_names(&self) -> &[String] {
         &self.any.dim_names
     }
     /// The coordinate buffer.
+    ///
+    /// ```
+    /// use arrow_sparse::CooTensor;
+    /// // [[0, 1, 0], [2, 0, 3]], entries in no particular order
+    /// let t = CooTensor::<f64, i32>::from_entries(vec![2, 3], &[(vec![1, 2], 3.0), (vec![0, 1], 1.0), (vec![1, 0], 2.0)])?;
+    /// // row-major: the coordinates of each entry together
+    /// assert_eq!(t.coords().as_ref(), &[1, 2, 0, 1, 1, 0]);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn coords(&self) -> &ScalarBuffer<I> {
         &self.coords
     }
     /// The layout of the coordinate buffer.
+    ///
+    /// ```
+    /// use arrow_sparse::CooTensor;
+    /// // [[0, 1, 0], [2, 0, 3]], entries in no particular order
+    /// let t = CooTensor::<f64, i32>::from_entries(vec![2, 3], &[(vec![1, 2], 3.0), (vec![0, 1], 1.0), (vec![1, 0], 2.0)])?;
+    /// assert_eq!(t.layout(), arrow_sparse::CoordLayout::RowMajor);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn layout(&self) -> CoordLayout {
         self.any.layout
     }
     /// The values.
+    ///
+    /// ```
+    /// use arrow_sparse::CooTensor;
+    /// // [[0, 1, 0], [2, 0, 3]], entries in no particular order
+    /// let t = CooTensor::<f64, i32>::from_entries(vec![2, 3], &[(vec![1, 2], 3.0), (vec![0, 1], 1.0), (vec![1, 0], 2.0)])?;
+    /// assert_eq!(t.values().as_ref(), &[3.0, 1.0, 2.0]);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn values(&self) -> &ScalarBuffer<V> {
         &self.values
     }
     /// Whether the entries are sorted lexicographically without duplicates.
+    ///
+    /// ```
+    /// use arrow_sparse::CooTensor;
+    /// // [[0, 1, 0], [2, 0, 3]], entries in no particular order
+    /// let t = CooTensor::<f64, i32>::from_entries(vec![2, 3], &[(vec![1, 2], 3.0), (vec![0, 1], 1.0), (vec![1, 0], 2.0)])?;
+    /// assert!(!t.is_canonical());
+    /// assert!(t.canonicalize()?.is_canonical());
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn is_canonical(&self) -> bool {
         self.any.canonical
     }
     /// The type-erased tensor.
+    ///
+    /// ```
+    /// use arrow_sparse::CooTensor;
+    /// // [[0, 1, 0], [2, 0, 3]], entries in no particular order
+    /// let t = CooTensor::<f64, i32>::from_entries(vec![2, 3], &[(vec![1, 2], 3.0), (vec![0, 1], 1.0), (vec![1, 0], 2.0)])?;
+    /// assert_eq!(t.as_any().index_type(), arrow_sparse::IndexType::Int32);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn as_any(&self) -> &AnyCoo {
         &self.any
     }
 
     /// Coordinate of entry `k` along dimension `d` (panics if out of range, like
     /// slice indexing).
+    ///
+    /// ```
+    /// use arrow_sparse::CooTensor;
+    /// // [[0, 1, 0], [2, 0, 3]], entries in no particular order
+    /// let t = CooTensor::<f64, i32>::from_entries(vec![2, 3], &[(vec![1, 2], 3.0), (vec![0, 1], 1.0), (vec![1, 0], 2.0)])?;
+    /// // entry 0 is (1, 2)
+    /// assert_eq!((t.coord(0, 0), t.coord(0, 1)), (1, 2));
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     #[inline]
     pub fn coord(&self, k: usize, d: usize) -> usize {
         coord_at(&self.coords, self.any.layout, self.nnz(), self.ndim(), k, d).as_usize()
@@ -423,6 +667,18 @@ impl<V: Value, I: Index> CooTensor<V, I> {
 
     /// The entry positions sorted (stably) by their coordinates taken in `order`
     /// (a permutation of the dimensions). Duplicates keep their storage order.
+    ///
+    /// ```
+    /// use arrow_sparse::CooTensor;
+    /// // [[0, 1, 0], [2, 0, 3]], entries in no particular order
+    /// let t = CooTensor::<f64, i32>::from_entries(vec![2, 3], &[(vec![1, 2], 3.0), (vec![0, 1], 1.0), (vec![1, 0], 2.0)])?;
+    /// // by row, then column: (0, 1), (1, 0), (1, 2)
+    /// assert_eq!(t.sort_permutation(&[0, 1])?, [1, 2, 0]);
+    /// // by column, then row: (1, 0), (0, 1), (1, 2)
+    /// assert_eq!(t.sort_permutation(&[1, 0])?, [2, 1, 0]);
+    /// assert!(t.sort_permutation(&[0, 0]).is_err());
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn sort_permutation(&self, order: &[usize]) -> Result<Vec<usize>> {
         check_permutation("sort order", order, self.ndim())?;
         let mut perm: Vec<usize> = (0..self.nnz()).collect();
@@ -443,6 +699,18 @@ impl<V: Value, I: Index> CooTensor<V, I> {
     /// Sort lexicographically and sum duplicates. Integer sums are checked: an
     /// overflow is an [`Error::Overflow`]. The result is row-major and canonical.
     /// Runs the radix-sort kernel ([`crate::kernels::convert::canonicalize`]).
+    ///
+    /// ```
+    /// use arrow_sparse::CooTensor;
+    /// let t = CooTensor::<i32, i64>::from_entries(vec![2, 2], &[(vec![1, 1], 4), (vec![0, 1], 1), (vec![1, 1], 5)])?;
+    /// let c = t.canonicalize()?;
+    /// assert!(c.is_canonical());
+    /// assert_eq!(c.values().as_ref(), &[1, 9]); // (0, 1) then (1, 1) = 4 + 5
+    /// // integer sums are checked
+    /// let big = CooTensor::<i8, i64>::from_entries(vec![1], &[(vec![0], 100), (vec![0], 100)])?;
+    /// assert!(big.canonicalize().is_err());
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn canonicalize(&self) -> Result<Self> {
         crate::kernels::convert::canonicalize(self)
     }
@@ -489,6 +757,18 @@ impl<V: Value, I: Index> CooTensor<V, I> {
     }
 
     /// Same tensor with coordinates converted to `J` (checked).
+    ///
+    /// ```
+    /// use arrow_sparse::CooTensor;
+    /// // [[0, 1, 0], [2, 0, 3]], entries in no particular order
+    /// let t = CooTensor::<f64, i32>::from_entries(vec![2, 3], &[(vec![1, 2], 3.0), (vec![0, 1], 1.0), (vec![1, 0], 2.0)])?;
+    /// let narrow = t.cast_indices::<i8>()?;
+    /// assert_eq!(narrow.coords().as_ref(), &[1i8, 2, 0, 1, 1, 0]);
+    /// // coordinate 299 does not fit int8
+    /// let wide = CooTensor::<f64, i32>::from_entries(vec![300], &[(vec![299], 1.0)])?;
+    /// assert!(wide.cast_indices::<i8>().is_err());
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn cast_indices<J: Index>(&self) -> Result<CooTensor<V, J>> {
         let coords = recast::<I, J>(&self.coords, "COO coordinates")?;
         CooTensor::try_new_with(
@@ -641,6 +921,16 @@ impl<V: Value, I: Index> CooTensor<V, I> {
 
 impl<V: Value, I: Index> CooTensor<V, I> {
     /// Visit every stored entry in storage order with its coordinates.
+    ///
+    /// ```
+    /// use arrow_sparse::CooTensor;
+    /// // [[0, 1, 0], [2, 0, 3]], entries in no particular order
+    /// let t = CooTensor::<f64, i32>::from_entries(vec![2, 3], &[(vec![1, 2], 3.0), (vec![0, 1], 1.0), (vec![1, 0], 2.0)])?;
+    /// let mut entries = Vec::new();
+    /// t.for_each(|c, v| entries.push((c.to_vec(), v)));
+    /// assert_eq!(entries, [(vec![1, 2], 3.0), (vec![0, 1], 1.0), (vec![1, 0], 2.0)]);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn for_each(&self, mut f: impl FnMut(&[usize], V)) {
         let mut c = vec![0usize; self.ndim()];
         for k in 0..self.nnz() {
@@ -654,6 +944,16 @@ impl<V: Value, I: Index> CooTensor<V, I> {
     /// The sum of the stored entries at `coords` (zero when none), or `None` when
     /// the coordinates are outside the shape. O(nnz) unless the tensor is
     /// canonical (then a binary search).
+    ///
+    /// ```
+    /// use arrow_sparse::CooTensor;
+    /// // [[0, 1, 0], [2, 0, 3]], entries in no particular order
+    /// let t = CooTensor::<f64, i32>::from_entries(vec![2, 3], &[(vec![1, 2], 3.0), (vec![0, 1], 1.0), (vec![1, 0], 2.0)])?;
+    /// assert_eq!(t.get(&[1, 0]), Some(2.0));
+    /// assert_eq!(t.get(&[0, 0]), Some(0.0));
+    /// assert_eq!(t.get(&[0, 3]), None);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn get(&self, coords: &[usize]) -> Option<V> {
         if coords.len() != self.ndim() || coords.iter().zip(self.shape()).any(|(c, d)| c >= d) {
             return None;
