@@ -63,6 +63,15 @@ fn internal(what: &str) -> Error {
 
 impl AnyTensor {
     /// The storage format.
+    ///
+    /// ```
+    /// use arrow_sparse::{AnyTensor, CompressedAxis, CsxMatrix};
+    /// // [[1, 0, 2], [0, 0, 3]] as CSR
+    /// let t: AnyTensor = CsxMatrix::<f64, i32, i64>::try_new(
+    ///     CompressedAxis::Row, vec![2, 3], vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?.into();
+    /// assert_eq!(t.format(), arrow_sparse::Format::Csr);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn format(&self) -> Format {
         match self {
             AnyTensor::Dense(_) => Format::Dense,
@@ -76,6 +85,15 @@ impl AnyTensor {
     }
 
     /// The value type.
+    ///
+    /// ```
+    /// use arrow_sparse::{AnyTensor, CompressedAxis, CsxMatrix};
+    /// // [[1, 0, 2], [0, 0, 3]] as CSR
+    /// let t: AnyTensor = CsxMatrix::<f64, i32, i64>::try_new(
+    ///     CompressedAxis::Row, vec![2, 3], vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?.into();
+    /// assert_eq!(t.value_type(), arrow_sparse::ValueType::Float64);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn value_type(&self) -> ValueType {
         match self {
             AnyTensor::Dense(t) => t.value_type(),
@@ -89,6 +107,17 @@ impl AnyTensor {
 
     /// The type of the coordinates / indices buffers (`None` for dense tensors;
     /// for DM, the storage's).
+    ///
+    /// ```
+    /// use arrow_sparse::{AnyTensor, CompressedAxis, CsxMatrix};
+    /// // [[1, 0, 2], [0, 0, 3]] as CSR
+    /// let t: AnyTensor = CsxMatrix::<f64, i32, i64>::try_new(
+    ///     CompressedAxis::Row, vec![2, 3], vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?.into();
+    /// assert_eq!(t.index_type(), Some(arrow_sparse::IndexType::Int32));
+    /// let dense: AnyTensor = arrow_sparse::DenseTensor::<f64>::try_new(vec![1], vec![0.0].into())?.into();
+    /// assert_eq!(dense.index_type(), None);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn index_type(&self) -> Option<IndexType> {
         match self {
             AnyTensor::Dense(_) => None,
@@ -101,6 +130,15 @@ impl AnyTensor {
     }
 
     /// The type of the indptr buffers (CSX and CSF only).
+    ///
+    /// ```
+    /// use arrow_sparse::{AnyTensor, CompressedAxis, CsxMatrix};
+    /// // [[1, 0, 2], [0, 0, 3]] as CSR
+    /// let t: AnyTensor = CsxMatrix::<f64, i32, i64>::try_new(
+    ///     CompressedAxis::Row, vec![2, 3], vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?.into();
+    /// assert_eq!(t.indptr_type(), Some(arrow_sparse::IndexType::Int64));
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn indptr_type(&self) -> Option<IndexType> {
         match self {
             AnyTensor::Csx(t) => Some(t.indptr_type()),
@@ -112,6 +150,15 @@ impl AnyTensor {
     }
 
     /// Extents (the logical N-D shape for GCS and DM).
+    ///
+    /// ```
+    /// use arrow_sparse::{AnyTensor, CompressedAxis, CsxMatrix};
+    /// // [[1, 0, 2], [0, 0, 3]] as CSR
+    /// let t: AnyTensor = CsxMatrix::<f64, i32, i64>::try_new(
+    ///     CompressedAxis::Row, vec![2, 3], vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?.into();
+    /// assert_eq!(t.shape(), &[2, 3]);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn shape(&self) -> &[usize] {
         match self {
             AnyTensor::Dense(t) => t.shape(),
@@ -124,6 +171,15 @@ impl AnyTensor {
     }
 
     /// One name per dimension (`""` where unnamed).
+    ///
+    /// ```
+    /// use arrow_sparse::{AnyTensor, CompressedAxis, CsxMatrix};
+    /// // [[1, 0, 2], [0, 0, 3]] as CSR
+    /// let t: AnyTensor = CsxMatrix::<f64, i32, i64>::try_new(
+    ///     CompressedAxis::Row, vec![2, 3], vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?.into();
+    /// assert_eq!(t.dim_names(), &["", ""]);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn dim_names(&self) -> &[String] {
         match self {
             AnyTensor::Dense(t) => t.dim_names(),
@@ -136,6 +192,19 @@ impl AnyTensor {
     }
 
     /// The dimension map of a GCS or DM tensor.
+    ///
+    /// ```
+    /// use arrow_sparse::{AnyTensor, CompressedAxis, CsxMatrix};
+    /// // [[1, 0, 2], [0, 0, 3]] as CSR
+    /// let t: AnyTensor = CsxMatrix::<f64, i32, i64>::try_new(
+    ///     CompressedAxis::Row, vec![2, 3], vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?.into();
+    /// use arrow_sparse::{dims::DimMap, IndexType};
+    /// assert!(t.dim_map().is_none());
+    /// let map = DimMap::try_new(vec![2, 3], vec![1, 0], vec![1])?;
+    /// let gcs = t.to_gcs(map.clone(), CompressedAxis::Row, IndexType::Int32)?;
+    /// assert_eq!(gcs.dim_map(), Some(&map));
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn dim_map(&self) -> Option<&DimMap> {
         match self {
             AnyTensor::Gcs(t) => Some(t.map()),
@@ -145,6 +214,18 @@ impl AnyTensor {
     }
 
     /// The CSF axis order, for CSF tensors.
+    ///
+    /// ```
+    /// use arrow_sparse::{AnyTensor, CompressedAxis, CsxMatrix};
+    /// // [[1, 0, 2], [0, 0, 3]] as CSR
+    /// let t: AnyTensor = CsxMatrix::<f64, i32, i64>::try_new(
+    ///     CompressedAxis::Row, vec![2, 3], vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?.into();
+    /// use arrow_sparse::{Format, IndexType};
+    /// assert_eq!(t.axis_order(), None);
+    /// let csf = t.convert(Format::Csf, IndexType::Int32, Some(&[1, 0]))?;
+    /// assert_eq!(csf.axis_order(), Some(&[1usize, 0][..]));
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn axis_order(&self) -> Option<&[usize]> {
         match self {
             AnyTensor::Csf(t) => Some(t.axis_order()),
@@ -155,6 +236,18 @@ impl AnyTensor {
     /// Number of stored entries; for a dense tensor, the number of non-zero
     /// elements (O(size)); for a DM tensor, the number of entries its views show
     /// (O(storage nnz)).
+    ///
+    /// ```
+    /// use arrow_sparse::{AnyTensor, CompressedAxis, CsxMatrix};
+    /// // [[1, 0, 2], [0, 0, 3]] as CSR
+    /// let t: AnyTensor = CsxMatrix::<f64, i32, i64>::try_new(
+    ///     CompressedAxis::Row, vec![2, 3], vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?.into();
+    /// assert_eq!(t.nnz(), 3);
+    /// // a dense tensor counts its non-zero elements
+    /// let dense: AnyTensor = arrow_sparse::DenseTensor::<i8>::try_new(vec![3], vec![0, 5, 0].into())?.into();
+    /// assert_eq!(dense.nnz(), 1);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn nnz(&self) -> usize {
         match self {
             AnyTensor::Dense(t) => with_value_type!(t.value_type(), V => {
@@ -178,6 +271,16 @@ impl AnyTensor {
     }
 
     /// Bytes held by the index buffers (coordinates, indices, indptr).
+    ///
+    /// ```
+    /// use arrow_sparse::{AnyTensor, CompressedAxis, CsxMatrix};
+    /// // [[1, 0, 2], [0, 0, 3]] as CSR
+    /// let t: AnyTensor = CsxMatrix::<f64, i32, i64>::try_new(
+    ///     CompressedAxis::Row, vec![2, 3], vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?.into();
+    /// // indptr: 3 x int64, indices: 3 x int32
+    /// assert_eq!(t.index_bytes(), 3 * 8 + 3 * 4);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn index_bytes(&self) -> usize {
         let sum = |b: &[IndexBuffer]| b.iter().map(|x| x.inner().len()).sum::<usize>();
         match self {
@@ -193,6 +296,15 @@ impl AnyTensor {
     }
 
     /// Bytes held by the value buffer.
+    ///
+    /// ```
+    /// use arrow_sparse::{AnyTensor, CompressedAxis, CsxMatrix};
+    /// // [[1, 0, 2], [0, 0, 3]] as CSR
+    /// let t: AnyTensor = CsxMatrix::<f64, i32, i64>::try_new(
+    ///     CompressedAxis::Row, vec![2, 3], vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?.into();
+    /// assert_eq!(t.value_bytes(), 3 * 8);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn value_bytes(&self) -> usize {
         match self {
             AnyTensor::Dense(t) => t.values().inner().len(),
@@ -205,6 +317,20 @@ impl AnyTensor {
     }
 
     /// Replace the dimension names (one per dimension, or none to clear them).
+    ///
+    /// ```
+    /// use arrow_sparse::{AnyTensor, CompressedAxis, CsxMatrix};
+    /// // [[1, 0, 2], [0, 0, 3]] as CSR
+    /// let t: AnyTensor = CsxMatrix::<f64, i32, i64>::try_new(
+    ///     CompressedAxis::Row, vec![2, 3], vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?.into();
+    /// let named = t.with_dim_names(vec!["row".into(), "col".into()])?;
+    /// assert_eq!(named.dim_names(), &["row", "col"]);
+    /// // an empty list clears the names
+    /// assert_eq!(named.clone().with_dim_names(vec![])?.dim_names(), &["", ""]);
+    /// // one name per dimension
+    /// assert!(named.with_dim_names(vec!["x".into()]).is_err());
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn with_dim_names(self, names: Vec<String>) -> Result<AnyTensor> {
         let names = if names.is_empty() {
             vec![String::new(); self.shape().len()]
@@ -256,6 +382,19 @@ impl AnyTensor {
     /// without copying the buffers. Dense tensors yield their non-zero elements; DM
     /// tensors yield what their views show. Fails if the value type is not `V`, or
     /// on a structure that a trusted construction let through (never panics).
+    ///
+    /// ```
+    /// use arrow_sparse::{AnyTensor, CompressedAxis, CsxMatrix};
+    /// // [[1, 0, 2], [0, 0, 3]] as CSR
+    /// let t: AnyTensor = CsxMatrix::<f64, i32, i64>::try_new(
+    ///     CompressedAxis::Row, vec![2, 3], vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?.into();
+    /// let mut sum = 0.0;
+    /// t.for_each_entry(&mut |_: &[usize], v: f64| sum += v)?;
+    /// assert_eq!(sum, 6.0);
+    /// // the value type must match
+    /// assert!(t.for_each_entry(&mut |_: &[usize], _: f32| ()).is_err());
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn for_each_entry<V: Value>(&self, f: &mut dyn FnMut(&[usize], V)) -> Result<()> {
         if self.value_type() != V::TYPE {
             return Err(type_mismatch(V::TYPE, self.value_type()));
@@ -301,6 +440,18 @@ impl AnyTensor {
 
     /// The element at `coords` (stored duplicates summed, zero when none), or
     /// `None` outside the shape. Fails if the value type is not `V`.
+    ///
+    /// ```
+    /// use arrow_sparse::{AnyTensor, CompressedAxis, CsxMatrix};
+    /// // [[1, 0, 2], [0, 0, 3]] as CSR
+    /// let t: AnyTensor = CsxMatrix::<f64, i32, i64>::try_new(
+    ///     CompressedAxis::Row, vec![2, 3], vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?.into();
+    /// assert_eq!(t.get::<f64>(&[1, 2])?, Some(3.0));
+    /// assert_eq!(t.get::<f64>(&[1, 1])?, Some(0.0));
+    /// assert_eq!(t.get::<f64>(&[2, 0])?, None);
+    /// assert!(t.get::<i32>(&[0, 0]).is_err());
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn get<V: Value>(&self, coords: &[usize]) -> Result<Option<V>> {
         if self.value_type() != V::TYPE {
             return Err(type_mismatch(V::TYPE, self.value_type()));
@@ -338,6 +489,17 @@ impl AnyTensor {
     /// Reduce this tensor to GCS with the given map (`map.shape()` must be this
     /// tensor's shape), compressed along `axis`, with `index_type` for both the
     /// matrix indices and indptr.
+    ///
+    /// ```
+    /// use arrow_sparse::{dims::DimMap, AnyTensor, CompressedAxis, CooTensor, Format, IndexType};
+    /// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![2, 3, 4], &[(vec![1, 2, 3], 5.0)])?.into();
+    /// // rows = dimensions (0, 1), columns = dimension 2: a 6 x 4 matrix
+    /// let map = DimMap::try_new(vec![2, 3, 4], vec![0, 1, 2], vec![2])?;
+    /// let gcs = t.to_gcs(map, CompressedAxis::Column, IndexType::Int16)?;
+    /// assert_eq!((gcs.format(), gcs.index_type()), (Format::Gcs, Some(IndexType::Int16)));
+    /// assert_eq!(gcs.get::<f64>(&[1, 2, 3])?, Some(5.0));
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn to_gcs(
         &self,
         map: DimMap,
@@ -354,6 +516,20 @@ impl AnyTensor {
 
     /// Wrap this tensor's entries, reduced by `map`, in a DM tensor whose storage
     /// has format `storage` (int64 indices).
+    ///
+    /// ```
+    /// use arrow_sparse::{AnyTensor, CompressedAxis, CsxMatrix};
+    /// // [[1, 0, 2], [0, 0, 3]] as CSR
+    /// let t: AnyTensor = CsxMatrix::<f64, i32, i64>::try_new(
+    ///     CompressedAxis::Row, vec![2, 3], vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?.into();
+    /// use arrow_sparse::{dims::DimMap, Format};
+    /// // the same matrix, stored transposed (3 x 2) as COO
+    /// let map = DimMap::try_new(vec![2, 3], vec![1, 0], vec![1])?;
+    /// let dm = t.to_dm(map, Format::Coo)?;
+    /// assert_eq!(dm.format(), Format::Dm);
+    /// assert_eq!(dm.get::<f64>(&[0, 2])?, Some(2.0));
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn to_dm(&self, map: DimMap, storage: Format) -> Result<AnyTensor> {
         with_value_type!(self.value_type(), V => {
             let coo = self.to_coo::<V, i64>()?;
@@ -364,6 +540,19 @@ impl AnyTensor {
     /// All stored entries as a typed COO tensor (row-major, storage order,
     /// duplicates kept; see [`Convert::to_coo`]). Fails if the value type is not `V`
     /// or a coordinate does not fit `I`.
+    ///
+    /// ```
+    /// use arrow_sparse::{AnyTensor, CompressedAxis, CsxMatrix};
+    /// // [[1, 0, 2], [0, 0, 3]] as CSR
+    /// let t: AnyTensor = CsxMatrix::<f64, i32, i64>::try_new(
+    ///     CompressedAxis::Row, vec![2, 3], vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?.into();
+    /// let coo = t.to_coo::<f64, i16>()?;
+    /// assert_eq!(coo.values().as_ref(), &[1.0, 2.0, 3.0]);
+    /// assert_eq!((coo.coord(2, 0), coo.coord(2, 1)), (1, 2));
+    /// // the value type must match
+    /// assert!(t.to_coo::<f32, i16>().is_err());
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn to_coo<V: Value, I: Index>(&self) -> Result<CooTensor<V, I>> {
         if self.value_type() != V::TYPE {
             return Err(type_mismatch(V::TYPE, self.value_type()));
