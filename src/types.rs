@@ -25,6 +25,15 @@ mod sealed {
 }
 
 /// The element type of a tensor's values.
+///
+/// ```
+/// use arrow_sparse::{Value, ValueType};
+/// assert_eq!(<f32 as Value>::TYPE, ValueType::Float32);
+/// assert_eq!("uint16".parse::<ValueType>()?, ValueType::UInt16);
+/// assert_eq!(ValueType::Float16.to_string(), "float16");
+/// assert!("complex64".parse::<ValueType>().is_err());
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[non_exhaustive]
 pub enum ValueType {
@@ -54,6 +63,12 @@ pub enum ValueType {
 
 impl ValueType {
     /// Every value type, in a fixed order.
+    ///
+    /// ```
+    /// use arrow_sparse::ValueType;
+    /// assert_eq!(ValueType::ALL.len(), 11);
+    /// assert_eq!(ValueType::ALL.iter().filter(|t| t.is_float()).count(), 3);
+    /// ```
     pub const ALL: [ValueType; 11] = [
         ValueType::Int8,
         ValueType::Int16,
@@ -69,6 +84,12 @@ impl ValueType {
     ];
 
     /// Size of one element in bytes.
+    ///
+    /// ```
+    /// use arrow_sparse::ValueType;
+    /// assert_eq!(ValueType::Float16.byte_width(), 2);
+    /// assert_eq!(ValueType::UInt64.byte_width(), 8);
+    /// ```
     pub fn byte_width(self) -> usize {
         match self {
             ValueType::Int8 | ValueType::UInt8 => 1,
@@ -79,6 +100,13 @@ impl ValueType {
     }
 
     /// The lower-case name used by the CLI and the JSON dump (`"float32"`, `"uint8"`).
+    ///
+    /// ```
+    /// use arrow_sparse::ValueType;
+    /// assert_eq!(ValueType::UInt8.name(), "uint8");
+    /// assert_eq!(ValueType::Float64.name().parse::<ValueType>()?, ValueType::Float64);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn name(self) -> &'static str {
         match self {
             ValueType::Int8 => "int8",
@@ -96,6 +124,12 @@ impl ValueType {
     }
 
     /// Whether this is a floating point type.
+    ///
+    /// ```
+    /// use arrow_sparse::ValueType;
+    /// assert!(ValueType::Float16.is_float());
+    /// assert!(!ValueType::Int64.is_float());
+    /// ```
     pub fn is_float(self) -> bool {
         matches!(
             self,
@@ -104,6 +138,12 @@ impl ValueType {
     }
 
     /// The matching integer [`IndexType`], if this is an integer type.
+    ///
+    /// ```
+    /// use arrow_sparse::{IndexType, ValueType};
+    /// assert_eq!(ValueType::UInt32.as_index_type(), Some(IndexType::UInt32));
+    /// assert_eq!(ValueType::Float32.as_index_type(), None);
+    /// ```
     pub fn as_index_type(self) -> Option<IndexType> {
         Some(match self {
             ValueType::Int8 => IndexType::Int8,
@@ -119,6 +159,13 @@ impl ValueType {
     }
 
     /// The Arrow data type.
+    ///
+    /// ```
+    /// use arrow_sparse::ValueType;
+    /// use arrow_schema::DataType;
+    /// assert_eq!(ValueType::Float16.data_type(), DataType::Float16);
+    /// assert_eq!(ValueType::Int8.data_type(), DataType::Int8);
+    /// ```
     pub fn data_type(self) -> arrow_schema::DataType {
         use arrow_schema::DataType as D;
         match self {
@@ -159,6 +206,15 @@ impl std::str::FromStr for ValueType {
 }
 
 /// The integer type of an index buffer (coordinates, indices or indptr).
+///
+/// ```
+/// use arrow_sparse::{Index, IndexType};
+/// assert_eq!(<u16 as Index>::TYPE, IndexType::UInt16);
+/// assert_eq!("int32".parse::<IndexType>()?, IndexType::Int32);
+/// assert_eq!(IndexType::Int64.to_string(), "int64");
+/// assert!("float32".parse::<IndexType>().is_err());
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[non_exhaustive]
 pub enum IndexType {
@@ -182,6 +238,12 @@ pub enum IndexType {
 
 impl IndexType {
     /// Every index type, in a fixed order.
+    ///
+    /// ```
+    /// use arrow_sparse::IndexType;
+    /// assert_eq!(IndexType::ALL.len(), 8);
+    /// assert_eq!(IndexType::ALL.iter().filter(|t| t.is_signed()).count(), 4);
+    /// ```
     pub const ALL: [IndexType; 8] = [
         IndexType::Int8,
         IndexType::Int16,
@@ -194,6 +256,12 @@ impl IndexType {
     ];
 
     /// Size of one element in bytes.
+    ///
+    /// ```
+    /// use arrow_sparse::IndexType;
+    /// assert_eq!(IndexType::Int16.byte_width(), 2);
+    /// assert_eq!(IndexType::UInt32.byte_width(), 4);
+    /// ```
     pub fn byte_width(self) -> usize {
         match self {
             IndexType::Int8 | IndexType::UInt8 => 1,
@@ -204,6 +272,12 @@ impl IndexType {
     }
 
     /// Whether the type is signed.
+    ///
+    /// ```
+    /// use arrow_sparse::IndexType;
+    /// assert!(IndexType::Int8.is_signed());
+    /// assert!(!IndexType::UInt8.is_signed());
+    /// ```
     pub fn is_signed(self) -> bool {
         matches!(
             self,
@@ -212,6 +286,12 @@ impl IndexType {
     }
 
     /// The largest value the type holds.
+    ///
+    /// ```
+    /// use arrow_sparse::IndexType;
+    /// assert_eq!(IndexType::Int8.max_value(), 127);
+    /// assert_eq!(IndexType::UInt16.max_value(), 65_535);
+    /// ```
     pub fn max_value(self) -> u64 {
         match self {
             IndexType::Int8 => i8::MAX as u64,
@@ -226,6 +306,13 @@ impl IndexType {
     }
 
     /// Look up the type from Arrow's `Int { bitWidth, is_signed }`.
+    ///
+    /// ```
+    /// use arrow_sparse::IndexType;
+    /// assert_eq!(IndexType::from_bits(32, true), Some(IndexType::Int32));
+    /// assert_eq!(IndexType::from_bits(16, false), Some(IndexType::UInt16));
+    /// assert_eq!(IndexType::from_bits(24, true), None);
+    /// ```
     pub fn from_bits(bit_width: i32, signed: bool) -> Option<IndexType> {
         Some(match (bit_width, signed) {
             (8, true) => IndexType::Int8,
@@ -241,6 +328,12 @@ impl IndexType {
     }
 
     /// The lower-case name (`"int64"`, `"uint8"`).
+    ///
+    /// ```
+    /// use arrow_sparse::IndexType;
+    /// assert_eq!(IndexType::UInt8.name(), "uint8");
+    /// assert_eq!(IndexType::Int64.name(), "int64");
+    /// ```
     pub fn name(self) -> &'static str {
         match self {
             IndexType::Int8 => "int8",
@@ -255,6 +348,12 @@ impl IndexType {
     }
 
     /// Refuse types that libarrow cannot consume (uint64), with a clear error.
+    ///
+    /// ```
+    /// use arrow_sparse::IndexType;
+    /// assert!(IndexType::UInt32.check_writable().is_ok());
+    /// assert!(IndexType::UInt64.check_writable().is_err());
+    /// ```
     pub fn check_writable(self) -> Result<()> {
         if self == IndexType::UInt64 {
             return Err(Error::Type {
@@ -267,6 +366,13 @@ impl IndexType {
     }
 
     /// The narrowest signed type (int8..int64) that holds `max`.
+    ///
+    /// ```
+    /// use arrow_sparse::IndexType;
+    /// assert_eq!(IndexType::narrowest_signed(127), IndexType::Int8);
+    /// assert_eq!(IndexType::narrowest_signed(128), IndexType::Int16);
+    /// assert_eq!(IndexType::narrowest_signed(u64::MAX), IndexType::Int64);
+    /// ```
     pub fn narrowest_signed(max: u64) -> IndexType {
         [IndexType::Int8, IndexType::Int16, IndexType::Int32]
             .into_iter()
@@ -296,6 +402,17 @@ impl std::str::FromStr for IndexType {
 
 /// A tensor element type. Sealed: implemented for `i8`..`i64`, `u8`..`u64`,
 /// [`half::f16`], `f32` and `f64`.
+///
+/// ```
+/// use arrow_sparse::{Value, ValueType};
+/// // generic code over every value type
+/// fn total<V: Value>(values: &[V]) -> f64 {
+///     values.iter().map(|v| v.to_f64()).sum()
+/// }
+/// assert_eq!(total(&[1u8, 2, 3]), 6.0);
+/// assert_eq!(total(&[0.5f32, 0.25]), 0.75);
+/// assert_eq!(<half::f16 as Value>::TYPE, ValueType::Float16);
+/// ```
 #[allow(private_bounds)]
 pub trait Value:
     sealed::Sealed
@@ -309,23 +426,78 @@ pub trait Value:
     + 'static
 {
     /// The runtime tag of this type.
+    ///
+    /// ```
+    /// use arrow_sparse::{Value, ValueType};
+    /// assert_eq!(<i16 as Value>::TYPE, ValueType::Int16);
+    /// ```
     const TYPE: ValueType;
     /// The zero of the type.
+    ///
+    /// ```
+    /// use arrow_sparse::Value;
+    /// assert_eq!(<f64 as Value>::ZERO, 0.0);
+    /// ```
     const ZERO: Self;
     /// Whether the value is zero (`-0.0` counts as zero, NaN does not).
+    ///
+    /// ```
+    /// use arrow_sparse::Value;
+    /// assert!((-0.0f64).is_zero());
+    /// assert!(!f64::NAN.is_zero());
+    /// assert!(!3i32.is_zero());
+    /// ```
     fn is_zero(&self) -> bool;
     /// Addition used when summing duplicates: checked for integers (`None` on
     /// overflow), IEEE for floats.
+    ///
+    /// ```
+    /// use arrow_sparse::Value;
+    /// assert_eq!(100i8.checked_sum(27), Some(127));
+    /// assert_eq!(100i8.checked_sum(28), None);
+    /// assert_eq!(f32::MAX.checked_sum(f32::MAX), Some(f32::INFINITY));
+    /// ```
     fn checked_sum(self, rhs: Self) -> Option<Self>;
     /// Append the value as JSON: integers as integers, floats in shortest
     /// round-trip decimal (float16 as its float32 value), non-finite floats as the
     /// strings `"NaN"`, `"inf"`, `"-inf"`.
+    ///
+    /// ```
+    /// use arrow_sparse::Value;
+    /// let mut out = String::new();
+    /// 0.1f32.write_json(&mut out);
+    /// out.push(',');
+    /// f64::NEG_INFINITY.write_json(&mut out);
+    /// out.push(',');
+    /// 7u64.write_json(&mut out);
+    /// assert_eq!(out, r#"0.1,"-inf",7"#);
+    /// ```
     fn write_json(&self, out: &mut String);
     /// The value as f64 (lossy for 64-bit integers); used for summaries.
+    ///
+    /// ```
+    /// use arrow_sparse::Value;
+    /// assert_eq!(3u8.to_f64(), 3.0);
+    /// assert_eq!(Value::to_f64(half::f16::from_f32(0.5)), 0.5);
+    /// ```
     fn to_f64(self) -> f64;
     /// Wrap a typed buffer into the type-erased [`ValueBuffer`].
+    ///
+    /// ```
+    /// use arrow_sparse::{Value, ValueBuffer, ValueType};
+    /// let b = f32::wrap(vec![1.0f32, 2.0].into());
+    /// assert_eq!((b.data_type(), b.len()), (ValueType::Float32, 2));
+    /// assert!(matches!(b, ValueBuffer::Float32(_)));
+    /// ```
     fn wrap(b: ScalarBuffer<Self>) -> ValueBuffer;
     /// Borrow the typed buffer inside a [`ValueBuffer`] of this type.
+    ///
+    /// ```
+    /// use arrow_sparse::{Value, ValueBuffer};
+    /// let b = ValueBuffer::Int32(vec![4, 5].into());
+    /// assert_eq!(i32::unwrap(&b).unwrap().as_ref(), &[4, 5]);
+    /// assert!(i64::unwrap(&b).is_none());
+    /// ```
     fn unwrap(b: &ValueBuffer) -> Option<&ScalarBuffer<Self>>;
 }
 
@@ -424,22 +596,76 @@ impl Value for f16 {
 
 /// An integer type usable for coordinates, indices and indptr. Sealed: implemented
 /// for `i8`..`i64` and `u8`..`u64`.
+///
+/// ```
+/// use arrow_sparse::{Index, IndexType};
+/// // generic code over every index type
+/// fn largest<I: Index>(coords: &[I]) -> Option<usize> {
+///     coords.iter().map(|c| c.index()).max().flatten()
+/// }
+/// assert_eq!(largest(&[3i16, 9, 4]), Some(9));
+/// assert_eq!(<u8 as Index>::TYPE, IndexType::UInt8);
+/// ```
 pub trait Index:
     sealed::Sealed + ArrowNativeType + Ord + std::hash::Hash + Debug + Send + Sync + 'static
 {
     /// The runtime tag of this type.
+    ///
+    /// ```
+    /// use arrow_sparse::{Index, IndexType};
+    /// assert_eq!(<i64 as Index>::TYPE, IndexType::Int64);
+    /// ```
     const TYPE: IndexType;
     /// The value as `usize`, or `None` when negative or too large.
+    ///
+    /// ```
+    /// use arrow_sparse::Index;
+    /// assert_eq!(7i8.index(), Some(7));
+    /// assert_eq!((-1i32).index(), None);
+    /// ```
     fn index(self) -> Option<usize>;
     /// The value widened to i128 (for error messages).
+    ///
+    /// ```
+    /// use arrow_sparse::Index;
+    /// assert_eq!(u64::MAX.wide(), u64::MAX as i128);
+    /// assert_eq!((-5i16).wide(), -5);
+    /// ```
     fn wide(self) -> i128;
     /// Checked conversion from `usize`.
+    ///
+    /// ```
+    /// use arrow_sparse::Index;
+    /// assert_eq!(i8::try_from_usize(127), Some(127i8));
+    /// assert_eq!(i8::try_from_usize(128), None);
+    /// ```
     fn try_from_usize(v: usize) -> Option<Self>;
     /// Wrap a typed buffer into the type-erased [`IndexBuffer`].
+    ///
+    /// ```
+    /// use arrow_sparse::{Index, IndexBuffer, IndexType};
+    /// let b = i16::wrap(vec![0i16, 3].into());
+    /// assert_eq!((b.data_type(), b.get_usize(1)), (IndexType::Int16, Some(3)));
+    /// assert!(matches!(b, IndexBuffer::Int16(_)));
+    /// ```
     fn wrap(b: ScalarBuffer<Self>) -> IndexBuffer;
     /// Borrow the typed buffer inside an [`IndexBuffer`] of this type.
+    ///
+    /// ```
+    /// use arrow_sparse::{Index, IndexBuffer};
+    /// let b = IndexBuffer::UInt8(vec![1, 2].into());
+    /// assert_eq!(u8::unwrap(&b).unwrap().as_ref(), &[1, 2]);
+    /// assert!(i8::unwrap(&b).is_none());
+    /// ```
     fn unwrap(b: &IndexBuffer) -> Option<&ScalarBuffer<Self>>;
     /// A borrowed typed view as an [`IndexSlice`].
+    ///
+    /// ```
+    /// use arrow_sparse::{Index, IndexSlice};
+    /// let s = i32::slice(&[1, 2, 3]);
+    /// assert_eq!(s.len(), 3);
+    /// assert!(matches!(s, IndexSlice::Int32(&[1, 2, 3])));
+    /// ```
     fn slice(s: &[Self]) -> IndexSlice<'_>;
 }
 
