@@ -59,25 +59,103 @@ pub use tns::{TnsHeader, TnsWriteOptions};
 /// The `custom_metadata` keys the readers set and the writers read.
 pub mod meta {
     /// Matrix Market format: `coordinate` or `array`.
+    ///
+    /// ```
+    /// use arrow_sparse::io::{meta, mtx, ReadOptions};
+    /// let text = "%%MatrixMarket matrix coordinate real symmetric\n% made by hand\n2 2 2\n1 1 1.5\n2 1 -2\n";
+    /// let msg = mtx::read_from(text.as_bytes(), "mem.mtx", &ReadOptions::default())?;
+    /// let get = |k: &str| msg.custom_metadata.iter().find(|(key, _)| key == k).map(|(_, v)| v.as_str());
+    /// assert_eq!(get(meta::MTX_FORMAT), Some("coordinate"));
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub const MTX_FORMAT: &str = "arrow_sparse.mtx.format";
     /// Matrix Market field: `real`, `integer` or `pattern`.
+    ///
+    /// ```
+    /// use arrow_sparse::io::{meta, mtx, ReadOptions};
+    /// let text = "%%MatrixMarket matrix coordinate real symmetric\n% made by hand\n2 2 2\n1 1 1.5\n2 1 -2\n";
+    /// let msg = mtx::read_from(text.as_bytes(), "mem.mtx", &ReadOptions::default())?;
+    /// let get = |k: &str| msg.custom_metadata.iter().find(|(key, _)| key == k).map(|(_, v)| v.as_str());
+    /// assert_eq!(get(meta::MTX_FIELD), Some("real"));
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub const MTX_FIELD: &str = "arrow_sparse.mtx.field";
     /// Matrix Market symmetry: `general`, `symmetric` or `skew-symmetric`.
+    ///
+    /// ```
+    /// use arrow_sparse::io::{meta, mtx, ReadOptions};
+    /// let text = "%%MatrixMarket matrix coordinate real symmetric\n% made by hand\n2 2 2\n1 1 1.5\n2 1 -2\n";
+    /// let msg = mtx::read_from(text.as_bytes(), "mem.mtx", &ReadOptions::default())?;
+    /// let get = |k: &str| msg.custom_metadata.iter().find(|(key, _)| key == k).map(|(_, v)| v.as_str());
+    /// assert_eq!(get(meta::MTX_SYMMETRY), Some("symmetric"));
+    /// assert_eq!(msg.tensor.nnz(), 3); // the upper triangle is filled in
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub const MTX_SYMMETRY: &str = "arrow_sparse.mtx.symmetry";
     /// The Matrix Market comment lines (without their `%`), joined by `\n`; at most
     /// 64 KiB are kept.
+    ///
+    /// ```
+    /// use arrow_sparse::io::{meta, mtx, ReadOptions};
+    /// let text = "%%MatrixMarket matrix coordinate real symmetric\n% made by hand\n2 2 2\n1 1 1.5\n2 1 -2\n";
+    /// let msg = mtx::read_from(text.as_bytes(), "mem.mtx", &ReadOptions::default())?;
+    /// let get = |k: &str| msg.custom_metadata.iter().find(|(key, _)| key == k).map(|(_, v)| v.as_str());
+    /// assert_eq!(get(meta::MTX_COMMENTS).map(str::trim), Some("made by hand"));
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub const MTX_COMMENTS: &str = "arrow_sparse.mtx.comments";
     /// The `.tns` header style (see [`TnsHeader`](super::TnsHeader)): `none`,
     /// `rank-shape`, `rank-shape-nnz`, `rank-nnz-shape` or `sptensor`.
+    ///
+    /// ```
+    /// use arrow_sparse::io::{meta, tns, ReadOptions};
+    /// // rank 2, extents 3 x 4, then one entry (1-based coordinates)
+    /// let msg = tns::read_from("2\n3 4\n1 2 7.5\n".as_bytes(), "mem.tns", &ReadOptions::default())?;
+    /// assert_eq!(msg.tensor.shape(), &[3, 4]);
+    /// assert!(msg.custom_metadata.contains(&(meta::TNS_HEADER.to_string(), "rank-shape".to_string())));
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub const TNS_HEADER: &str = "arrow_sparse.tns.header";
     /// Which library's npz layout: `scipy` or `pydata`.
+    ///
+    /// ```
+    /// use std::io::Cursor;
+    /// use arrow_sparse::io::{meta, npz, NpzFlavor, ReadOptions};
+    /// use arrow_sparse::{AnyTensor, CooTensor};
+    /// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![2, 2], &[(vec![0, 1], 1.0)])?.into();
+    /// let opts = npz::NpzWriteOptions::default().with_flavor(NpzFlavor::Scipy);
+    /// let bytes = npz::write_to(Cursor::new(Vec::new()), &t.into(), &opts)?.into_inner();
+    /// let back = npz::read_from(Cursor::new(bytes), "mem.npz", &ReadOptions::default())?;
+    /// assert!(back.custom_metadata.contains(&(meta::NPZ_FLAVOR.to_string(), "scipy".to_string())));
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub const NPZ_FLAVOR: &str = "arrow_sparse.npz.flavor";
     /// scipy only: `true` when the file holds a sparse array (`_is_array`), `false`
     /// for a sparse matrix.
+    ///
+    /// ```
+    /// use std::io::Cursor;
+    /// use arrow_sparse::io::{meta, npz, NpzFlavor, ReadOptions};
+    /// use arrow_sparse::{AnyTensor, CooTensor};
+    /// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![2, 2], &[(vec![0, 1], 1.0)])?.into();
+    /// // a scipy sparse matrix rather than a sparse array
+    /// let opts = npz::NpzWriteOptions::default().with_flavor(NpzFlavor::Scipy).with_is_array(false);
+    /// let bytes = npz::write_to(Cursor::new(Vec::new()), &t.into(), &opts)?.into_inner();
+    /// let back = npz::read_from(Cursor::new(bytes), "mem.npz", &ReadOptions::default())?;
+    /// assert!(back.custom_metadata.contains(&(meta::NPZ_IS_ARRAY.to_string(), "false".to_string())));
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub const NPZ_IS_ARRAY: &str = "arrow_sparse.npz.is_array";
 }
 
 /// The file formats of this module, known by their extension.
+///
+/// ```
+/// use arrow_sparse::io::FileFormat;
+/// let f = FileFormat::from_path("data/matrix.npz".as_ref());
+/// assert_eq!(f, Some(FileFormat::Npz));
+/// assert_eq!(f.map(FileFormat::extension), Some("npz"));
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum FileFormat {
@@ -108,6 +186,12 @@ impl FileFormat {
     }
 
     /// The extension without its dot.
+    ///
+    /// ```
+    /// use arrow_sparse::io::FileFormat;
+    /// assert_eq!(FileFormat::Tns.extension(), "tns");
+    /// assert_eq!(FileFormat::from_path("x.mtx".as_ref()).map(FileFormat::extension), Some("mtx"));
+    /// ```
     pub fn extension(self) -> &'static str {
         match self {
             FileFormat::Mtx => "mtx",
@@ -128,6 +212,19 @@ impl FileFormat {
 
 /// What the text readers do with entries that repeat the coordinates of an
 /// earlier one (for a symmetric Matrix Market file: the same unordered pair).
+///
+/// ```
+/// use arrow_sparse::io::{mtx, Duplicates, ReadOptions};
+/// // entry (1, 1) appears twice
+/// let text = "%%MatrixMarket matrix coordinate integer general\n2 2 2\n1 1 3\n1 1 4\n";
+/// assert!(mtx::read_from(text.as_bytes(), "mem.mtx", &ReadOptions::default()).is_err());
+/// let sum = ReadOptions::default().with_duplicates(Duplicates::Sum);
+/// let msg = mtx::read_from(text.as_bytes(), "mem.mtx", &sum)?;
+/// assert_eq!((msg.tensor.nnz(), msg.tensor.get::<i64>(&[0, 0])?), (1, Some(7)));
+/// let keep = ReadOptions::default().with_duplicates(Duplicates::Keep);
+/// assert_eq!(mtx::read_from(text.as_bytes(), "mem.mtx", &keep)?.tensor.nnz(), 2);
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Duplicates {
     /// Refuse the file, naming both lines (the default).
@@ -142,6 +239,21 @@ pub enum Duplicates {
 }
 
 /// Options for every reader of this module.
+///
+/// ```
+/// use arrow_sparse::io::{tns, Duplicates, ReadOptions};
+/// use arrow_sparse::{IndexType, ValueType};
+/// let options = ReadOptions::default()
+///     .with_duplicates(Duplicates::Sum)
+///     .with_value_type(ValueType::Float32)
+///     .with_index_type(IndexType::Int16)
+///     .with_shape(vec![5, 5]);
+/// let msg = tns::read_from("1 1 0.5\n1 1 0.25\n".as_bytes(), "mem.tns", &options)?;
+/// assert_eq!(msg.tensor.shape(), &[5, 5]);
+/// assert_eq!((msg.tensor.value_type(), msg.tensor.index_type()), (ValueType::Float32, Some(IndexType::Int16)));
+/// assert_eq!(msg.tensor.get::<f32>(&[0, 0])?, Some(0.75));
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
 #[derive(Clone, Debug, Default)]
 pub struct ReadOptions {
     /// Text readers: what to do with repeated coordinates.
@@ -160,21 +272,57 @@ pub struct ReadOptions {
 
 impl ReadOptions {
     /// Set the duplicate policy.
+    ///
+    /// ```
+    /// use arrow_sparse::io::{Duplicates, ReadOptions};
+    /// let options = ReadOptions::default().with_duplicates(Duplicates::Keep);
+    /// assert_eq!(options.duplicates, Duplicates::Keep);
+    /// ```
     pub fn with_duplicates(mut self, d: Duplicates) -> Self {
         self.duplicates = d;
         self
     }
     /// Set the value type.
+    ///
+    /// ```
+    /// use arrow_sparse::io::{mtx, ReadOptions};
+    /// use arrow_sparse::ValueType;
+    /// let text = "%%MatrixMarket matrix coordinate real general\n1 1 1\n1 1 2.5\n";
+    /// let options = ReadOptions::default().with_value_type(ValueType::Float32);
+    /// let msg = mtx::read_from(text.as_bytes(), "mem.mtx", &options)?;
+    /// assert_eq!(msg.tensor.value_type(), ValueType::Float32);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn with_value_type(mut self, t: ValueType) -> Self {
         self.value_type = Some(t);
         self
     }
     /// Set the coordinate type.
+    ///
+    /// ```
+    /// use arrow_sparse::io::{mtx, ReadOptions};
+    /// use arrow_sparse::IndexType;
+    /// let text = "%%MatrixMarket matrix coordinate real general\n1 1 1\n1 1 2.5\n";
+    /// let options = ReadOptions::default().with_index_type(IndexType::Int8);
+    /// let msg = mtx::read_from(text.as_bytes(), "mem.mtx", &options)?;
+    /// assert_eq!(msg.tensor.index_type(), Some(IndexType::Int8));
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn with_index_type(mut self, t: IndexType) -> Self {
         self.index_type = Some(t);
         self
     }
     /// Set the `.tns` shape.
+    ///
+    /// ```
+    /// use arrow_sparse::io::{tns, ReadOptions};
+    /// // without a header the shape would be inferred as 2 x 3
+    /// let text = "2 3 1.0\n".as_bytes();
+    /// assert_eq!(tns::read_from(text, "mem.tns", &ReadOptions::default())?.tensor.shape(), &[2, 3]);
+    /// let options = ReadOptions::default().with_shape(vec![10, 10]);
+    /// assert_eq!(tns::read_from(text, "mem.tns", &options)?.tensor.shape(), &[10, 10]);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn with_shape(mut self, shape: Vec<usize>) -> Self {
         self.shape = Some(shape);
         self
@@ -182,6 +330,21 @@ impl ReadOptions {
 }
 
 /// Options for [`write_path_with`]: one set per format.
+///
+/// ```
+/// use arrow_sparse::io::{self, MtxSymmetry, MtxWriteOptions, WriteOptions};
+/// use arrow_sparse::{AnyTensor, CooTensor};
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("sym.mtx");
+/// // a symmetric matrix, written as one triangle
+/// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![2, 2], &[(vec![0, 1], 2.0), (vec![1, 0], 2.0)])?.into();
+/// let options = WriteOptions { mtx: MtxWriteOptions::default().with_symmetry(MtxSymmetry::Symmetric), ..Default::default() };
+/// io::write_path_with(&path, &t.into(), &options)?;
+/// let text = std::fs::read_to_string(&path)?;
+/// assert!(text.starts_with("%%MatrixMarket matrix coordinate real symmetric"));
+/// assert_eq!(io::read_path(&path)?.tensor.nnz(), 2);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Debug, Default)]
 pub struct WriteOptions {
     /// For `.mtx` files.
