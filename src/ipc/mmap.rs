@@ -11,6 +11,20 @@ use crate::buffer::map_file;
 use crate::error::{Error, Result};
 
 /// Where one message lies in the file.
+///
+/// ```
+/// use arrow_sparse::{ipc, AnyTensor, CooTensor, DenseTensor};
+/// let a: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![5], &[(vec![4], 2.5)])?.into();
+/// let b: AnyTensor = DenseTensor::<i32>::try_new(vec![2], vec![1, 2].into())?.into();
+/// let bytes = ipc::encode(&a, &[], &Default::default())?.to_vec().into_iter()
+///     .chain(ipc::encode(&b, &[], &Default::default())?.to_vec())
+///     .collect::<Vec<u8>>();
+/// let reader = ipc::MmapReader::from_buffer(arrow_buffer::Buffer::from(bytes), ipc::ReadOptions::default())?;
+/// let info = reader.messages();
+/// assert_eq!((info[0].offset, info[0].dense, info[1].dense), (0, false, true));
+/// assert!(info[0].body_offset + info[0].body_len <= info[1].offset);
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MessageInfo {
     /// Offset of the message prefix.
@@ -56,17 +70,57 @@ pub struct MmapReader {
 
 impl MmapReader {
     /// Map and index `path` with default options.
+    ///
+    /// ```
+    /// use arrow_sparse::{ipc, AnyTensor, CooTensor};
+    /// let dir = tempfile::tempdir()?;
+    /// let path = dir.path().join("t.arrow");
+    /// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![5], &[(vec![4], 2.5)])?.into();
+    /// ipc::write_file(&path, &[t.clone().into()], &ipc::WriteOptions::default())?;
+    /// let reader = ipc::MmapReader::open(&path)?;
+    /// assert_eq!(reader.get(0)?.tensor, t);
+    /// assert!(ipc::MmapReader::open(&dir.path().join("missing.arrow")).is_err());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn open(path: &Path) -> Result<Self> {
         Self::open_with(path, ReadOptions::default())
     }
 
     /// Map and index `path`.
+    ///
+    /// ```
+    /// use arrow_sparse::{ipc, AnyTensor, CooTensor};
+    /// let dir = tempfile::tempdir()?;
+    /// let path = dir.path().join("t.arrow");
+    /// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![5], &[(vec![4], 2.5)])?.into();
+    /// ipc::write_file(&path, &[t.clone().into()], &ipc::WriteOptions::default())?;
+    /// let options = ipc::ReadOptions::default().with_validation(arrow_sparse::Validation::Trusted);
+    /// let reader = ipc::MmapReader::open_with(&path, options)?;
+    /// assert_eq!(reader.get(0)?.tensor, t);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn open_with(path: &Path, options: ReadOptions) -> Result<Self> {
         let map = map_file(path)?;
         Self::from_buffer(map, options)
     }
 
     /// Index messages held in memory (for example a received buffer).
+    ///
+    /// ```
+    /// use arrow_sparse::{ipc, AnyTensor, CooTensor, DenseTensor};
+    /// let a: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![5], &[(vec![4], 2.5)])?.into();
+    /// let b: AnyTensor = DenseTensor::<i32>::try_new(vec![2], vec![1, 2].into())?.into();
+    /// let bytes = ipc::encode(&a, &[], &Default::default())?.to_vec().into_iter()
+    ///     .chain(ipc::encode(&b, &[], &Default::default())?.to_vec())
+    ///     .collect::<Vec<u8>>();
+    /// let reader = ipc::MmapReader::from_buffer(arrow_buffer::Buffer::from(bytes), ipc::ReadOptions::default())?;
+    /// assert_eq!(reader.len(), 2);
+    /// assert_eq!(reader.get(1)?.tensor, b);
+    /// // framing is checked when indexing: a cut message is an error
+    /// let cut = reader.mapping().slice_with_length(0, 12);
+    /// assert!(ipc::MmapReader::from_buffer(cut, ipc::ReadOptions::default()).is_err());
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn from_buffer(map: Buffer, options: ReadOptions) -> Result<Self> {
         let bytes = map.as_slice();
         let mut messages = Vec::new();
@@ -121,26 +175,91 @@ impl MmapReader {
     }
 
     /// Number of messages.
+    ///
+    /// ```
+    /// use arrow_sparse::{ipc, AnyTensor, CooTensor, DenseTensor};
+    /// let a: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![5], &[(vec![4], 2.5)])?.into();
+    /// let b: AnyTensor = DenseTensor::<i32>::try_new(vec![2], vec![1, 2].into())?.into();
+    /// let bytes = ipc::encode(&a, &[], &Default::default())?.to_vec().into_iter()
+    ///     .chain(ipc::encode(&b, &[], &Default::default())?.to_vec())
+    ///     .collect::<Vec<u8>>();
+    /// let reader = ipc::MmapReader::from_buffer(arrow_buffer::Buffer::from(bytes), ipc::ReadOptions::default())?;
+    /// assert_eq!(reader.len(), 2);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn len(&self) -> usize {
         self.messages.len()
     }
 
     /// Whether the file holds no message.
+    ///
+    /// ```
+    /// use arrow_sparse::{ipc, AnyTensor, CooTensor, DenseTensor};
+    /// let a: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![5], &[(vec![4], 2.5)])?.into();
+    /// let b: AnyTensor = DenseTensor::<i32>::try_new(vec![2], vec![1, 2].into())?.into();
+    /// let bytes = ipc::encode(&a, &[], &Default::default())?.to_vec().into_iter()
+    ///     .chain(ipc::encode(&b, &[], &Default::default())?.to_vec())
+    ///     .collect::<Vec<u8>>();
+    /// let reader = ipc::MmapReader::from_buffer(arrow_buffer::Buffer::from(bytes), ipc::ReadOptions::default())?;
+    /// assert!(!reader.is_empty());
+    /// let none = ipc::MmapReader::from_buffer(arrow_buffer::Buffer::from(ipc::END_OF_STREAM.to_vec()), ipc::ReadOptions::default())?;
+    /// assert!(none.is_empty());
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.messages.is_empty()
     }
 
     /// Where each message lies.
+    ///
+    /// ```
+    /// use arrow_sparse::{ipc, AnyTensor, CooTensor, DenseTensor};
+    /// let a: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![5], &[(vec![4], 2.5)])?.into();
+    /// let b: AnyTensor = DenseTensor::<i32>::try_new(vec![2], vec![1, 2].into())?.into();
+    /// let bytes = ipc::encode(&a, &[], &Default::default())?.to_vec().into_iter()
+    ///     .chain(ipc::encode(&b, &[], &Default::default())?.to_vec())
+    ///     .collect::<Vec<u8>>();
+    /// let reader = ipc::MmapReader::from_buffer(arrow_buffer::Buffer::from(bytes), ipc::ReadOptions::default())?;
+    /// assert_eq!(reader.messages().len(), 2);
+    /// assert!(reader.messages()[1].dense);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn messages(&self) -> &[MessageInfo] {
         &self.messages
     }
 
     /// The whole mapping.
+    ///
+    /// ```
+    /// use arrow_sparse::{ipc, AnyTensor, CooTensor, DenseTensor};
+    /// let a: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![5], &[(vec![4], 2.5)])?.into();
+    /// let b: AnyTensor = DenseTensor::<i32>::try_new(vec![2], vec![1, 2].into())?.into();
+    /// let bytes = ipc::encode(&a, &[], &Default::default())?.to_vec().into_iter()
+    ///     .chain(ipc::encode(&b, &[], &Default::default())?.to_vec())
+    ///     .collect::<Vec<u8>>();
+    /// let reader = ipc::MmapReader::from_buffer(arrow_buffer::Buffer::from(bytes), ipc::ReadOptions::default())?;
+    /// let end = reader.messages()[1].body_offset + reader.messages()[1].body_len;
+    /// assert_eq!(reader.mapping().len(), end);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn mapping(&self) -> &Buffer {
         &self.map
     }
 
     /// Decode and validate message `i`.
+    ///
+    /// ```
+    /// use arrow_sparse::{ipc, AnyTensor, CooTensor, DenseTensor};
+    /// let a: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![5], &[(vec![4], 2.5)])?.into();
+    /// let b: AnyTensor = DenseTensor::<i32>::try_new(vec![2], vec![1, 2].into())?.into();
+    /// let bytes = ipc::encode(&a, &[], &Default::default())?.to_vec().into_iter()
+    ///     .chain(ipc::encode(&b, &[], &Default::default())?.to_vec())
+    ///     .collect::<Vec<u8>>();
+    /// let reader = ipc::MmapReader::from_buffer(arrow_buffer::Buffer::from(bytes), ipc::ReadOptions::default())?;
+    /// assert_eq!(reader.get(0)?.tensor, a);
+    /// assert!(reader.get(2).is_err());
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn get(&self, i: usize) -> Result<TensorMessage> {
         let info = self.messages.get(i).ok_or_else(|| {
             Error::Unsupported(format!(
@@ -157,6 +276,19 @@ impl MmapReader {
     }
 
     /// Iterate over all messages, decoding each.
+    ///
+    /// ```
+    /// use arrow_sparse::{ipc, AnyTensor, CooTensor, DenseTensor};
+    /// let a: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![5], &[(vec![4], 2.5)])?.into();
+    /// let b: AnyTensor = DenseTensor::<i32>::try_new(vec![2], vec![1, 2].into())?.into();
+    /// let bytes = ipc::encode(&a, &[], &Default::default())?.to_vec().into_iter()
+    ///     .chain(ipc::encode(&b, &[], &Default::default())?.to_vec())
+    ///     .collect::<Vec<u8>>();
+    /// let reader = ipc::MmapReader::from_buffer(arrow_buffer::Buffer::from(bytes), ipc::ReadOptions::default())?;
+    /// let tensors = reader.iter().map(|m| m.map(|m| m.tensor)).collect::<Result<Vec<_>, _>>()?;
+    /// assert_eq!(tensors, [a, b]);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn iter(&self) -> impl Iterator<Item = Result<TensorMessage>> + '_ {
         (0..self.len()).map(|i| self.get(i))
     }

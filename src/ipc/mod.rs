@@ -35,13 +35,39 @@ use crate::error::{Error, Result};
 use crate::tensor::{AnyTensor, Validation};
 
 /// The continuation marker that starts every message (and the end-of-stream marker).
+///
+/// ```
+/// use arrow_sparse::{ipc, AnyTensor, CooTensor};
+/// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![3], &[(vec![2], 1.5)])?.into();
+/// let bytes = ipc::encode(&t, &[], &ipc::WriteOptions::default())?.to_vec();
+/// assert_eq!(bytes[..4], ipc::CONTINUATION);
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
 pub const CONTINUATION: [u8; 4] = [0xFF; 4];
 
 /// The end-of-stream marker: continuation followed by a zero length.
+///
+/// ```
+/// use arrow_sparse::ipc;
+/// let bytes = ipc::StreamWriter::new(Vec::new()).finish()?; // a stream of no message
+/// assert_eq!(bytes, ipc::END_OF_STREAM);
+/// assert_eq!(ipc::StreamReader::new(&bytes[..]).count(), 0);
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
 pub const END_OF_STREAM: [u8; 8] = [0xFF, 0xFF, 0xFF, 0xFF, 0, 0, 0, 0];
 
 /// A decoded message: the tensor and the Message's `custom_metadata` key/values,
 /// in order.
+///
+/// ```
+/// use arrow_sparse::{ipc::TensorMessage, AnyTensor, CooTensor};
+/// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![3], &[(vec![2], 1.5)])?.into();
+/// let mut msg = TensorMessage::from(t);
+/// assert!(msg.custom_metadata.is_empty());
+/// msg.custom_metadata.push(("origin".into(), "docs".into()));
+/// assert_eq!(msg.tensor.nnz(), 1);
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct TensorMessage {
     /// The tensor.
@@ -60,6 +86,15 @@ impl From<AnyTensor> for TensorMessage {
 }
 
 /// Options for every reader.
+///
+/// ```
+/// use arrow_sparse::{ipc, Validation};
+/// let options = ipc::ReadOptions { max_broadcast: 1024, ..Default::default() }
+///     .with_validation(Validation::Trusted)
+///     .with_require_alignment(true);
+/// assert_eq!((options.validation, options.require_alignment), (Validation::Trusted, true));
+/// assert_eq!(options.max_metadata_len, 64 << 20);
+/// ```
 #[derive(Clone, Debug)]
 pub struct ReadOptions {
     /// Full O(nnz) validation (default) or trusted structural checks only.
@@ -90,11 +125,35 @@ impl Default for ReadOptions {
 
 impl ReadOptions {
     /// Set the validation level.
+    ///
+    /// ```
+    /// use arrow_sparse::{ipc, AnyTensor, CooTensor, Validation};
+    /// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![3], &[(vec![2], 1.5)])?.into();
+    /// let bytes = arrow_buffer::Buffer::from(ipc::encode(&t, &[], &ipc::WriteOptions::default())?.to_vec());
+    /// // for data this crate wrote itself: O(ndim) checks instead of O(nnz)
+    /// let trusted = ipc::ReadOptions::default().with_validation(Validation::Trusted);
+    /// let (msg, _) = ipc::decode(&bytes, &trusted)?.expect("a message");
+    /// assert_eq!(msg.tensor, t);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn with_validation(mut self, v: Validation) -> Self {
         self.validation = v;
         self
     }
     /// Require aligned buffers (error instead of copy).
+    ///
+    /// ```
+    /// use arrow_sparse::{ipc, AnyTensor, CooTensor, Error};
+    /// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![3], &[(vec![2], 1.5)])?.into();
+    /// let mut raw = vec![0u8]; // one byte in front: every buffer of the message is misaligned
+    /// raw.extend(ipc::encode(&t, &[], &ipc::WriteOptions::default())?.to_vec());
+    /// let shifted = arrow_buffer::Buffer::from(raw).slice(1);
+    /// // by default misaligned buffers are copied
+    /// assert_eq!(ipc::decode(&shifted, &ipc::ReadOptions::default())?.expect("a message").0.tensor, t);
+    /// let strict = ipc::ReadOptions::default().with_require_alignment(true);
+    /// assert!(matches!(ipc::decode(&shifted, &strict), Err(Error::Misaligned { .. })));
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn with_require_alignment(mut self, require: bool) -> Self {
         self.require_alignment = require;
         self
@@ -102,6 +161,22 @@ impl ReadOptions {
 }
 
 /// What a CSF message puts in the `Buffer.length` of its index buffers.
+///
+/// ```
+/// use arrow_sparse::{ipc, AnyTensor, Convert, CooTensor};
+/// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 2], &[(vec![0, 1], 1.0), (vec![1, 1], 2.0)])?;
+/// let t: AnyTensor = coo.to_csf::<i64, i64>(&[0, 1])?.into();
+/// let padded = ipc::WriteOptions { csf_lengths: ipc::CsfLengths::PaddedBytes };
+/// let a = ipc::encode(&t, &[], &ipc::WriteOptions::default())?.to_vec();
+/// let b = ipc::encode(&t, &[], &padded)?.to_vec();
+/// assert_ne!(a, b);
+/// // arrow-sparse reads both
+/// for bytes in [a, b] {
+///     let (msg, _) = ipc::decode(&arrow_buffer::Buffer::from(bytes), &ipc::ReadOptions::default())?.expect("a message");
+///     assert_eq!(msg.tensor, t);
+/// }
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum CsfLengths {
     /// Element counts: what libarrow 26 writes and reads (the default).
@@ -113,6 +188,11 @@ pub enum CsfLengths {
 }
 
 /// Options for every writer.
+///
+/// ```
+/// use arrow_sparse::ipc::{CsfLengths, WriteOptions};
+/// assert_eq!(WriteOptions::default().csf_lengths, CsfLengths::Elements);
+/// ```
 #[derive(Clone, Debug, Default)]
 pub struct WriteOptions {
     /// How CSF index buffer lengths are written.

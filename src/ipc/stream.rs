@@ -31,6 +31,15 @@ pub struct StreamWriter<W: Write> {
 
 impl<W: Write> StreamWriter<W> {
     /// A writer with default options.
+    ///
+    /// ```
+    /// use arrow_sparse::{ipc::StreamWriter, AnyTensor, CooTensor};
+    /// let t: AnyTensor = CooTensor::<i32, i64>::from_entries(vec![4], &[(vec![2], 7)])?.into();
+    /// let mut w = StreamWriter::new(Vec::new());
+    /// w.write(&t)?;
+    /// assert!(w.bytes_written() > 0);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn new(out: W) -> Self {
         StreamWriter {
             out,
@@ -40,17 +49,46 @@ impl<W: Write> StreamWriter<W> {
     }
 
     /// Replace the write options.
+    ///
+    /// ```
+    /// use arrow_sparse::ipc::{CsfLengths, StreamWriter, WriteOptions};
+    /// let w = StreamWriter::new(Vec::new())
+    ///     .with_options(WriteOptions { csf_lengths: CsfLengths::PaddedBytes });
+    /// assert_eq!(w.bytes_written(), 0);
+    /// ```
     pub fn with_options(mut self, options: WriteOptions) -> Self {
         self.options = options;
         self
     }
 
     /// Write one tensor.
+    ///
+    /// ```
+    /// use arrow_sparse::{ipc::StreamWriter, AnyTensor, CooTensor};
+    /// let t: AnyTensor = CooTensor::<i32, i64>::from_entries(vec![4], &[(vec![2], 7)])?.into();
+    /// let mut w = StreamWriter::new(Vec::new());
+    /// w.write(&t)?;
+    /// w.write(&t)?;
+    /// let bytes = w.finish()?;
+    /// assert_eq!(arrow_sparse::ipc::StreamReader::new(&bytes[..]).count(), 2);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn write(&mut self, tensor: &AnyTensor) -> Result<()> {
         self.write_with_metadata(tensor, &[])
     }
 
     /// Write one tensor with `custom_metadata` key/values on its Message.
+    ///
+    /// ```
+    /// use arrow_sparse::{ipc::StreamWriter, AnyTensor, CooTensor};
+    /// let t: AnyTensor = CooTensor::<i32, i64>::from_entries(vec![4], &[(vec![2], 7)])?.into();
+    /// let mut w = StreamWriter::new(Vec::new());
+    /// w.write_with_metadata(&t, &[("unit".into(), "m/s".into())])?;
+    /// let bytes = w.finish()?;
+    /// let msg = arrow_sparse::ipc::StreamReader::new(&bytes[..]).next().expect("a message")?;
+    /// assert_eq!(msg.custom_metadata, [("unit".to_string(), "m/s".to_string())]);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn write_with_metadata(
         &mut self,
         tensor: &AnyTensor,
@@ -63,11 +101,32 @@ impl<W: Write> StreamWriter<W> {
     }
 
     /// Bytes written so far.
+    ///
+    /// ```
+    /// use arrow_sparse::{ipc::StreamWriter, AnyTensor, CooTensor};
+    /// let t: AnyTensor = CooTensor::<i32, i64>::from_entries(vec![4], &[(vec![2], 7)])?.into();
+    /// let mut w = StreamWriter::new(Vec::new());
+    /// w.write(&t)?;
+    /// let n = w.bytes_written();
+    /// // finish adds the 8-byte end-of-stream marker
+    /// assert_eq!(w.finish()?.len() as u64, n + 8);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn bytes_written(&self) -> u64 {
         self.written
     }
 
     /// Write the end-of-stream marker and return the inner writer.
+    ///
+    /// ```
+    /// use arrow_sparse::{ipc::StreamWriter, AnyTensor, CooTensor};
+    /// let t: AnyTensor = CooTensor::<i32, i64>::from_entries(vec![4], &[(vec![2], 7)])?.into();
+    /// let mut w = StreamWriter::new(Vec::new());
+    /// w.write(&t)?;
+    /// let bytes: Vec<u8> = w.finish()?; // the inner writer back
+    /// assert!(bytes.ends_with(&arrow_sparse::ipc::END_OF_STREAM));
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn finish(mut self) -> Result<W> {
         self.out.write_all(&END_OF_STREAM)?;
         self.out.flush()?;
@@ -107,11 +166,37 @@ const CHUNK: usize = 64 << 20;
 
 impl<R: Read> StreamReader<R> {
     /// A reader with default options.
+    ///
+    /// ```
+    /// use arrow_sparse::{ipc, AnyTensor, CooTensor};
+    /// let t: AnyTensor = CooTensor::<i32, i64>::from_entries(vec![4], &[(vec![2], 7)])?.into();
+    /// let mut w = ipc::StreamWriter::new(Vec::new());
+    /// w.write(&t)?;
+    /// let bytes = w.finish()?;
+    /// let mut r = ipc::StreamReader::new(&bytes[..]);
+    /// assert_eq!(r.next().expect("a message")?.tensor, t);
+    /// assert!(r.next().is_none());
+    /// // a truncated stream is an error, not a panic
+    /// assert!(ipc::StreamReader::new(&bytes[..20]).next().expect("an error").is_err());
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn new(input: R) -> Self {
         Self::with_options(input, ReadOptions::default())
     }
 
     /// A reader with the given options.
+    ///
+    /// ```
+    /// use arrow_sparse::{ipc, AnyTensor, CooTensor};
+    /// let t: AnyTensor = CooTensor::<i32, i64>::from_entries(vec![4], &[(vec![2], 7)])?.into();
+    /// let mut w = ipc::StreamWriter::new(Vec::new());
+    /// w.write(&t)?;
+    /// let bytes = w.finish()?;
+    /// // a metadata limit smaller than this message's flatbuffer
+    /// let tiny = ipc::ReadOptions { max_metadata_len: 8, ..Default::default() };
+    /// assert!(ipc::StreamReader::with_options(&bytes[..], tiny).next().expect("an error").is_err());
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn with_options(input: R, options: ReadOptions) -> Self {
         StreamReader {
             input,
