@@ -1974,7 +1974,8 @@ fn cli_reports_bad_input_in_one_line() {
         for args in runs {
             let out = Command::new(exe).args(&args).output().unwrap();
             let stderr = String::from_utf8_lossy(&out.stderr);
-            let ok = out.status.code() == Some(1)
+            // exit code 3: invalid input
+            let ok = out.status.code() == Some(3)
                 && stderr.starts_with("arrow-sparse: error:")
                 && stderr.ends_with('\n')
                 && stderr.matches('\n').count() == 1

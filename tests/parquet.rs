@@ -1562,7 +1562,7 @@ fn cli_converts_dumps_and_inspects_archives() {
     // a stream of several tensors does not fit one archive
     let mixed = common::repo().join("format/golden/stream_mixed.arrow");
     let out = cli(&["convert", mixed.to_str().unwrap(), &p("m.parquet")]);
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(4), "exit code 4: cannot convert");
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.starts_with("arrow-sparse: error:") && err.lines().count() == 1,
@@ -1588,12 +1588,12 @@ fn cli_converts_dumps_and_inspects_archives() {
         .code(),
         Some(2)
     );
-    // a corrupt archive: one line on stderr, exit 1
+    // a corrupt archive: one line on stderr, exit 3 (invalid input)
     let bytes = std::fs::read(p("a.parquet")).unwrap();
     std::fs::write(p("bad.parquet"), &bytes[..bytes.len() - 10]).unwrap();
     for cmd in ["dump", "inspect"] {
         let out = cli(&[cmd, &p("bad.parquet")]);
-        assert_eq!(out.status.code(), Some(1));
+        assert_eq!(out.status.code(), Some(3));
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(
             err.starts_with("arrow-sparse: error:") && err.lines().count() == 1,
@@ -1611,7 +1611,7 @@ fn cli_converts_dumps_and_inspects_archives() {
         let err = String::from_utf8_lossy(&out.stderr);
         match out.status.code() {
             Some(0) => assert_eq!(String::from_utf8_lossy(&out.stdout), want, "flip at {pos}"),
-            Some(1) => assert!(
+            Some(3) => assert!(
                 err.starts_with("arrow-sparse: error:") && err.lines().count() == 1,
                 "flip at {pos}: {err}"
             ),
