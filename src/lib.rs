@@ -30,6 +30,7 @@
 //! ```
 #![warn(missing_docs)]
 
+mod atomic;
 pub mod buffer;
 pub mod column;
 pub mod dims;

@@ -174,27 +174,18 @@ pub fn read_tensors(path: &Path) -> Result<Option<Vec<AnyTensor>>> {
 /// Write record batches to `path` atomically (temporary file + rename): a Parquet
 /// file (zstd) when the name ends in `.parquet`, else an Arrow IPC file.
 pub fn write_batches(path: &Path, schema: SchemaRef, batches: &[RecordBatch]) -> Result<()> {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-    if detect_name_parquet(path) {
-        write_parquet(tmp.as_file_mut(), schema, batches)?;
-    } else {
-        let mut w = arrow_ipc::writer::FileWriter::try_new(
-            std::io::BufWriter::new(tmp.as_file_mut()),
-            &schema,
-        )?;
+    crate::atomic::write_atomic(path, |f| {
+        if detect_name_parquet(path) {
+            return write_parquet(f, schema, batches);
+        }
+        let mut w = arrow_ipc::writer::FileWriter::try_new(std::io::BufWriter::new(f), &schema)?;
         for b in batches {
             w.write(b)?;
         }
         w.finish()?;
         std::io::Write::flush(w.get_mut())?;
-    }
-    tmp.as_file().sync_all()?;
-    tmp.persist(path).map_err(|e| Error::Io(e.error))?;
-    Ok(())
+        Ok(())
+    })
 }
 
 fn detect_name_parquet(path: &Path) -> bool {

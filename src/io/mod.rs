@@ -442,19 +442,7 @@ pub(crate) fn open(path: &Path) -> Result<File> {
     })
 }
 
-/// Write `path` atomically: `f` writes a temporary file in the same directory,
-/// which is synced and renamed over `path` only when `f` succeeds.
-pub(crate) fn write_atomic(path: &Path, f: impl FnOnce(&mut File) -> Result<()>) -> Result<()> {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-    f(tmp.as_file_mut())?;
-    tmp.as_file().sync_all()?;
-    tmp.persist(path).map_err(|e| Error::Io(e.error))?;
-    Ok(())
-}
+pub(crate) use crate::atomic::write_atomic;
 
 /// The value of a metadata key.
 pub(crate) fn meta_get<'a>(metadata: &'a [(String, String)], key: &str) -> Option<&'a str> {

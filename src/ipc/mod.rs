@@ -291,22 +291,14 @@ pub fn write_file<'a>(
     messages: impl IntoIterator<Item = &'a TensorMessage>,
     options: &WriteOptions,
 ) -> Result<()> {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-    {
-        let mut w = StreamWriter::new(std::io::BufWriter::new(tmp.as_file_mut()))
-            .with_options(options.clone());
+    crate::atomic::write_atomic(path, |f| {
+        let mut w = StreamWriter::new(std::io::BufWriter::new(f)).with_options(options.clone());
         for m in messages {
             w.write_with_metadata(&m.tensor, &m.custom_metadata)?;
         }
         w.finish()?.flush()?;
-    }
-    tmp.as_file().sync_all()?;
-    tmp.persist(path).map_err(|e| Error::Io(e.error))?;
-    Ok(())
+        Ok(())
+    })
 }
 
 /// Read every tensor of a stream file through a memory map (zero-copy).
