@@ -26,11 +26,11 @@ use std::time::Duration;
 
 use arrow_sparse::ipc::{self, MmapReader, ReadOptions, WriteOptions};
 use arrow_sparse::{AnyCsx, AnyTensor, Validation};
-use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 
 #[path = "compare/gen.rs"]
 #[allow(dead_code)]
-mod gen;
+mod datagen;
 
 const SIZES: [usize; 3] = [100_000, 1_000_000, 10_000_000];
 const BIG: usize = 10_000_000;
@@ -47,10 +47,10 @@ fn fixture() -> Fixture {
     let mut files = Vec::new();
     let mut big = None;
     for &n in &SIZES {
-        let t = gen::csr_any(n, 42);
+        let t = datagen::csr_any(n, 42);
         let path = dir
             .path()
-            .join(format!("csr_f64_i64_{}.arrows", gen::size_label(n)));
+            .join(format!("csr_f64_i64_{}.arrows", datagen::size_label(n)));
         ipc::write_file(&path, [&t.clone().into()], &WriteOptions::default()).expect("write file");
         files.push((n, path, t.index_bytes()));
         if n == BIG {
@@ -85,7 +85,7 @@ fn benches(c: &mut Criterion) {
         out.resize(len, 1);
         let mut g = c.benchmark_group("ipc/write/csr/f64_i64");
         g.throughput(Throughput::Bytes(len as u64));
-        g.bench_function(gen::size_label(BIG), |b| {
+        g.bench_function(datagen::size_label(BIG), |b| {
             b.iter(|| {
                 out.clear();
                 let m = ipc::encode(black_box(t), &[], &WriteOptions::default()).expect("encode");
@@ -106,7 +106,7 @@ fn benches(c: &mut Criterion) {
         for (n, path, index_bytes) in &fx.files {
             g.throughput(Throughput::Bytes(*index_bytes as u64));
             g.bench_with_input(
-                BenchmarkId::from_parameter(gen::size_label(*n)),
+                BenchmarkId::from_parameter(datagen::size_label(*n)),
                 path,
                 |b, path| b.iter_with_large_drop(|| open_get(black_box(path), &options)),
             );
@@ -121,7 +121,7 @@ fn benches(c: &mut Criterion) {
         };
         let mut g = c.benchmark_group("tensor/validate_full/csr/f64_i64");
         g.throughput(Throughput::Bytes(fx.big.index_bytes() as u64));
-        g.bench_function(gen::size_label(BIG), |b| {
+        g.bench_function(datagen::size_label(BIG), |b| {
             b.iter(|| {
                 AnyCsx::try_new(
                     m.axis(),

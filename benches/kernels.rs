@@ -29,7 +29,7 @@ use criterion::{Criterion, Throughput};
 
 #[path = "compare/gen.rs"]
 #[allow(dead_code)]
-mod gen;
+mod datagen;
 
 #[path = "compare/kernel_data.rs"]
 #[allow(dead_code)]
@@ -79,7 +79,7 @@ fn sizes() -> Vec<usize> {
 
 fn bench_typed<I: Index>(c: &mut Criterion, s: &Shared, idx: &str) {
     let t = Typed::<I>::new(s);
-    let label = gen::size_label(s.n);
+    let label = datagen::size_label(s.n);
     for case in cases::cases(&t) {
         let mut g = c.benchmark_group(case.id);
         g.throughput(Throughput::Bytes(case.bytes as u64));

@@ -28,13 +28,13 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use arrow_sparse::AnyTensor;
 use arrow_sparse::ipc::{self, MmapReader};
 use arrow_sparse::parquet::{self, ReadOptions, WriteOptions};
-use arrow_sparse::AnyTensor;
 
 #[path = "compare/parquet_gen.rs"]
 mod pgen;
@@ -278,7 +278,9 @@ fn main() {
         }
     }
     println!();
-    println!("| matrix | size vs npz | write vs npz | read vs npz | size vs IPC | write vs IPC | read vs IPC | pyarrow read_table |");
+    println!(
+        "| matrix | size vs npz | write vs npz | read vs npz | size vs IPC | write vs IPC | read vs IPC | pyarrow read_table |"
+    );
     println!("|---|---:|---:|---:|---:|---:|---:|---:|");
     for r in &rows {
         let (sn, wn, rn, pa) = match r.npz {

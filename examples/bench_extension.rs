@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::Schema;
 use arrow_sparse::column::SparseTensorArray;
-use arrow_sparse::{ipc, AnyTensor, CompressedAxis, Convert, CooTensor};
+use arrow_sparse::{AnyTensor, CompressedAxis, Convert, CooTensor, ipc};
 use std::sync::Arc;
 
 /// N random CSR matrices (f64 values, int32 indices) of `n x n` with `nnz` entries.

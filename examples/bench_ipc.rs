@@ -32,7 +32,7 @@ use arrow_sparse::{AnyCsx, AnyTensor, IndexSlice, Validation};
 
 #[path = "../benches/compare/gen.rs"]
 #[allow(dead_code)]
-mod gen;
+mod datagen;
 
 struct Args {
     nnz: usize,
@@ -274,7 +274,7 @@ fn main() {
         .unwrap_or(0);
     println!(
         "bench_ipc: CSR f64 values, int64 indptr + indices, {} columns, best of {iters} x {} rounds",
-        gen::COLS,
+        datagen::COLS,
         args.rounds
     );
     println!("available parallelism: {cores}; dir: {}", dir.display());
@@ -282,15 +282,15 @@ fn main() {
     let mut files = Vec::new();
     let mut big = None;
     for &n in &sizes {
-        let t = gen::csr_any(n, 42);
-        let path = dir.join(format!("csr_f64_i64_{}.arrows", gen::size_label(n)));
+        let t = datagen::csr_any(n, 42);
+        let path = dir.join(format!("csr_f64_i64_{}.arrows", datagen::size_label(n)));
         ipc::write_file(&path, [&t.clone().into()], &WriteOptions::default()).expect("write file");
         let len = std::fs::metadata(&path).expect("stat").len();
         println!(
             "  {}: {} x {}, nnz {n}, file {len} bytes, index bytes {}",
             path.display(),
-            gen::rows_for(n),
-            gen::COLS,
+            datagen::rows_for(n),
+            datagen::COLS,
             t.index_bytes()
         );
         files.push((n, path, t.index_bytes()));
@@ -304,7 +304,7 @@ fn main() {
         .find(|f| f.0 == big_n)
         .map(|f| f.1.clone())
         .expect("big file");
-    let big_label = gen::size_label(big_n);
+    let big_label = datagen::size_label(big_n);
 
     let msg_len = ipc::encode(&big, &[], &WriteOptions::default())
         .expect("encode")
@@ -354,7 +354,10 @@ fn main() {
             for ((n, path, index_bytes), peer) in files.iter().zip(&peers) {
                 let s = best_of(iters, || open_get(path, &options));
                 this.push(Row {
-                    op: format!("mmap open+get {name} {} (index bytes)", gen::size_label(*n)),
+                    op: format!(
+                        "mmap open+get {name} {} (index bytes)",
+                        datagen::size_label(*n)
+                    ),
                     ours_s: s,
                     ours_bytes: *index_bytes,
                     theirs: peer.as_ref().map(|p| (p.mmap_read_s, p.index_bytes)),
@@ -392,7 +395,9 @@ fn main() {
     print_table(&rows);
     println!();
     println!("ours/libarrow = our time / libarrow's time (below 1 = we are faster).");
-    println!("libarrow's ReadSparseTensor does no O(nnz) validation: compare its read with our trusted read.");
+    println!(
+        "libarrow's ReadSparseTensor does no O(nnz) validation: compare its read with our trusted read."
+    );
 
     // --- Where the full-validation read spends its time (10^7 nnz).
     println!();
@@ -496,18 +501,18 @@ fn main() {
         best_of(iters, || black_box(crate_check_indptr(black_box(indptr)))),
         pb,
     );
-    assert!(crate_check_bounds(indices, gen::COLS) && max_fold_bounds(indices, gen::COLS));
+    assert!(crate_check_bounds(indices, datagen::COLS) && max_fold_bounds(indices, datagen::COLS));
     sub(
         "  validate::check_bounds, sign-bit AND-fold (heap)",
         best_of(iters, || {
-            black_box(crate_check_bounds(black_box(indices), gen::COLS))
+            black_box(crate_check_bounds(black_box(indices), datagen::COLS))
         }),
         xb,
     );
     sub(
         "  previous max-fold bounds check (heap, reference)",
         best_of(iters, || {
-            black_box(max_fold_bounds(black_box(indices), gen::COLS))
+            black_box(max_fold_bounds(black_box(indices), datagen::COLS))
         }),
         xb,
     );

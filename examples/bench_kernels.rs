@@ -32,12 +32,12 @@ use std::time::{Duration, Instant};
 
 use arrow_sparse::ipc::{self, MmapReader, ReadOptions, WriteOptions};
 use arrow_sparse::{AnyTensor, Index, Validation};
-use rayon::prelude::*;
 use rayon::ThreadPool;
+use rayon::prelude::*;
 
 #[path = "../benches/compare/gen.rs"]
 #[allow(dead_code)]
-mod gen;
+mod datagen;
 
 #[path = "../benches/compare/kernel_data.rs"]
 #[allow(dead_code)]
@@ -78,8 +78,7 @@ fn parse_count(s: &str) -> Option<usize> {
     s.parse().ok()
 }
 
-const USAGE: &str =
-    "usage: bench_kernels [--nnz N[,N..]] [--iters N] [--budget SECONDS] [--rounds N] \
+const USAGE: &str = "usage: bench_kernels [--nnz N[,N..]] [--iters N] [--budget SECONDS] [--rounds N] \
 [--peer PATH] [--python PATH] [--script PATH] [--dir DIR] [--filter SUBSTRING] [--results FILE]";
 
 fn parse_args() -> Args {
@@ -213,7 +212,7 @@ fn write_dataset(dir: &Path, prefix: &str, s: &Shared) -> PathBuf {
     let perm_file = format!("{prefix}_perm.i64");
     write_bin(&dir.join(&perm_file), &perm);
     let j = serde_json::json!({
-        "size": gen::size_label(s.n),
+        "size": datagen::size_label(s.n),
         "n": s.n,
         "sparsity": s.sparsity.name(),
         "idx": ["i32", "i64"],
@@ -775,22 +774,109 @@ fn targets(out: &mut String, size: &str, rows: &[Row], theirs: &Theirs, bw: &Bw,
         rows.iter()
             .find(|r| r.id == id && r.sparsity == sp && r.idx == idx)
     };
-    let _ = writeln!(out, "Targets at {size} nnz (1T = one thread, {threads}T = all cores; ratio = ours / reference):\n");
+    let _ = writeln!(
+        out,
+        "Targets at {size} nnz (1T = one thread, {threads}T = all cores; ratio = ours / reference):\n"
+    );
     let checks: [(&str, &str, usize, f64, &str); 14] = [
-        ("COO -> CSR >= 2x faster than scipy tocsr (canonical)", "convert/coo_to_csr/canonical", 0, 0.5, "le"),
-        ("(info) COO -> CSR, shuffled COO, vs scipy tocsr (sorts + sums duplicates)", "convert/coo_to_csr/shuffled", 0, 0.5, "info"),
-        ("(info) COO -> CSR, shuffled COO, vs scipy tocsr with the flag forced (counting sort only)", "convert/coo_to_csr/shuffled", 1, 0.5, "info"),
-        ("CSR -> CSC at least as fast as scipy tocsc", "convert/transpose_csx/csr_to_csc", 0, 1.0, "le"),
-        ("SpMV CSR at least as fast as scipy", "spmv/spmv_csx/csr", 0, 1.0, "le"),
-        ("SpMV CSR, operand in cache, at least as fast as scipy", "spmv/spmv_csx/csr_narrow", 0, 1.0, "le"),
-        ("SpMV CSC at least as fast as scipy", "spmv/spmv_csx/csc", 0, 1.0, "le"),
-        ("SpMV COO at least as fast as scipy", "spmv/spmv_coo/canonical", 0, 1.0, "le"),
-        ("SpMM CSR at least as fast as scipy", "spmv/spmm_csx/csr_n16", 0, 1.0, "le"),
-        ("Dense -> COO at least as fast as libarrow", "convert/dense_to_coo/2d", 0, 1.0, "le"),
-        ("Dense -> CSR at least as fast as libarrow", "convert/dense_to_csr/2d", 0, 1.0, "le"),
-        ("Dense -> CSF at least as fast as libarrow", "convert/dense_to_csf/3d_libarrow_order", 0, 1.0, "le"),
-        ("CSF MTTKRP within 2x of CSR MTTKRP (2-D)", "csf/mttkrp/2d_mode0", 0, 2.0, "le"),
-        ("CSF MTTKRP faster than CSR MTTKRP (3-D, mode 0)", "csf/mttkrp/3d_mode0", 0, 1.0, "lt"),
+        (
+            "COO -> CSR >= 2x faster than scipy tocsr (canonical)",
+            "convert/coo_to_csr/canonical",
+            0,
+            0.5,
+            "le",
+        ),
+        (
+            "(info) COO -> CSR, shuffled COO, vs scipy tocsr (sorts + sums duplicates)",
+            "convert/coo_to_csr/shuffled",
+            0,
+            0.5,
+            "info",
+        ),
+        (
+            "(info) COO -> CSR, shuffled COO, vs scipy tocsr with the flag forced (counting sort only)",
+            "convert/coo_to_csr/shuffled",
+            1,
+            0.5,
+            "info",
+        ),
+        (
+            "CSR -> CSC at least as fast as scipy tocsc",
+            "convert/transpose_csx/csr_to_csc",
+            0,
+            1.0,
+            "le",
+        ),
+        (
+            "SpMV CSR at least as fast as scipy",
+            "spmv/spmv_csx/csr",
+            0,
+            1.0,
+            "le",
+        ),
+        (
+            "SpMV CSR, operand in cache, at least as fast as scipy",
+            "spmv/spmv_csx/csr_narrow",
+            0,
+            1.0,
+            "le",
+        ),
+        (
+            "SpMV CSC at least as fast as scipy",
+            "spmv/spmv_csx/csc",
+            0,
+            1.0,
+            "le",
+        ),
+        (
+            "SpMV COO at least as fast as scipy",
+            "spmv/spmv_coo/canonical",
+            0,
+            1.0,
+            "le",
+        ),
+        (
+            "SpMM CSR at least as fast as scipy",
+            "spmv/spmm_csx/csr_n16",
+            0,
+            1.0,
+            "le",
+        ),
+        (
+            "Dense -> COO at least as fast as libarrow",
+            "convert/dense_to_coo/2d",
+            0,
+            1.0,
+            "le",
+        ),
+        (
+            "Dense -> CSR at least as fast as libarrow",
+            "convert/dense_to_csr/2d",
+            0,
+            1.0,
+            "le",
+        ),
+        (
+            "Dense -> CSF at least as fast as libarrow",
+            "convert/dense_to_csf/3d_libarrow_order",
+            0,
+            1.0,
+            "le",
+        ),
+        (
+            "CSF MTTKRP within 2x of CSR MTTKRP (2-D)",
+            "csf/mttkrp/2d_mode0",
+            0,
+            2.0,
+            "le",
+        ),
+        (
+            "CSF MTTKRP faster than CSR MTTKRP (3-D, mode 0)",
+            "csf/mttkrp/3d_mode0",
+            0,
+            1.0,
+            "lt",
+        ),
     ];
     let more: [(&str, &str, usize, f64, &str); 3] = [
         (
@@ -945,7 +1031,7 @@ fn main() {
     let mut all_rows: Vec<(usize, Vec<Row>)> = Vec::new();
     let mut data_sets = Vec::new();
     for &n in &args.sizes {
-        let size = gen::size_label(n);
+        let size = datagen::size_label(n);
         let mut rows = Vec::new();
         for sparsity in Sparsity::ALL {
             let sp = sparsity.name();
@@ -1060,12 +1146,19 @@ fn main() {
     }
     let _ = writeln!(out);
     for (n, rows) in &all_rows {
-        let size = gen::size_label(*n);
+        let size = datagen::size_label(*n);
         table(&mut out, &size, rows, &theirs, &bw, cores);
         let _ = writeln!(out);
     }
     if let Some((n, rows)) = all_rows.last() {
-        targets(&mut out, &gen::size_label(*n), rows, &theirs, &bw, cores);
+        targets(
+            &mut out,
+            &datagen::size_label(*n),
+            rows,
+            &theirs,
+            &bw,
+            cores,
+        );
         let _ = writeln!(out);
     }
     let _ = writeln!(out, "References:\n");

@@ -7,7 +7,7 @@
 use std::path::PathBuf;
 
 use arrow_sparse::ipc::{self, MmapReader, TensorMessage, WriteOptions};
-use arrow_sparse::{dump, AnyTensor, CompressedAxis, Convert, CooTensor, Format, IndexType};
+use arrow_sparse::{AnyTensor, CompressedAxis, Convert, CooTensor, Format, IndexType, dump};
 
 fn main() -> Result<(), arrow_sparse::Error> {
     let dir = std::env::args()

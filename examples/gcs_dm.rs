@@ -7,7 +7,7 @@
 use arrow_sparse::dims::DimMap;
 use arrow_sparse::ipc::{self, MmapReader, TensorMessage, WriteOptions};
 use arrow_sparse::tensor::gcs::best_mapping;
-use arrow_sparse::{dump, AnyTensor, CompressedAxis, CooTensor, Format, IndexType};
+use arrow_sparse::{AnyTensor, CompressedAxis, CooTensor, Format, IndexType, dump};
 
 fn main() -> Result<(), arrow_sparse::Error> {
     // The (2, 3, 4) example of the GCS introduction.

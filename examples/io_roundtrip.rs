@@ -19,7 +19,7 @@ use arrow_sparse::io::{
 };
 use arrow_sparse::ipc::{self, TensorMessage};
 use arrow_sparse::{
-    dump, AnyTensor, CompressedAxis, CooTensor, DenseTensor, Format, IndexType, Result,
+    AnyTensor, CompressedAxis, CooTensor, DenseTensor, Format, IndexType, Result, dump,
 };
 
 fn coo<V: arrow_sparse::Value>(shape: &[usize], entries: &[(&[usize], V)]) -> Result<AnyTensor> {

@@ -8,7 +8,7 @@
 use std::path::PathBuf;
 
 use arrow_sparse::ipc::{self, MmapReader, WriteOptions};
-use arrow_sparse::kernels::elementwise::{binary, scale, BinaryOp};
+use arrow_sparse::kernels::elementwise::{BinaryOp, binary, scale};
 use arrow_sparse::kernels::{csf, reduce, spmv};
 use arrow_sparse::{AnyTensor, CompressedAxis, Convert, CooTensor, DenseTensor};
 

@@ -46,7 +46,7 @@
 //! ```
 
 use crate::error::{Error, Result};
-use crate::tensor::validate::{check_permutation, check_shape, MAX_EXTENT};
+use crate::tensor::validate::{MAX_EXTENT, check_permutation, check_shape};
 use crate::types::IndexType;
 
 /// An N-D to M-D dimension map (see the module docs for its invariants).
@@ -95,7 +95,9 @@ impl DimMap {
                 return Err(Error::invariant(
                     "partitioning",
                     Some(i),
-                    format!("split points must be non-decreasing and within 0..={n}, found {partitioning:?}"),
+                    format!(
+                        "split points must be non-decreasing and within 0..={n}, found {partitioning:?}"
+                    ),
                 ));
             }
             prev = p;
@@ -613,7 +615,7 @@ impl ViewOp {
                 step,
             } => {
                 let x = in_coords[*dim];
-                if x >= *start && x < *stop && (x - start) % step == 0 {
+                if x >= *start && x < *stop && (x - start).is_multiple_of(*step) {
                     let mut c = in_coords.to_vec();
                     c[*dim] = (x - start) / step;
                     f(&c)

@@ -185,7 +185,10 @@ impl fmt::Display for Error {
                 what,
                 expected,
                 found,
-            } => write!(f, "bad shape for {what}: expected {expected}, found {found}"),
+            } => write!(
+                f,
+                "bad shape for {what}: expected {expected}, found {found}"
+            ),
             Error::Length {
                 buffer,
                 expected,

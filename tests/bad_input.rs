@@ -23,7 +23,7 @@ use std::cell::{Cell, RefCell};
 use std::collections::HashSet;
 use std::io::Read;
 use std::ops::Range;
-use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::PathBuf;
 use std::process::Command;
 use std::sync::{Mutex, Once};
@@ -133,17 +133,19 @@ static PROGRESS: Mutex<Vec<(&'static str, String, Instant)>> = Mutex::new(Vec::n
 fn heartbeat(test: &'static str, label: &str) {
     static START: Once = Once::new();
     START.call_once(|| {
-        std::thread::spawn(|| loop {
-            std::thread::sleep(Duration::from_millis(250));
-            let p = PROGRESS.lock().unwrap_or_else(|e| e.into_inner());
-            if let Some((test, label, since)) =
-                p.iter().find(|(_, _, since)| since.elapsed() > HANG)
-            {
-                eprintln!(
-                    "HANG: {test}: variant {label:?} has been running for {:?}",
-                    since.elapsed()
-                );
-                std::process::abort();
+        std::thread::spawn(|| {
+            loop {
+                std::thread::sleep(Duration::from_millis(250));
+                let p = PROGRESS.lock().unwrap_or_else(|e| e.into_inner());
+                if let Some((test, label, since)) =
+                    p.iter().find(|(_, _, since)| since.elapsed() > HANG)
+                {
+                    eprintln!(
+                        "HANG: {test}: variant {label:?} has been running for {:?}",
+                        since.elapsed()
+                    );
+                    std::process::abort();
+                }
             }
         });
     });
@@ -792,12 +794,12 @@ impl Harness {
         if dense && !small {
             return;
         }
-        if let Some(Err(e)) = self.call(label, "json_line", bound, || json_line(t)) {
-            if validated {
-                self.fail(format!(
-                    "{label}: json_line failed on a fully validated tensor: {e}"
-                ));
-            }
+        if let Some(Err(e)) = self.call(label, "json_line", bound, || json_line(t))
+            && validated
+        {
+            self.fail(format!(
+                "{label}: json_line failed on a fully validated tensor: {e}"
+            ));
         }
         self.call(label, "summary", bound, || summary(0, msg, Some(n)));
         self.call(label, "encode", bound, || {

@@ -240,7 +240,7 @@ fn convert_to_gcs_and_dm_and_back() {
 // ---- file kinds: .arrow, .parquet, .mtx, .tns, .npz -------------------------------
 
 use arrow_sparse::ipc::TensorMessage;
-use arrow_sparse::{io, ipc, AnyTensor, CooTensor};
+use arrow_sparse::{AnyTensor, CooTensor, io, ipc};
 use serde_json::Value as J;
 
 /// Every file kind the CLI knows, by extension.
@@ -430,9 +430,10 @@ fn convert_with_to_into_every_kind() {
     let out = dir.path().join("pydata.npz");
     ok(&["convert", s(&src), s(&out), "--npz-flavor", "pydata"]);
     let msg = io::read_path(&out).unwrap();
-    assert!(msg
-        .custom_metadata
-        .contains(&(io::meta::NPZ_FLAVOR.into(), "pydata".into())));
+    assert!(
+        msg.custom_metadata
+            .contains(&(io::meta::NPZ_FLAVOR.into(), "pydata".into()))
+    );
     // a symmetric Matrix Market file by option, read back expanded
     let sym = dir.path().join("sym.mtx");
     let m = AnyTensor::from(
@@ -550,9 +551,11 @@ fn inspect_and_dump_work_on_every_kind() {
     let v: J = serde_json::from_str(&out).unwrap();
     let tensors = v["tensors"].as_array().unwrap();
     assert_eq!(tensors.len(), 6);
-    assert!(tensors
-        .iter()
-        .all(|t| t["message_bytes"].as_u64().unwrap() > 0));
+    assert!(
+        tensors
+            .iter()
+            .all(|t| t["message_bytes"].as_u64().unwrap() > 0)
+    );
     assert_eq!(
         tensors[0]["dim_names"],
         serde_json::json!(["foo", "bar", "baz"])

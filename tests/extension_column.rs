@@ -14,7 +14,7 @@ use std::sync::Arc;
 use arrow_array::{Array, ArrayRef, Int64Array, RecordBatch, StructArray};
 use arrow_schema::{DataType, Field, Schema};
 use arrow_sparse::buffer::points_into;
-use arrow_sparse::column::{self, io, SparseTensorArray, SparseTensorType};
+use arrow_sparse::column::{self, SparseTensorArray, SparseTensorType, io};
 use arrow_sparse::dims::DimMap;
 use arrow_sparse::{
     AnyCoo, AnyTensor, CompressedAxis, Convert, CooTensor, CoordLayout, Error, Format, IndexBuffer,

@@ -25,28 +25,28 @@ use arrow_sparse::{
 use half::f16;
 
 trait Gen: Value {
-    fn gen(r: &mut Rng) -> Self;
+    fn random(r: &mut Rng) -> Self;
 }
 macro_rules! gen_int {
     ($($t:ty),*) => {$(impl Gen for $t {
-        fn gen(r: &mut Rng) -> Self { let x = r.next() as $t; if x == 0 { 1 } else { x } }
+        fn random(r: &mut Rng) -> Self { let x = r.next() as $t; if x == 0 { 1 } else { x } }
     })*};
 }
 gen_int!(i8, i16, i32, i64, u8, u16, u32, u64);
 impl Gen for f32 {
-    fn gen(r: &mut Rng) -> Self {
+    fn random(r: &mut Rng) -> Self {
         (r.next() as i32) as f32 / 977.0 + 0.5
     }
 }
 impl Gen for f64 {
-    fn gen(r: &mut Rng) -> Self {
+    fn random(r: &mut Rng) -> Self {
         f64::from_bits((r.next() >> 12) | 0x3FF0_0000_0000_0000)
             * if r.next() & 1 == 0 { -1.0 } else { 1.0 }
             * 1e-3
     }
 }
 impl Gen for f16 {
-    fn gen(r: &mut Rng) -> Self {
+    fn random(r: &mut Rng) -> Self {
         f16::from_f32((r.below(2000) as f32 - 999.5) / 8.0)
     }
 }
@@ -62,7 +62,7 @@ fn random_coo<V: Gen, I: Index>(
 ) -> CooTensor<V, I> {
     let ndim = shape.len();
     let mut entries: Vec<(Vec<usize>, V)> = (0..nnz)
-        .map(|_| (shape.iter().map(|&d| r.below(d)).collect(), V::gen(r)))
+        .map(|_| (shape.iter().map(|&d| r.below(d)).collect(), V::random(r)))
         .collect();
     if canonical {
         entries.sort_by(|a, b| a.0.cmp(&b.0));
@@ -172,7 +172,13 @@ fn push_dense<V: Gen>(r: &mut Rng, out: &mut Vec<AnyTensor>) {
         let shape: Vec<usize> = (0..ndim).map(|_| 1 + r.below(4)).collect();
         let size: usize = shape.iter().product();
         let vals: Vec<V> = (0..size)
-            .map(|_| if r.below(3) == 0 { V::ZERO } else { V::gen(r) })
+            .map(|_| {
+                if r.below(3) == 0 {
+                    V::ZERO
+                } else {
+                    V::random(r)
+                }
+            })
             .collect();
         let strides = if ndim % 2 == 0 {
             arrow_sparse::tensor::dense::column_major_strides(&shape)
@@ -373,7 +379,7 @@ fn tensors_libarrow_builds_are_read_exactly() {
         let vals: Vec<f64> = (0..size)
             .map(|_| {
                 if r.below(3) == 0 {
-                    f64::gen(&mut r)
+                    f64::random(&mut r)
                 } else {
                     0.0
                 }
@@ -389,7 +395,13 @@ fn tensors_libarrow_builds_are_read_exactly() {
     for shape in [vec![3usize, 4, 5], vec![4, 2, 3], vec![2, 3, 2, 3]] {
         let size: usize = shape.iter().product();
         let vals: Vec<i32> = (0..size)
-            .map(|_| if r.below(3) == 0 { i32::gen(&mut r) } else { 0 })
+            .map(|_| {
+                if r.below(3) == 0 {
+                    i32::random(&mut r)
+                } else {
+                    0
+                }
+            })
             .collect();
         dense3.push(
             DenseTensor::<i32>::try_new(shape.clone(), vals.into())

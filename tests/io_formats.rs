@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 
 use arrow_sparse::dims::DimMap;
 use arrow_sparse::io::{
-    self, meta, mtx, npz, tns, Duplicates, MtxField, MtxFormat, MtxSymmetry, MtxWriteOptions,
-    NpzFlavor, NpzWriteOptions, ReadOptions, TnsHeader, TnsWriteOptions,
+    self, Duplicates, MtxField, MtxFormat, MtxSymmetry, MtxWriteOptions, NpzFlavor,
+    NpzWriteOptions, ReadOptions, TnsHeader, TnsWriteOptions, meta, mtx, npz, tns,
 };
 use arrow_sparse::ipc::{self, TensorMessage};
 use arrow_sparse::{
@@ -384,11 +384,13 @@ fn writing_symmetric_checks_the_matrix() {
         CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 1], 1.0)]).unwrap(),
     )
     .into();
-    assert!(mtx_text(
-        &rect,
-        &MtxWriteOptions::default().with_symmetry(MtxSymmetry::Symmetric)
-    )
-    .is_err());
+    assert!(
+        mtx_text(
+            &rect,
+            &MtxWriteOptions::default().with_symmetry(MtxSymmetry::Symmetric)
+        )
+        .is_err()
+    );
     // fields: pattern drops values, integer needs an integer type
     let p = mtx_text(
         &rect,
@@ -751,12 +753,14 @@ fn npz_options_and_layouts() {
     // N-D COO as scipy needs a sparse array
     let cube = random_coo::<f32>(&mut r, &[3, 3, 3], 5);
     let scipy = NpzWriteOptions::default().with_flavor(NpzFlavor::Scipy);
-    assert!(npz::write(
-        &p,
-        &cube.clone().into(),
-        &scipy.clone().with_is_array(false)
-    )
-    .is_err());
+    assert!(
+        npz::write(
+            &p,
+            &cube.clone().into(),
+            &scipy.clone().with_is_array(false)
+        )
+        .is_err()
+    );
     npz::write(&p, &cube.clone().into(), &scipy).unwrap();
     let back = npz::read(&p, &ReadOptions::default()).unwrap();
     assert_eq!(meta_of(&back, meta::NPZ_FLAVOR), Some("scipy"));

@@ -277,15 +277,17 @@ fn elementwise_and_reductions() {
         &dense(&scaled).1,
         &db.iter().map(|x| x * 2.0).collect::<Vec<_>>()
     ));
-    assert!(reduce::allclose::<f64>(
-        &scaled,
-        &elementwise::binary::<f64>(&ba, &ba, elementwise::BinaryOp::Add)
-            .unwrap()
-            .into(),
-        1e-12,
-        0.0
-    )
-    .unwrap());
+    assert!(
+        reduce::allclose::<f64>(
+            &scaled,
+            &elementwise::binary::<f64>(&ba, &ba, elementwise::BinaryOp::Add)
+                .unwrap()
+                .into(),
+            1e-12,
+            0.0
+        )
+        .unwrap()
+    );
     assert!(!reduce::allclose::<f64>(&aa, &ba, 1e-6, 1e-6).unwrap());
     assert!((reduce::sum_all::<f64>(&aa).unwrap() - da.iter().sum::<f64>()).abs() < 1e-9);
     // sums along axes {1} and {0, 2}

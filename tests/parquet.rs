@@ -25,26 +25,26 @@ use arrow_sparse::{
 use half::f16;
 
 trait Gen: Value {
-    fn gen(r: &mut Rng) -> Self;
+    fn random(r: &mut Rng) -> Self;
 }
 macro_rules! gen_int {
     ($($t:ty),*) => {$(impl Gen for $t {
-        fn gen(r: &mut Rng) -> Self { let x = r.next() as $t; if x == 0 { 1 } else { x } }
+        fn random(r: &mut Rng) -> Self { let x = r.next() as $t; if x == 0 { 1 } else { x } }
     })*};
 }
 gen_int!(i8, i16, i32, i64, u8, u16, u32, u64);
 impl Gen for f32 {
-    fn gen(r: &mut Rng) -> Self {
+    fn random(r: &mut Rng) -> Self {
         (r.next() as i32) as f32 / 977.0 + 0.5
     }
 }
 impl Gen for f64 {
-    fn gen(r: &mut Rng) -> Self {
+    fn random(r: &mut Rng) -> Self {
         f64::from_bits((r.next() >> 12) | 0x3FF0_0000_0000_0000) * 1e-3
     }
 }
 impl Gen for f16 {
-    fn gen(r: &mut Rng) -> Self {
+    fn random(r: &mut Rng) -> Self {
         f16::from_f32((r.below(2000) as f32 - 999.5) / 8.0)
     }
 }
@@ -60,7 +60,7 @@ fn random_coo<V: Gen, I: Index>(
 ) -> CooTensor<V, I> {
     let ndim = shape.len();
     let mut entries: Vec<(Vec<usize>, V)> = (0..nnz)
-        .map(|_| (shape.iter().map(|&d| r.below(d)).collect(), V::gen(r)))
+        .map(|_| (shape.iter().map(|&d| r.below(d)).collect(), V::random(r)))
         .collect();
     if canonical {
         entries.sort_by(|a, b| a.0.cmp(&b.0));
@@ -161,7 +161,13 @@ fn push_dense<V: Gen>(r: &mut Rng, out: &mut Vec<AnyTensor>) {
         let shape: Vec<usize> = (0..ndim).map(|_| 1 + r.below(4)).collect();
         let size: usize = shape.iter().product();
         let vals: Vec<V> = (0..size)
-            .map(|_| if r.below(3) == 0 { V::ZERO } else { V::gen(r) })
+            .map(|_| {
+                if r.below(3) == 0 {
+                    V::ZERO
+                } else {
+                    V::random(r)
+                }
+            })
             .collect();
         let strides = if ndim % 2 == 0 {
             arrow_sparse::tensor::dense::column_major_strides(&shape)
@@ -1096,8 +1102,8 @@ fn with_metadata(src: &Path, dst: &Path, edit: impl Fn(&mut serde_json::Value)) 
 /// Rewrite an archive with its `arrow_sparse` text replaced by `edit(text)` (and
 /// no `arrow_sparse.crc32`).
 fn with_metadata_text(src: &Path, dst: &Path, edit: impl Fn(&str) -> String) {
-    use ::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
     use ::parquet::arrow::ArrowWriter;
+    use ::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
     use ::parquet::file::metadata::KeyValue;
     let builder =
         ParquetRecordBatchReaderBuilder::try_new(std::fs::File::open(src).unwrap()).unwrap();
@@ -1447,12 +1453,14 @@ fn a_failed_write_leaves_the_destination_alone() {
         Validation::Full,
     )
     .unwrap();
-    assert!(parquet::write_parquet(
-        &dest,
-        &AnyTensor::Csf(childless).into(),
-        &WriteOptions::default()
-    )
-    .is_err());
+    assert!(
+        parquet::write_parquet(
+            &dest,
+            &AnyTensor::Csf(childless).into(),
+            &WriteOptions::default()
+        )
+        .is_err()
+    );
     // a bad compression level
     let opts = WriteOptions::default().with_compression(Compression::Zstd(99));
     assert!(parquet::write_parquet(&dest, &good, &opts).is_err());
@@ -1711,7 +1719,7 @@ fn run_python_checks(python: &Path, dir: &Path, archives: Vec<serde_json::Value>
     let a: AnyTensor = AnyTensor::from(a.to_csx::<i32, i64>(CompressedAxis::Row).unwrap())
         .with_dim_names(vec!["row".into(), "col".into()])
         .unwrap();
-    let x: Vec<f64> = (0..2000).map(|_| f64::gen(&mut r) * 1e3).collect();
+    let x: Vec<f64> = (0..2000).map(|_| f64::random(&mut r) * 1e3).collect();
     let b: AnyTensor =
         random_coo::<i64, i64>(&mut r, &[500, 400], 5000, false, CoordLayout::RowMajor).into();
     let b = b.convert(Format::Coo, IndexType::Int64, None).unwrap();

@@ -18,8 +18,8 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::path::Path;
 use std::process::Command;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use arrow_sparse::ipc::{self, MmapReader};
 use arrow_sparse::parquet::{self, Layout as ArchiveLayout, ReadOptions, TensorSpec, WriteOptions};

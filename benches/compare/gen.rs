@@ -75,7 +75,7 @@ pub fn csr_any(nnz: usize, seed: u64) -> AnyTensor {
 pub fn size_label(n: usize) -> String {
     let mut e = 0;
     let mut m = n;
-    while m >= 10 && m % 10 == 0 {
+    while m >= 10 && m.is_multiple_of(10) {
         m /= 10;
         e += 1;
     }

@@ -1,6 +1,6 @@
 //! The kernel benchmark cases, shared by `benches/kernels.rs` (criterion) and
 //! `examples/bench_kernels.rs` (side by side with scipy and libarrow). Included with
-//! `#[path]` next to `gen.rs` (as `mod gen`) and `kernel_data.rs` (as `mod data`).
+//! `#[path]` next to `gen.rs` (as `mod datagen`) and `kernel_data.rs` (as `mod data`).
 //!
 //! [`Shared`] holds the index-independent data of one (size, sparsity) pair,
 //! [`Typed`] the tensors built from it with one index type (indptr = indices type),

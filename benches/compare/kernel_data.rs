@@ -1,6 +1,6 @@
 //! Deterministic data for the kernel benchmarks, shared by `benches/kernels.rs` and
 //! `examples/bench_kernels.rs` (included with `#[path]`; the includer must also
-//! include `gen.rs` as `mod gen`, whose SplitMix64 this uses).
+//! include `gen.rs` as `mod datagen`, whose SplitMix64 this uses).
 //!
 //! Sparsity patterns ([`Sparsity`]):
 //! * **uniform**: the row (mode-0 coordinate) of every drawn entry is uniform.
@@ -26,7 +26,7 @@
 //!
 //! Values are uniform in `[0.5, 1.5)`, never zero.
 
-use super::gen::SplitMix64;
+use super::datagen::SplitMix64;
 
 /// How the rows (mode-0 coordinates) of the entries are distributed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -223,7 +223,7 @@ pub fn operand(n: usize) -> Vec<f64> {
     (0..n).map(|i| 1.0 + (i % 17) as f64 / 16.0).collect()
 }
 
-/// Human size label (`1e7`), as `gen::size_label`.
+/// Human size label (`1e7`), as `datagen::size_label`.
 pub fn label(n: usize) -> String {
-    super::gen::size_label(n)
+    super::datagen::size_label(n)
 }

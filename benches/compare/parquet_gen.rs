@@ -11,8 +11,8 @@ use arrow_sparse::{CompressedAxis, CsxMatrix};
 
 #[path = "gen.rs"]
 #[allow(dead_code)]
-mod gen;
-pub use gen::SplitMix64;
+mod datagen;
+pub use datagen::SplitMix64;
 
 /// Rows and columns of both matrices.
 pub const DIM: usize = 1_000_000;

@@ -13,7 +13,7 @@ use std::path::Path;
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 
-use super::{sparse_columns, SparseTensorArray};
+use super::{SparseTensorArray, sparse_columns};
 use crate::error::{Error, Result};
 use crate::tensor::AnyTensor;
 

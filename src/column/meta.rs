@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use arrow_schema::{DataType, Field, Fields};
-use serde_json::{json, Map, Value as J};
+use serde_json::{Map, Value as J, json};
 
 use crate::dims::DimMap;
 use crate::error::{Error, Result};
@@ -105,10 +105,10 @@ impl SparseTensorType {
             if ty.axis_order.as_deref() != t.axis_order() {
                 ty.axis_order = None;
             }
-            if let (Some((d, p)), AnyTensor::Gcs(g)) = (&ty.map, t) {
-                if d != g.map().dimensions() || p != g.map().partitioning() {
-                    ty.map = None;
-                }
+            if let (Some((d, p)), AnyTensor::Gcs(g)) = (&ty.map, t)
+                && (d != g.map().dimensions() || p != g.map().partitioning())
+            {
+                ty.map = None;
             }
             ty.check(t, row + 1)?;
         }
@@ -128,7 +128,7 @@ impl SparseTensorType {
                 return Err(Error::Unsupported(format!(
                     "{} tensors in a sparse tensor column (convert to coo, csr, csc, csf or gcs; dense data has arrow.fixed_shape_tensor)",
                     other.format()
-                )))
+                )));
             }
         };
         let (compressed_axis, map) = match tensor {
@@ -484,7 +484,7 @@ impl SparseTensorType {
                 other => {
                     return Err(parse_err(format!(
                         "compressed_axis must be \"row\" or \"column\", found {other:?}"
-                    )))
+                    )));
                 }
             });
             ty.map = match (usizes("dimensions")?, usizes("partitioning")?) {

@@ -50,7 +50,7 @@ mod meta;
 mod write;
 
 pub use array::SparseTensorArray;
-pub use meta::{SparseTensorType, COO_NAME, CSC_NAME, CSF_NAME, CSR_NAME, GCS_NAME, VERSION};
+pub use meta::{COO_NAME, CSC_NAME, CSF_NAME, CSR_NAME, GCS_NAME, SparseTensorType, VERSION};
 
 use arrow_schema::{Field, Schema};
 

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use arrow_array::{make_array, ArrayRef, BooleanArray, FixedSizeListArray, ListArray, StructArray};
+use arrow_array::{ArrayRef, BooleanArray, FixedSizeListArray, ListArray, StructArray, make_array};
 use arrow_buffer::{ArrowNativeType, MutableBuffer, NullBuffer, OffsetBuffer, ScalarBuffer};
 use arrow_data::ArrayData;
 use arrow_schema::{DataType, Field};
@@ -243,7 +243,7 @@ fn append(b: &mut [Builder], tensor: &AnyTensor) -> Result<()> {
             return Err(Error::Unsupported(format!(
                 "{} tensors in a sparse tensor column",
                 other.format()
-            )))
+            )));
         }
     }
     Ok(())

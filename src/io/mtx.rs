@@ -34,10 +34,10 @@ use std::io::{BufWriter, Read, Write};
 use std::path::Path;
 
 use super::text::{
-    is_blank, line_error, one_based, parse_u64, push_u64, show, strictly_sorted, Entries, Lines,
-    TextValue, MAX_COMMENTS, MAX_RESERVE,
+    Entries, Lines, MAX_COMMENTS, MAX_RESERVE, TextValue, is_blank, line_error, one_based,
+    parse_u64, push_u64, show, strictly_sorted,
 };
-use super::{meta, meta_get, open, write_atomic, ReadOptions};
+use super::{ReadOptions, meta, meta_get, open, write_atomic};
 use crate::error::{Error, Result};
 use crate::ipc::TensorMessage;
 use crate::tensor::validate::MAX_EXTENT;
@@ -287,25 +287,25 @@ fn read_header<R: Read>(lines: &mut Lines<R>) -> Result<Header> {
     let field = match MtxField::parse(&words[3]) {
         Some(f) => f,
         None if words[3].eq_ignore_ascii_case("complex") => {
-            return bad("complex matrices are not supported (no complex value type)".into())
+            return bad("complex matrices are not supported (no complex value type)".into());
         }
         None => {
             return bad(format!(
                 "unknown field {:?} (expected real, integer or pattern)",
                 words[3]
-            ))
+            ));
         }
     };
     let symmetry = match MtxSymmetry::parse(&words[4]) {
         Some(s) => s,
         None if words[4].eq_ignore_ascii_case("hermitian") => {
-            return bad("hermitian matrices are not supported (complex values)".into())
+            return bad("hermitian matrices are not supported (complex values)".into());
         }
         None => {
             return bad(format!(
                 "unknown symmetry {:?} (expected general, symmetric or skew-symmetric)",
                 words[4]
-            ))
+            ));
         }
     };
     if format == MtxFormat::Array && field == MtxField::Pattern {
@@ -406,7 +406,7 @@ fn coord_error(
                 name,
                 ln,
                 format!("expected {layout}, the line ends before the {what} index"),
-            )
+            );
         }
         Err(Some(t)) => show(t),
         Ok(x) => show(x.to_string().as_bytes()),
@@ -799,7 +799,7 @@ pub fn write_to<W: Write>(
                 what: "values of a Matrix Market integer file".into(),
                 expected: "an integer value type".into(),
                 found: t.value_type().name().into(),
-            })
+            });
         }
         Some(f) => f,
         None => match meta_get(md, meta::MTX_FIELD).and_then(MtxField::parse) {

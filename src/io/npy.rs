@@ -198,7 +198,7 @@ impl Npy {
                 return Err(err(
                     &self.what,
                     format!("expected a number, found dtype {:?}", self.descr),
-                ))
+                ));
             }
         })
     }
@@ -393,7 +393,7 @@ pub(crate) fn read<R: Read>(mut r: R, declared: u64, what: &str) -> Result<Npy> 
                     "unsupported .npy version {v}.{} (expected 1, 2 or 3)",
                     pre[7]
                 ),
-            ))
+            ));
         }
     };
     let mut lb = [0u8; 4];
@@ -488,7 +488,7 @@ pub(crate) fn read<R: Read>(mut r: R, declared: u64, what: &str) -> Result<Npy> 
                         "truncated: {} of the {bytes} bytes of data are present",
                         buf.len()
                     ),
-                ))
+                ));
             }
             Ok(n) => buf.extend_from_slice(&chunk[..n]),
             Err(e) if e.kind() == ErrorKind::Interrupted => {}

@@ -45,8 +45,8 @@ use zip::write::SimpleFileOptions;
 use zip::{CompressionMethod, ZipArchive, ZipWriter};
 
 use super::npy::{self, Npy};
-use super::{meta, meta_get, open, write_atomic, ReadOptions};
-use crate::buffer::{with_index_slice, IndexBuffer};
+use super::{ReadOptions, meta, meta_get, open, write_atomic};
+use crate::buffer::{IndexBuffer, with_index_slice};
 use crate::dims::DimMap;
 use crate::error::{Error, Result};
 use crate::ipc::TensorMessage;
@@ -307,13 +307,13 @@ fn read_scipy<R: Read + Seek>(a: &mut Archive<R>) -> Result<(AnyTensor, Vec<(Str
             return Err(err(
                 &a.name,
                 format!("scipy {format} matrices are not supported (only csr, csc and coo)"),
-            ))
+            ));
         }
         other => {
             return Err(err(
                 &a.name,
                 format!("unknown scipy sparse format {other:?} (expected csr, csc or coo)"),
-            ))
+            ));
         }
     };
     Ok((tensor, md))

@@ -213,11 +213,12 @@ impl<'a> Tokens<'a> {
         } else {
             V::real_prefix(rest)
         };
-        if let Some((v, n)) = parsed {
-            if n > 0 && (n == rest.len() || is_space(rest[n])) {
-                self.pos += n;
-                return Ok(v);
-            }
+        if let Some((v, n)) = parsed
+            && n > 0
+            && (n == rest.len() || is_space(rest[n]))
+        {
+            self.pos += n;
+            return Ok(v);
         }
         Err(self.next_token())
     }
@@ -673,7 +674,7 @@ impl<V: TextValue> Entries<V> {
         }
         let (perm, eq_prev) = self.sorted_permutation();
         let mut first: Option<(usize, usize)> = None;
-        for (i, _) in eq_prev.iter().enumerate().filter(|(_, &e)| e) {
+        for (i, _) in eq_prev.iter().enumerate().filter(|&(_, &e)| e) {
             let (a, b) = (perm[i - 1] as usize, perm[i] as usize);
             if first.is_none_or(|(_, s)| b < s) {
                 first = Some((a, b));

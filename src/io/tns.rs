@@ -26,9 +26,9 @@ use std::path::Path;
 
 use super::mtx::in_file;
 use super::text::{
-    is_blank, line_error, one_based, parse_u64, push_u64, show, Entries, Lines, TextValue, Tokens,
+    Entries, Lines, TextValue, Tokens, is_blank, line_error, one_based, parse_u64, push_u64, show,
 };
-use super::{meta, meta_get, open, write_atomic, ReadOptions};
+use super::{ReadOptions, meta, meta_get, open, write_atomic};
 use crate::error::{Error, Result};
 use crate::ipc::TensorMessage;
 use crate::tensor::validate::MAX_EXTENT;
@@ -268,14 +268,14 @@ fn read_header<R: Read>(lines: &mut Lines<R>, options: &ReadOptions) -> Result<O
             other => (TnsHeader::RankShape, shape, None, other),
         }
     };
-    if let Some(s) = &options.shape {
-        if *s != shape {
-            return Err(line_error(
-                &name,
-                ln2,
-                format!("the header's shape {shape:?} differs from the shape {s:?} asked for"),
-            ));
-        }
+    if let Some(s) = &options.shape
+        && *s != shape
+    {
+        return Err(line_error(
+            &name,
+            ln2,
+            format!("the header's shape {shape:?} differs from the shape {s:?} asked for"),
+        ));
     }
     Ok(Some(Header {
         style,
@@ -309,18 +309,18 @@ pub fn read_from<R: Read>(reader: R, name: &str, options: &ReadOptions) -> Resul
         });
         return Ok(message(empty, TnsHeader::None));
     };
-    if let Some(s) = &h.shape {
-        if s.len() != h.ndim {
-            return Err(line_error(
-                name,
-                h.pending.as_ref().map_or(1, |p| p.0),
-                format!(
-                    "the entries have {} coordinates but the shape asked for has {} dimensions",
-                    h.ndim,
-                    s.len()
-                ),
-            ));
-        }
+    if let Some(s) = &h.shape
+        && s.len() != h.ndim
+    {
+        return Err(line_error(
+            name,
+            h.pending.as_ref().map_or(1, |p| p.0),
+            format!(
+                "the entries have {} coordinates but the shape asked for has {} dimensions",
+                h.ndim,
+                s.len()
+            ),
+        ));
     }
     let vt = options.value_type.unwrap_or(ValueType::Float64);
     let style = h.style;
@@ -383,7 +383,7 @@ fn entry_error(
                         d + 1,
                         show(x)
                     ),
-                )
+                );
             }
         }
     }
@@ -417,14 +417,14 @@ fn read_entries<V: TextValue, R: Read>(
     let announced = h.nnz;
     let pending = h.pending.take();
     let mut one = |ln: u64, line: &[u8], e: &mut Entries<V>| -> Result<()> {
-        if let Some((n, at)) = announced {
-            if count == n {
-                return Err(line_error(
-                    &name,
-                    ln,
-                    format!("more entries than the {n} announced by the header (line {at})"),
-                ));
-            }
+        if let Some((n, at)) = announced
+            && count == n
+        {
+            return Err(line_error(
+                &name,
+                ln,
+                format!("more entries than the {n} announced by the header (line {at})"),
+            ));
         }
         let mut t = Tokens::new(line);
         let fail = || entry_error(&name, ln, line, ndim, h.shape.as_deref(), V::TYPE);
@@ -454,16 +454,16 @@ fn read_entries<V: TextValue, R: Read>(
         }
         one(ln, line, &mut e)?;
     }
-    if let Some((n, at)) = announced {
-        if count < n {
-            return Err(line_error(
-                &name,
-                lines.line_no(),
-                format!(
-                    "the file ends after {count} of the {n} entries announced by the header (line {at}): truncated?"
-                ),
-            ));
-        }
+    if let Some((n, at)) = announced
+        && count < n
+    {
+        return Err(line_error(
+            &name,
+            lines.line_no(),
+            format!(
+                "the file ends after {count} of the {n} entries announced by the header (line {at}): truncated?"
+            ),
+        ));
     }
     e.apply_duplicates(options.duplicates, &name, &|c| one_based(c))?;
     let shape = match h.shape {

@@ -11,7 +11,7 @@ use crate::tensor::{
 };
 use crate::types::{IndexType, ValueType};
 
-use super::{ReadOptions, TensorMessage, CONTINUATION};
+use super::{CONTINUATION, ReadOptions, TensorMessage};
 
 /// Where a message's parts lie, as read from its prefix.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -95,7 +95,7 @@ pub(crate) fn parse_message<'a>(
                     "unsupported metadata version {:?} (only V4 and V5 are read)",
                     v
                 ),
-            ))
+            ));
         }
     }
     let body_len = message.bodyLength();
@@ -111,7 +111,7 @@ pub(crate) fn parse_message<'a>(
             return Err(Error::ipc(
                 Some(at),
                 format!("message header is {other:?}, expected SparseTensor or Tensor"),
-            ))
+            ));
         }
     }
     let body_len = usize::try_from(body_len)
@@ -331,7 +331,7 @@ fn decode_sparse(st: fb::SparseTensor<'_>, body: &Buffer, opts: &ReadOptions) ->
                     return Err(Error::ipc(
                         None,
                         format!("COO indicesStrides has {} entries, expected 2", s.len()),
-                    ))
+                    ));
                 }
                 Some(s) if nnz <= 1 || ndim <= 1 => {
                     // Both layouts coincide; accept what libarrow writes for these shapes.
@@ -349,7 +349,7 @@ fn decode_sparse(st: fb::SparseTensor<'_>, body: &Buffer, opts: &ReadOptions) ->
                     return Err(Error::ipc(
                         None,
                         format!("COO indicesStrides {s:?} are neither row-major nor column-major"),
-                    ))
+                    ));
                 }
             };
             let coords = IndexBuffer::from_body(it, body, off, count, "COO indices", ra)?;
@@ -381,7 +381,7 @@ fn decode_sparse(st: fb::SparseTensor<'_>, body: &Buffer, opts: &ReadOptions) ->
                     return Err(Error::ipc(
                         None,
                         format!("unknown compressed axis {other:?}"),
-                    ))
+                    ));
                 }
             };
             let pt = index_type(Some(csx.indptrType()), "CSX indptr type")?;
@@ -445,7 +445,11 @@ fn decode_csf(
     if n < 2 || ptr_bufs.len() != n - 1 || idx_bufs.len() != n {
         return Err(Error::ipc(
             None,
-            format!("CSF with {n} dimensions has {} indptr and {} indices buffers (expected ndim-1 and ndim, ndim >= 2)", ptr_bufs.len(), idx_bufs.len()),
+            format!(
+                "CSF with {n} dimensions has {} indptr and {} indices buffers (expected ndim-1 and ndim, ndim >= 2)",
+                ptr_bufs.len(),
+                idx_bufs.len()
+            ),
         ));
     }
     // libarrow 26 writes element counts in Buffer.length; byte lengths are accepted
@@ -558,7 +562,7 @@ fn decode_dense(t: fb::Tensor<'_>, body: &Buffer, opts: &ReadOptions) -> Result<
             }
             s.iter()
                 .map(|b| {
-                    if b < 0 || b as u64 % w as u64 != 0 {
+                    if b < 0 || !(b as u64).is_multiple_of(w as u64) {
                         Err(Error::Unsupported(format!("dense stride of {b} bytes (only non-negative multiples of the element size {w} are read)")))
                     } else {
                         Ok(b as usize / w)
@@ -588,7 +592,9 @@ fn decode_dense(t: fb::Tensor<'_>, body: &Buffer, opts: &ReadOptions) -> Result<
         return Err(Error::invariant(
             "dense strides",
             None,
-            format!("shape {shape:?} with strides {strides:?} overlaps: {size} elements in {reach} stored ones (a message must store every element)"),
+            format!(
+                "shape {shape:?} with strides {strides:?} overlaps: {size} elements in {reach} stored ones (a message must store every element)"
+            ),
         ));
     }
     let off = buffer_range(

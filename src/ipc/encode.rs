@@ -13,7 +13,7 @@ use crate::tensor::{AnyTensor, CompressedAxis, CoordLayout, DenseTensor};
 use crate::types::{IndexType, ValueType};
 use crate::with_value_type;
 
-use super::{CsfLengths, WriteOptions, CONTINUATION};
+use super::{CONTINUATION, CsfLengths, WriteOptions};
 
 /// A message ready to be written: the framed metadata (continuation marker,
 /// length, flatbuffer, padding) and the body buffers, each followed by its padding.
@@ -319,7 +319,7 @@ pub fn encode(
             return Err(Error::Unsupported(format!(
                 "{} tensors have no plain message",
                 tensor.format()
-            )))
+            )));
         }
     };
     let values = match tensor {

@@ -4,7 +4,7 @@
 //! libarrow) sees a valid tensor of the storage shape. Specified in
 //! `format/SPEC.md` section 8 and `format/extension-metadata.schema.json`.
 
-use serde_json::{json, Map, Value as J};
+use serde_json::{Map, Value as J, json};
 
 use crate::dims::{DimMap, ViewChain, ViewOp};
 use crate::error::{Error, Result};
@@ -260,7 +260,7 @@ pub(crate) fn raise(
             _ => {
                 return Err(parse_err(format!(
                     "maps must be an array of 1 to {MAX_LEVELS} maps"
-                )))
+                )));
             }
         };
         raise_levels(&levels, tensor, max_broadcast)?
@@ -300,7 +300,7 @@ pub(crate) fn raise_levels(
                     Some(_) => {
                         return Err(parse_err(format!(
                             "views must be an array of at most {MAX_VIEWS} ops"
-                        )))
+                        )));
                     }
                 };
                 let chain = ViewChain::from_ops(map.shape().to_vec(), ops)?;

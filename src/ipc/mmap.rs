@@ -5,7 +5,7 @@ use std::path::Path;
 
 use arrow_buffer::Buffer;
 
-use super::decode::{parse_message, parse_prefix, Frame};
+use super::decode::{Frame, parse_message, parse_prefix};
 use super::{ReadOptions, TensorMessage};
 use crate::buffer::map_file;
 use crate::error::{Error, Result};

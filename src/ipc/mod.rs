@@ -27,7 +27,7 @@ use std::path::Path;
 
 use arrow_buffer::Buffer;
 
-pub use encode::{encode, EncodedMessage};
+pub use encode::{EncodedMessage, encode};
 pub use mmap::{MessageInfo, MmapReader};
 pub use stream::{StreamReader, StreamWriter};
 

@@ -5,8 +5,8 @@ use std::io::{ErrorKind, Read, Write};
 
 use arrow_buffer::{Buffer, MutableBuffer};
 
-use super::decode::{parse_message, parse_prefix, Frame};
-use super::{encode, ReadOptions, TensorMessage, WriteOptions, END_OF_STREAM};
+use super::decode::{Frame, parse_message, parse_prefix};
+use super::{END_OF_STREAM, ReadOptions, TensorMessage, WriteOptions, encode};
 use crate::error::{Error, Result};
 use crate::tensor::AnyTensor;
 

@@ -601,10 +601,10 @@ pub fn dense_to_coo<V: Value, I: Index>(d: &DenseTensor<V>) -> Result<CooTensor<
         crate::Convert::to_dense(d)?
     };
     let shape = d.shape().to_vec();
-    if let Some(&big) = shape.iter().max() {
-        if big > 0 {
-            to_index::<I>(big - 1, "coordinate")?;
-        }
+    if let Some(&big) = shape.iter().max()
+        && big > 0
+    {
+        to_index::<I>(big - 1, "coordinate")?;
     }
     let (flat, nnz) = dense_nonzeros(&d)?;
     let ndim = shape.len();

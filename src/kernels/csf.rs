@@ -11,7 +11,7 @@
 //! # Ok::<(), arrow_sparse::Error>(())
 //! ```
 
-use super::{narrow, Numeric};
+use super::{Numeric, narrow};
 use crate::error::{Error, Result};
 use crate::tensor::{CooTensor, CsfTensor, CsxMatrix, DenseTensor, Validation};
 use crate::types::Index;

@@ -12,7 +12,7 @@
 //! # Ok::<(), arrow_sparse::Error>(())
 //! ```
 
-use super::{narrow, Numeric};
+use super::{Numeric, narrow};
 use crate::error::{Error, Result};
 use crate::tensor::{AnyTensor, CooTensor, CoordLayout, Validation};
 

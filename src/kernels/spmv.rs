@@ -11,7 +11,7 @@
 
 use rayon::prelude::*;
 
-use super::{narrow, Numeric, CHUNK};
+use super::{CHUNK, Numeric, narrow};
 use crate::error::{Error, Result};
 use crate::tensor::{
     AnyDm, AnyTensor, CompressedAxis, CooTensor, CoordLayout, CsxMatrix, DenseTensor, GcsTensor,
@@ -51,7 +51,9 @@ fn unvalidated_index(extent: usize) -> Error {
     Error::invariant(
         "SpMV indices",
         None,
-        format!("an index is not below the column count {extent} (the tensor was built without validation)"),
+        format!(
+            "an index is not below the column count {extent} (the tensor was built without validation)"
+        ),
     )
 }
 

@@ -7,7 +7,7 @@ use arrow_array::Array;
 use arrow_buffer::{Buffer, MutableBuffer};
 
 use super::meta::{Layout, TensorSpec};
-use super::rows::{unravel, with_bytes, Rows};
+use super::rows::{Rows, unravel, with_bytes};
 use crate::buffer::{IndexBuffer, ValueBuffer};
 use crate::dims::DimMap;
 use crate::error::{Error, Result};
@@ -215,7 +215,7 @@ impl Builder {
                     "DM storage layout",
                     None,
                     "a DM layout inside a DM layout",
-                ))
+                ));
             }
         };
         let value_type = spec.value_type;
@@ -284,7 +284,9 @@ impl Builder {
                         return Err(Error::invariant(
                             "CSR/CSC archive rows",
                             Some(base + r),
-                            format!("major coordinate {m} after {last}: the rows are not in CSR/CSC storage order"),
+                            format!(
+                                "major coordinate {m} after {last}: the rows are not in CSR/CSC storage order"
+                            ),
                         ));
                     }
                     *last = m;
@@ -329,7 +331,9 @@ impl Builder {
                                 return Err(Error::invariant(
                                     "CSF node level column",
                                     Some(base + r),
-                                    format!("level {l} disagrees with the coordinates (at most {derived})"),
+                                    format!(
+                                        "level {l} disagrees with the coordinates (at most {derived})"
+                                    ),
                                 ));
                             }
                             l

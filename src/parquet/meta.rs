@@ -472,7 +472,7 @@ fn rows_layout_of(t: &AnyTensor) -> Result<Layout> {
                 "DM storage",
                 None,
                 "a DM level below the chain (DmChain::of lists them all)",
-            ))
+            ));
         }
     })
 }
@@ -505,7 +505,7 @@ pub(crate) fn is_packed(shape: &[usize], strides: &[usize]) -> bool {
     let mut dims: Vec<(usize, usize)> = shape
         .iter()
         .zip(strides)
-        .filter(|(&d, _)| d > 1)
+        .filter(|&(&d, _)| d > 1)
         .map(|(&d, &s)| (s, d))
         .collect();
     dims.sort_unstable();
@@ -716,7 +716,7 @@ fn rows_layout(format: &str, json: &Json, shape: &[usize]) -> Result<(Layout, Op
                     other => {
                         return Err(parse_err(format!(
                             "unknown GCS compressed_axis {other:?} (row or column)"
-                        )))
+                        )));
                     }
                 },
                 index_type: index_type(&json.index_type, "index_type")?,

@@ -48,7 +48,7 @@ mod writer;
 use std::fmt;
 use std::path::Path;
 
-pub use meta::{DmChain, Layout, TensorSpec, METADATA_CRC_KEY, METADATA_KEY, METADATA_VERSION};
+pub use meta::{DmChain, Layout, METADATA_CRC_KEY, METADATA_KEY, METADATA_VERSION, TensorSpec};
 pub use reader::{ParquetReader, RangeRead, RowGroupInfo};
 pub use writer::{ParquetWriter, WriteSummary};
 

@@ -5,20 +5,20 @@ use std::fs::File;
 use std::ops::Range;
 use std::path::Path;
 
+use ::parquet::arrow::ProjectionMask;
 use ::parquet::arrow::arrow_reader::{
     ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder,
 };
-use ::parquet::arrow::ProjectionMask;
 use ::parquet::file::statistics::Statistics;
 use arrow_array::{Array, ArrayRef, RecordBatch};
 use arrow_buffer::{Buffer, MutableBuffer};
 use arrow_schema::DataType;
 
 use super::build::Builder;
-use super::meta::{packed_strides_like, Archive, Layout, TensorSpec};
-use super::rows::{advance, column_usizes, unravel, value_array, with_bytes, Rows};
+use super::meta::{Archive, Layout, TensorSpec, packed_strides_like};
+use super::rows::{Rows, advance, column_usizes, unravel, value_array, with_bytes};
 use super::writer::combine;
-use super::{ReadOptions, METADATA_CRC_KEY, METADATA_KEY};
+use super::{METADATA_CRC_KEY, METADATA_KEY, ReadOptions};
 use crate::buffer::ValueBuffer;
 use crate::error::{Error, Result};
 use crate::ipc::TensorMessage;
@@ -351,10 +351,10 @@ impl ParquetReader {
         }
         let mut sub = spec.clone();
         sub.shape[dim] = hi - lo;
-        if let Layout::Dense { strides } = &mut sub.layout {
-            if sub.shape != spec.shape {
-                *strides = packed_strides_like(&sub.shape, strides);
-            }
+        if let Layout::Dense { strides } = &mut sub.layout
+            && sub.shape != spec.shape
+        {
+            *strides = packed_strides_like(&sub.shape, strides);
         }
         let tensor = self.read_groups(&groups, sub, Some((dim, lo, hi)))?;
         Ok(RangeRead {
@@ -487,7 +487,9 @@ impl ParquetReader {
                     return Err(Error::invariant(
                         format!("row group {g}"),
                         None,
-                        format!("CRC-32 {got:#010x} differs from the recorded {want:#010x}: the data is corrupt"),
+                        format!(
+                            "CRC-32 {got:#010x} differs from the recorded {want:#010x}: the data is corrupt"
+                        ),
                     ));
                 }
             }

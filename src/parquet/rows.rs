@@ -7,16 +7,16 @@ use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::{
-    Int16Type, Int32Type, Int64Type, Int8Type, UInt16Type, UInt32Type, UInt64Type, UInt8Type,
+    Int8Type, Int16Type, Int32Type, Int64Type, UInt8Type, UInt16Type, UInt32Type, UInt64Type,
 };
 use arrow_array::{
-    Array, ArrayRef, Float16Array, Float32Array, Float64Array, Int16Array, Int32Array, Int64Array,
-    Int8Array, UInt16Array, UInt32Array, UInt64Array, UInt8Array,
+    Array, ArrayRef, Float16Array, Float32Array, Float64Array, Int8Array, Int16Array, Int32Array,
+    Int64Array, UInt8Array, UInt16Array, UInt32Array, UInt64Array,
 };
 use arrow_buffer::{Buffer, MutableBuffer};
 use arrow_schema::DataType;
 
-use crate::buffer::{with_index_slice, IndexBuffer, ValueBuffer};
+use crate::buffer::{IndexBuffer, ValueBuffer, with_index_slice};
 use crate::error::{Error, Result};
 use crate::tensor::{AnyCsf, AnyCsx, AnyTensor, CoordLayout};
 use crate::types::{Index, IndexType};
@@ -110,7 +110,7 @@ fn push_checked<T: Index>(
                     position: first_row + i,
                     value: x.wide(),
                     bound: extent as u64,
-                })
+                });
             }
         }
     }
@@ -225,7 +225,7 @@ impl<'a> Source<'a> {
                 return Err(Error::Unsupported(format!(
                     "Parquet rows of {} tensors",
                     other.format()
-                )))
+                )));
             }
         };
         Ok(Source {
@@ -314,7 +314,7 @@ impl<'a> Source<'a> {
                 return Err(Error::Unsupported(format!(
                     "Parquet rows of {} tensors",
                     other.format()
-                )))
+                )));
             }
         };
         Ok(Rows {

@@ -6,8 +6,8 @@ use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use ::parquet::arrow::arrow_writer::ArrowWriterOptions;
 use ::parquet::arrow::ArrowWriter;
+use ::parquet::arrow::arrow_writer::ArrowWriterOptions;
 use ::parquet::file::metadata::{KeyValue, SortingColumn};
 use ::parquet::file::properties::WriterProperties;
 use ::parquet::schema::types::ColumnPath;
@@ -15,11 +15,11 @@ use arrow_array::{Array, ArrayRef, RecordBatch};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 
 use super::encoding::{coordinate_encoding, value_encoding};
-use super::meta::{Archive, DmChain, Layout, RowGroupJson, TensorSpec, LEVEL_COLUMN, VALUE_COLUMN};
+use super::meta::{Archive, DmChain, LEVEL_COLUMN, Layout, RowGroupJson, TensorSpec, VALUE_COLUMN};
 use super::rows::{
-    advance, coordinate_array, coordinate_type, csf_needs_levels, with_bytes, Rows, Source,
+    Rows, Source, advance, coordinate_array, coordinate_type, csf_needs_levels, with_bytes,
 };
-use super::{WriteOptions, METADATA_CRC_KEY, METADATA_KEY};
+use super::{METADATA_CRC_KEY, METADATA_KEY, WriteOptions};
 use crate::dims::DimMap;
 use crate::error::{Error, Result};
 use crate::ipc::TensorMessage;
@@ -270,7 +270,7 @@ impl ParquetWriter {
             if let Some((r, &x)) = rows.coords[d]
                 .iter()
                 .enumerate()
-                .find(|(_, &x)| x as u64 > it.max_value())
+                .find(|&(_, &x)| x as u64 > it.max_value())
             {
                 return Err(Error::overflow(
                     format!("coordinate of row {} (dimension {d})", self.rows + r),

@@ -14,11 +14,11 @@ use std::cmp::Ordering;
 
 use arrow_buffer::ScalarBuffer;
 
-use super::validate::{check_dim_names, check_permutation, check_shape, Validation};
-use super::{recast, Convert, DenseTensor};
+use super::validate::{Validation, check_dim_names, check_permutation, check_shape};
 #[cfg(test)]
 use super::{CompressedAxis, CsfTensor, CsxMatrix};
-use crate::buffer::{with_index_slice, IndexBuffer, ValueBuffer};
+use super::{Convert, DenseTensor, recast};
+use crate::buffer::{IndexBuffer, ValueBuffer, with_index_slice};
 use crate::error::{Error, Result};
 use crate::types::{Index, IndexType, Value, ValueType};
 

@@ -18,9 +18,9 @@
 use arrow_buffer::ScalarBuffer;
 
 use super::validate::{
-    check_bounds, check_dim_names, check_indptr, check_len, check_shape, Validation,
+    Validation, check_bounds, check_dim_names, check_indptr, check_len, check_shape,
 };
-use super::{recast, Convert, CooTensor};
+use super::{Convert, CooTensor, recast};
 use crate::buffer::{IndexBuffer, ValueBuffer};
 use crate::error::{Error, Result};
 use crate::types::{Index, IndexType, Value, ValueType};

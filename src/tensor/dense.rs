@@ -11,7 +11,7 @@
 
 use arrow_buffer::ScalarBuffer;
 
-use super::validate::{check_dim_names, check_shape, Validation};
+use super::validate::{Validation, check_dim_names, check_shape};
 use super::{Convert, CooTensor};
 use crate::buffer::ValueBuffer;
 use crate::error::{Error, Result};

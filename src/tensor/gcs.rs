@@ -16,8 +16,8 @@
 //! # Ok::<(), arrow_sparse::Error>(())
 //! ```
 
-use super::validate::{check_dim_names, Validation};
-use super::{recast, AnyCsx, CompressedAxis, Convert, CooTensor, CsxMatrix};
+use super::validate::{Validation, check_dim_names};
+use super::{AnyCsx, CompressedAxis, Convert, CooTensor, CsxMatrix, recast};
 use crate::dims::DimMap;
 use crate::error::{Error, Result};
 use crate::types::{Index, IndexType, Value, ValueType};

@@ -28,7 +28,7 @@ use std::fmt::Write as _;
 use arrow_buffer::ScalarBuffer;
 
 use super::{AnyTensor, CoordLayout};
-use crate::buffer::{with_index_slice, IndexBuffer, ValueBuffer};
+use crate::buffer::{IndexBuffer, ValueBuffer, with_index_slice};
 use crate::error::{Error, Result};
 use crate::types::{Index, IndexType};
 use crate::with_index_type;
@@ -445,7 +445,10 @@ mod tests {
             "#sparse_tensor.encoding<{ map = (d0, d1, d2) -> (d2 : dense, d1 * 2 + d0 : compressed), posWidth = 32, crdWidth = 32 }>"
         );
         let dense: AnyTensor = coo.to_dense().unwrap().into();
-        assert_eq!(dense.levels().unwrap().mlir_encoding(), "#sparse_tensor.encoding<{ map = (d0, d1, d2) -> (d0 : dense, d1 : dense, d2 : dense) }>");
+        assert_eq!(
+            dense.levels().unwrap().mlir_encoding(),
+            "#sparse_tensor.encoding<{ map = (d0, d1, d2) -> (d0 : dense, d1 : dense, d2 : dense) }>"
+        );
     }
 
     #[test]

@@ -98,7 +98,7 @@ impl std::str::FromStr for Format {
                     detail: format!(
                         "unknown format {s:?} (expected coo, csr, csc, csf, dense, gcs or dm)"
                     ),
-                })
+                });
             }
         })
     }

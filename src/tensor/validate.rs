@@ -5,7 +5,7 @@
 //! monotone, canonical flag true); [`Validation::Trusted`] keeps the O(1) structural
 //! checks (shapes, buffer lengths) and skips the O(nnz) pass.
 
-use crate::buffer::{with_index_slice, IndexSlice};
+use crate::buffer::{IndexSlice, with_index_slice};
 use crate::error::{Error, Result};
 use crate::types::Index;
 
@@ -28,7 +28,7 @@ pub const MAX_EXTENT: usize = i64::MAX as usize;
 /// Check a shape: every extent fits int64. Returns the element count when it fits
 /// `usize`, `None` when the product overflows (allowed for sparse tensors).
 pub fn check_shape(shape: &[usize], what: &str) -> Result<Option<usize>> {
-    if let Some((i, &d)) = shape.iter().enumerate().find(|(_, &d)| d > MAX_EXTENT) {
+    if let Some((i, &d)) = shape.iter().enumerate().find(|&(_, &d)| d > MAX_EXTENT) {
         return Err(Error::shape(
             format!("{what} dimension {i}"),
             format!("an extent <= {MAX_EXTENT}"),

@@ -7,9 +7,9 @@ use std::sync::Arc;
 
 use arrow_array::{ArrayRef, Int64Array, RecordBatch};
 use arrow_schema::{DataType, Field, Schema};
-use arrow_sparse::column::{io, SparseTensorArray};
-use arrow_sparse::ipc::TensorMessage;
 use arrow_sparse::Error;
+use arrow_sparse::column::{SparseTensorArray, io};
+use arrow_sparse::ipc::TensorMessage;
 
 /// The tensors of the first sparse tensor column of `path` (null rows skipped),
 /// or `None` when `path` holds SparseTensor messages or is a Parquet archive.

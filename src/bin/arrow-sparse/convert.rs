@@ -7,12 +7,12 @@ use arrow_sparse::io::{MtxSymmetry, NpzFlavor};
 use arrow_sparse::ipc::TensorMessage;
 use arrow_sparse::tensor::gcs::best_mapping;
 use arrow_sparse::{CompressedAxis, Error, Format, IndexType};
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 
 use crate::exit::Failure;
 use crate::files::{self, FileKind, Input, OutputOptions};
 use crate::progress::Progress;
-use crate::{usage, Axis, ConvertArgs, NpzFlavorArg, SymmetryArg, TargetArgs, WriteArgs};
+use crate::{Axis, ConvertArgs, NpzFlavorArg, SymmetryArg, TargetArgs, WriteArgs, usage};
 
 /// What a conversion did, for the summary line.
 pub struct Summary {
@@ -92,7 +92,9 @@ fn check_usage(args: &ConvertArgs, out_kind: FileKind) {
         usage("--as-column writes .arrow (IPC file) or .parquet (table) outputs only");
     }
     if w.as_column && (w.row_group_size.is_some() || w.compression.is_some()) {
-        usage("--row-group-size and --compression apply to Parquet archives, not to --as-column tables");
+        usage(
+            "--row-group-size and --compression apply to Parquet archives, not to --as-column tables",
+        );
     }
     if out_kind != FileKind::Parquet && (w.row_group_size.is_some() || w.compression.is_some()) {
         usage("--row-group-size and --compression apply to .parquet outputs only");

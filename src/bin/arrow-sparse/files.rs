@@ -5,9 +5,9 @@ use std::fs::File;
 use std::io::BufReader;
 use std::path::{Path, PathBuf};
 
+use arrow_sparse::Error;
 use arrow_sparse::io::{self, mtx, npz, tns};
 use arrow_sparse::ipc::{self, MmapReader, TensorMessage};
-use arrow_sparse::Error;
 
 use crate::exit::Failure;
 use crate::progress::Progress;
@@ -177,7 +177,7 @@ impl Input {
                     "--tensor {i}: {} holds {} tensor(s), numbered from 0",
                     self.path.display(),
                     self.len()
-                ))))
+                ))));
             }
             Some(i) => vec![i],
             None => (0..self.len()).collect(),
@@ -309,7 +309,7 @@ pub fn check_output(
                     "{}: Matrix Market holds 2-D matrices, the tensor has shape {:?} (write .tns, .npz, .parquet or .arrow)",
                     path.display(),
                     t.shape()
-                )))
+                )));
             }
             _ => {}
         }

@@ -3,11 +3,11 @@
 
 use std::fmt::Write as _;
 
-use arrow_sparse::ipc::TensorMessage;
 #[cfg(not(feature = "parquet"))]
 use arrow_sparse::Error;
-use arrow_sparse::{dump, AnyTensor, CoordLayout};
-use serde_json::{json, Map, Value};
+use arrow_sparse::ipc::TensorMessage;
+use arrow_sparse::{AnyTensor, CoordLayout, dump};
+use serde_json::{Map, Value, json};
 
 use crate::exit::Failure;
 use crate::files::{FileKind, Input};

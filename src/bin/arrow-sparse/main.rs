@@ -18,7 +18,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use arrow_sparse::io::{self, Duplicates};
-use arrow_sparse::{dump, Error, Format, IndexType};
+use arrow_sparse::{Error, Format, IndexType, dump};
 use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 
 use exit::Failure;

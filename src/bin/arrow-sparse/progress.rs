@@ -5,8 +5,8 @@
 //! elapsed time, for single steps such as a Parquet read or write).
 
 use std::io::{IsTerminal, Read, Seek, SeekFrom};
-use std::sync::mpsc::{self, RecvTimeoutError, Sender};
 use std::sync::Mutex;
+use std::sync::mpsc::{self, RecvTimeoutError, Sender};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
