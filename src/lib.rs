@@ -11,7 +11,7 @@
 //! * [`ipc`]: encode / decode one message, [`ipc::StreamWriter`] /
 //!   [`ipc::StreamReader`] for a sequence of messages, and [`ipc::MmapReader`] for
 //!   zero-copy reads from memory-mapped files.
-//! * [`column`]: many tensors in one Arrow column (extension types
+//! * [`column`](mod@column): many tensors in one Arrow column (extension types
 //!   `arrow_sparse.coo` / `.csr` / `.csc` / `.csf` / `.gcs`), in record batches
 //!   written with arrow-ipc or Parquet and read by pyarrow.
 //! * [`dump`]: the JSON-lines and human-readable summaries the CLI prints.
@@ -29,6 +29,7 @@
 //! # Ok::<(), arrow_sparse::Error>(())
 //! ```
 #![warn(missing_docs)]
+#![warn(unreachable_pub)]
 
 mod atomic;
 pub mod buffer;

@@ -13,7 +13,7 @@
 //!   their buffers once, into the column's child buffers).
 //! * [`SparseTensorArray::try_new`] checks a column read from anywhere (storage
 //!   type, metadata, and every row through its format's validating constructor);
-//!   [`SparseTensorArray::value`] then returns row `i` as an [`AnyTensor`] whose
+//!   [`SparseTensorArray::value`] then returns row `i` as an [`AnyTensor`](crate::AnyTensor) whose
 //!   buffers are slices of the column's child buffers (no copy).
 //! * [`io`]: read and write record-batch files (Arrow IPC file or stream, Parquet).
 //!

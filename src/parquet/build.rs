@@ -130,7 +130,7 @@ impl Builder {
     /// A builder for `spec` (whose shape is the rows'), expecting about
     /// `expect` rows; `max_indptr_len` bounds the CSX / GCS indptr,
     /// `max_broadcast` the broadcast views of DM levels.
-    pub fn new(
+    pub(crate) fn new(
         spec: TensorSpec,
         expect: usize,
         max_indptr_len: usize,
@@ -230,7 +230,7 @@ impl Builder {
     }
 
     /// Append rows (coordinates already checked against the result's shape).
-    pub fn push(&mut self, rows: &Rows) -> Result<()> {
+    pub(crate) fn push(&mut self, rows: &Rows) -> Result<()> {
         let n = rows.len();
         if rows.values.data_type() != &self.value_type.data_type() {
             return Err(Error::Type {
@@ -365,7 +365,7 @@ impl Builder {
 
     /// The tensor, through its format's validating constructor (and, for DM,
     /// wrapped in the checked chain).
-    pub fn finish(self, validation: Validation) -> Result<AnyTensor> {
+    pub(crate) fn finish(self, validation: Validation) -> Result<AnyTensor> {
         let chain = match &self.spec.layout {
             Layout::Dm { chain, .. } => Some(chain.clone()),
             _ => None,

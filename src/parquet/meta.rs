@@ -731,7 +731,7 @@ fn rows_layout(format: &str, json: &Json, shape: &[usize]) -> Result<(Layout, Op
 
 impl Archive {
     /// The JSON text.
-    pub fn to_json(&self) -> Result<String> {
+    pub(crate) fn to_json(&self) -> Result<String> {
         let spec = &self.spec;
         let n = spec.shape.len();
         let names = if spec.dim_names.is_empty() {
@@ -814,7 +814,7 @@ impl Archive {
     }
 
     /// Parse and check the JSON text.
-    pub fn parse(text: &str) -> Result<Archive> {
+    pub(crate) fn parse(text: &str) -> Result<Archive> {
         let value: serde_json::Value =
             serde_json::from_str(text).map_err(|e| parse_err(e.to_string()))?;
         let version = value

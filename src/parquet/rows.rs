@@ -33,7 +33,7 @@ pub(crate) struct Rows {
 }
 
 impl Rows {
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.values.len()
     }
 }
@@ -213,7 +213,7 @@ pub(crate) struct Source<'a> {
 
 impl<'a> Source<'a> {
     /// Rows of `tensor`; `levels` asks for the CSF node levels.
-    pub fn new(tensor: &'a AnyTensor, levels: bool) -> Result<Self> {
+    pub(crate) fn new(tensor: &'a AnyTensor, levels: bool) -> Result<Self> {
         let rows = match tensor {
             AnyTensor::Dense(d) => d.size(),
             AnyTensor::Coo(c) => c.nnz(),
@@ -236,12 +236,12 @@ impl<'a> Source<'a> {
     }
 
     /// Number of rows.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.rows
     }
 
     /// Rows `k0..k1`.
-    pub fn rows(&self, k0: usize, k1: usize) -> Result<Rows> {
+    pub(crate) fn rows(&self, k0: usize, k1: usize) -> Result<Rows> {
         let shape = self.tensor.shape();
         let ndim = shape.len();
         let n = k1 - k0;
