@@ -19,6 +19,10 @@ step "format and lints"
 cargo fmt --all -- --check
 cargo clippy --all-targets --locked -- -D warnings
 
+step "API docs: no rustdoc warnings, a runnable example on every public item"
+RUSTDOCFLAGS="-D warnings" cargo doc --locked --no-deps --lib
+python3 scripts/check-doc-examples.py
+
 step "unit, integration, interop and property tests"
 cargo test --locked --lib --bins --tests --examples
 

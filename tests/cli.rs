@@ -1,26 +1,10 @@
 //! The `arrow-sparse` command line: dump, inspect, convert, and their errors.
 
 mod common;
+use common::{cli, cli_ok};
 
 use std::path::Path;
 use std::process::{Command, Output};
-
-fn cli(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_arrow-sparse"))
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-fn ok(args: &[&str]) -> String {
-    let out = cli(args);
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
 
 fn golden(name: &str) -> String {
     common::repo()
@@ -33,14 +17,14 @@ fn golden(name: &str) -> String {
 
 #[test]
 fn dump_prints_the_documented_line() {
-    let out = ok(&["dump", &golden("csf_f32_i16_order201.arrow")]);
+    let out = cli_ok(&["dump", &golden("csf_f32_i16_order201.arrow")]);
     let first = out.lines().next().unwrap();
     assert!(first.starts_with(
         r#"{"format":"csf","value_type":"float32","index_type":"int16","shape":[3,4,5],"dim_names":["a","b","c"],"nnz":8,"axis_order":[2,0,1],"entries":[[0,0,2,-4.5],[0,1,0,30.333334],"#
     ), "{first}");
     let theirs = std::fs::read_to_string(golden("stream_mixed.jsonl")).unwrap();
     common::assert_same_dump(
-        &ok(&["dump", &golden("stream_mixed.arrow")]),
+        &cli_ok(&["dump", &golden("stream_mixed.arrow")]),
         &theirs,
         "stream_mixed",
     );
@@ -48,7 +32,7 @@ fn dump_prints_the_documented_line() {
 
 #[test]
 fn inspect_summarises_every_tensor() {
-    let out = ok(&["inspect", &golden("stream_mixed.arrow")]);
+    let out = cli_ok(&["inspect", &golden("stream_mixed.arrow")]);
     assert!(out.contains("6 message(s)"), "{out}");
     for needle in [
         "tensor 0: coo",
@@ -67,7 +51,7 @@ fn inspect_summarises_every_tensor() {
 fn convert_round_trips_through_every_format() {
     let dir = tempfile::tempdir().unwrap();
     let src = golden("csf_f32_i16_order201.arrow");
-    let reference = ok(&["dump", &src]);
+    let reference = cli_ok(&["dump", &src]);
     let strip = |s: &str| -> Vec<String> {
         // compare shape, names and entries; format, index type and axis order change
         s.lines()
@@ -86,8 +70,8 @@ fn convert_round_trips_through_every_format() {
         let out = dir.path().join(format!("{to}.arrow"));
         let mut args = vec!["convert", src.as_str(), out.to_str().unwrap(), "--to", to];
         args.extend(extra.iter().copied());
-        ok(&args);
-        let dumped = ok(&["dump", out.to_str().unwrap()]);
+        cli_ok(&args);
+        let dumped = cli_ok(&["dump", out.to_str().unwrap()]);
         assert_eq!(strip(&dumped), strip(&reference), "--to {to}");
         assert!(dumped.contains(&format!("\"format\":\"{to}\"")));
     }
@@ -150,7 +134,7 @@ fn convert_to_gcs_and_dm_and_back() {
     let dir = tempfile::tempdir().unwrap();
     let src = golden("csf_f32_i16_order201.arrow");
     let gcs = dir.path().join("gcs.arrow");
-    ok(&[
+    cli_ok(&[
         "convert",
         &src,
         gcs.to_str().unwrap(),
@@ -165,7 +149,7 @@ fn convert_to_gcs_and_dm_and_back() {
         "--index-type",
         "int32",
     ]);
-    let line = ok(&["dump", gcs.to_str().unwrap()]);
+    let line = cli_ok(&["dump", gcs.to_str().unwrap()]);
     let v: serde_json::Value = serde_json::from_str(line.trim()).unwrap();
     assert_eq!(v["format"], "gcs");
     assert_eq!(v["shape"], serde_json::json!([3, 4, 5]));
@@ -182,9 +166,9 @@ fn convert_to_gcs_and_dm_and_back() {
             && pos("partitioning") < pos("entries")
     );
     let reference: serde_json::Value =
-        serde_json::from_str(ok(&["dump", &src]).lines().next().unwrap()).unwrap();
+        serde_json::from_str(cli_ok(&["dump", &src]).lines().next().unwrap()).unwrap();
     assert_eq!(v["entries"], reference["entries"]);
-    let inspect = ok(&["inspect", gcs.to_str().unwrap()]);
+    let inspect = cli_ok(&["inspect", gcs.to_str().unwrap()]);
     assert!(
         inspect.contains("dimensions [2, 0, 1], partitioning [1] -> reduced shape [5, 12]")
             && inspect.contains("csc matrix [5, 12]"),
@@ -192,11 +176,11 @@ fn convert_to_gcs_and_dm_and_back() {
     );
     // default mapping: the one with the fewest bytes
     let best = dir.path().join("best.arrow");
-    ok(&["convert", &src, best.to_str().unwrap(), "--to", "gcs"]);
-    assert!(ok(&["dump", best.to_str().unwrap()]).contains("\"format\":\"gcs\""));
+    cli_ok(&["convert", &src, best.to_str().unwrap(), "--to", "gcs"]);
+    assert!(cli_ok(&["dump", best.to_str().unwrap()]).contains("\"format\":\"gcs\""));
     // DM over CSR storage, and back to COO
     let dm = dir.path().join("dm.arrow");
-    ok(&[
+    cli_ok(&[
         "convert",
         &src,
         dm.to_str().unwrap(),
@@ -209,9 +193,9 @@ fn convert_to_gcs_and_dm_and_back() {
         "--storage",
         "csr",
     ]);
-    assert!(ok(&["inspect", dm.to_str().unwrap()]).contains("storage:     csr [20, 3]"));
+    assert!(cli_ok(&["inspect", dm.to_str().unwrap()]).contains("storage:     csr [20, 3]"));
     let coo = dir.path().join("coo.arrow");
-    ok(&[
+    cli_ok(&[
         "convert",
         dm.to_str().unwrap(),
         coo.to_str().unwrap(),
@@ -219,7 +203,7 @@ fn convert_to_gcs_and_dm_and_back() {
         "coo",
     ]);
     let back: serde_json::Value =
-        serde_json::from_str(ok(&["dump", coo.to_str().unwrap()]).trim()).unwrap();
+        serde_json::from_str(cli_ok(&["dump", coo.to_str().unwrap()]).trim()).unwrap();
     assert_eq!(back["entries"], reference["entries"]);
     // a bad map is a one-line error
     let r = cli(&[
@@ -362,8 +346,8 @@ fn round_trip_every_pair(original: &TensorMessage, kinds: &[&str]) {
         for b in kinds {
             let mid = dir.path().join(format!("{a}_to.{b}"));
             let back = dir.path().join(format!("{a}_to_{b}_back.{a}"));
-            ok(&["convert", s(&src), s(&mid)]);
-            ok(&["convert", s(&mid), s(&back)]);
+            cli_ok(&["convert", s(&src), s(&mid)]);
+            cli_ok(&["convert", s(&mid), s(&back)]);
             assert_eq!(entries(&read_with_library(&mid)), want, "{a} -> {b}");
             assert_eq!(
                 entries(&read_with_library(&back)),
@@ -404,7 +388,7 @@ fn convert_with_to_into_every_kind() {
     for kind in kinds() {
         for to in ["coo", "csr", "csc", "csf", "dense"] {
             let out = dir.path().join(format!("{to}.{kind}"));
-            ok(&[
+            cli_ok(&[
                 "convert",
                 s(&src),
                 s(&out),
@@ -428,7 +412,7 @@ fn convert_with_to_into_every_kind() {
     }
     // npz layouts by option: pydata/sparse COO for a 2-D matrix
     let out = dir.path().join("pydata.npz");
-    ok(&["convert", s(&src), s(&out), "--npz-flavor", "pydata"]);
+    cli_ok(&["convert", s(&src), s(&out), "--npz-flavor", "pydata"]);
     let msg = io::read_path(&out).unwrap();
     assert!(
         msg.custom_metadata
@@ -445,7 +429,7 @@ fn convert_with_to_into_every_kind() {
     );
     let sym_src = dir.path().join("sym_src.arrow");
     write_with_library(&sym_src, &m.clone().into());
-    ok(&[
+    cli_ok(&[
         "convert",
         s(&sym_src),
         s(&sym),
@@ -493,7 +477,7 @@ fn multi_tensor_streams_into_single_tensor_files() {
         }
         for kind in kinds() {
             let out = dir.path().join(format!("t{i}.{kind}"));
-            ok(&["convert", &stream, s(&out), "--tensor", &i.to_string()]);
+            cli_ok(&["convert", &stream, s(&out), "--tensor", &i.to_string()]);
             assert_eq!(
                 entries(&read_with_library(&out)),
                 entries(&m.tensor),
@@ -511,21 +495,21 @@ fn inspect_and_dump_work_on_every_kind() {
         let path = dir.path().join(format!("m.{kind}"));
         write_with_library(&path, &matrix());
         // dump: the same entries whatever the kind
-        let line = ok(&["dump", s(&path)]);
+        let line = cli_ok(&["dump", s(&path)]);
         assert_eq!(line.lines().count(), 1);
         let v: J = serde_json::from_str(line.trim()).unwrap();
         assert_eq!(v["shape"], serde_json::json!([5, 7]));
         let reference = reference.get_or_insert_with(|| v["entries"].clone());
         assert_eq!(&v["entries"], reference, ".{kind}");
         // inspect: a header line naming the file, then the tensor
-        let text = ok(&["inspect", s(&path)]);
+        let text = cli_ok(&["inspect", s(&path)]);
         assert!(text.starts_with(s(&path)), "{text}");
         assert!(
             text.contains("tensor 0: coo") && text.contains("[5, 7]"),
             "{text}"
         );
         // inspect --json: one JSON object
-        let out = ok(&["inspect", s(&path), "--json"]);
+        let out = cli_ok(&["inspect", s(&path), "--json"]);
         assert_eq!(out.lines().count(), 1, "{out}");
         let v: J = serde_json::from_str(&out).unwrap();
         assert_eq!(v["kind"], kind);
@@ -547,7 +531,7 @@ fn inspect_and_dump_work_on_every_kind() {
         }
     }
     // a stream of several tensors
-    let out = ok(&["--json", "inspect", &golden("stream_mixed.arrow")]);
+    let out = cli_ok(&["--json", "inspect", &golden("stream_mixed.arrow")]);
     let v: J = serde_json::from_str(&out).unwrap();
     let tensors = v["tensors"].as_array().unwrap();
     assert_eq!(tensors.len(), 6);
@@ -747,7 +731,7 @@ fn exit_codes() {
 
 #[test]
 fn help_has_examples_and_exit_codes() {
-    let top = ok(&["--help"]);
+    let top = cli_ok(&["--help"]);
     for needle in [
         "Examples:",
         "Exit codes:",
@@ -759,7 +743,7 @@ fn help_has_examples_and_exit_codes() {
         assert!(top.contains(needle), "missing {needle:?} in\n{top}");
     }
     for sub in ["inspect", "dump", "convert"] {
-        let help = ok(&[sub, "--help"]);
+        let help = cli_ok(&[sub, "--help"]);
         assert!(
             help.contains("Examples:") && help.contains(&format!("arrow-sparse {sub} ")),
             "{sub}:\n{help}"

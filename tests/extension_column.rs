@@ -5,7 +5,7 @@
 #![cfg(feature = "parquet")]
 
 mod common;
-use common::Rng;
+use common::{Rng, cli, cli_ok};
 
 use std::path::Path;
 use std::process::Command;
@@ -579,35 +579,26 @@ proptest! {
     }
 }
 
-fn cli(args: &[&std::ffi::OsStr]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_arrow-sparse"))
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
-
 #[test]
 fn cli_converts_to_and_from_columns() {
     let dir = tempfile::tempdir().unwrap();
     let golden = common::repo().join("format/golden/csf_f32_i16_order201.arrow");
-    let want = cli(&["dump".as_ref(), golden.as_os_str()]);
+    let want = cli_ok(&["dump".as_ref(), golden.as_os_str()]);
     for name in ["table.arrow", "table.parquet"] {
         let table = dir.path().join(name);
-        cli(&[
+        cli_ok(&[
             "convert".as_ref(),
             golden.as_os_str(),
             table.as_os_str(),
             "--as-column".as_ref(),
         ]);
         assert_ne!(io::detect(&table).unwrap(), io::FileKind::TensorMessages);
-        assert_eq!(cli(&["dump".as_ref(), table.as_os_str()]), want, "{name}");
-        let inspected: serde_json::Value = serde_json::from_str(&cli(&[
+        assert_eq!(
+            cli_ok(&["dump".as_ref(), table.as_os_str()]),
+            want,
+            "{name}"
+        );
+        let inspected: serde_json::Value = serde_json::from_str(&cli_ok(&[
             "--json".as_ref(),
             "inspect".as_ref(),
             table.as_os_str(),
@@ -617,7 +608,7 @@ fn cli_converts_to_and_from_columns() {
         assert_eq!(inspected["tensors"][0]["format"], "csf", "{name}");
         // and back to SparseTensor messages, in another format
         let back = dir.path().join(format!("{name}.msgs"));
-        cli(&[
+        cli_ok(&[
             "convert".as_ref(),
             table.as_os_str(),
             back.as_os_str(),
@@ -630,13 +621,12 @@ fn cli_converts_to_and_from_columns() {
     }
     // tensors that do not fit one column: a typed error, exit code 4 (cannot convert)
     let mixed = common::repo().join("format/golden/stream_mixed.arrow");
-    let out = Command::new(env!("CARGO_BIN_EXE_arrow-sparse"))
-        .arg("convert")
-        .arg(&mixed)
-        .arg(dir.path().join("x.arrow"))
-        .arg("--as-column")
-        .output()
-        .unwrap();
+    let out = cli(&[
+        "convert".as_ref(),
+        mixed.as_os_str(),
+        dir.path().join("x.arrow").as_os_str(),
+        "--as-column".as_ref(),
+    ]);
     assert_eq!(out.status.code(), Some(4));
     assert!(!dir.path().join("x.arrow").exists());
 }

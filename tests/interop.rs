@@ -12,200 +12,18 @@
 //! Skipped (with a message) when the peer is not built, except under `CI=true`.
 
 mod common;
+#[path = "common/corpus.rs"]
+mod corpus;
 use common::Rng;
+use corpus::{Gen, Reach, names, random_coo};
 
 use std::path::Path;
 
 use arrow_sparse::dump::json_line;
 use arrow_sparse::ipc::{self, MmapReader, TensorMessage, WriteOptions};
 use arrow_sparse::{
-    AnyTensor, CompressedAxis, Convert, CooTensor, CoordLayout, DenseTensor, Format, Index,
-    IndexType, Value,
+    AnyTensor, CompressedAxis, Convert, CooTensor, CoordLayout, DenseTensor, Format, IndexType,
 };
-use half::f16;
-
-trait Gen: Value {
-    fn random(r: &mut Rng) -> Self;
-}
-macro_rules! gen_int {
-    ($($t:ty),*) => {$(impl Gen for $t {
-        fn random(r: &mut Rng) -> Self { let x = r.next() as $t; if x == 0 { 1 } else { x } }
-    })*};
-}
-gen_int!(i8, i16, i32, i64, u8, u16, u32, u64);
-impl Gen for f32 {
-    fn random(r: &mut Rng) -> Self {
-        (r.next() as i32) as f32 / 977.0 + 0.5
-    }
-}
-impl Gen for f64 {
-    fn random(r: &mut Rng) -> Self {
-        f64::from_bits((r.next() >> 12) | 0x3FF0_0000_0000_0000)
-            * if r.next() & 1 == 0 { -1.0 } else { 1.0 }
-            * 1e-3
-    }
-}
-impl Gen for f16 {
-    fn random(r: &mut Rng) -> Self {
-        f16::from_f32((r.below(2000) as f32 - 999.5) / 8.0)
-    }
-}
-
-/// `nnz` random entries in `shape`: unique and sorted when `canonical`, else in
-/// random order with a few duplicates.
-fn random_coo<V: Gen, I: Index>(
-    r: &mut Rng,
-    shape: &[usize],
-    nnz: usize,
-    canonical: bool,
-    layout: CoordLayout,
-) -> CooTensor<V, I> {
-    let ndim = shape.len();
-    let mut entries: Vec<(Vec<usize>, V)> = (0..nnz)
-        .map(|_| (shape.iter().map(|&d| r.below(d)).collect(), V::random(r)))
-        .collect();
-    if canonical {
-        entries.sort_by(|a, b| a.0.cmp(&b.0));
-        entries.dedup_by(|a, b| a.0 == b.0);
-    }
-    if !canonical && nnz > 2 {
-        let dup = entries[0].0.clone();
-        entries[nnz / 2].0 = dup;
-    }
-    let mut t = CooTensor::<V, I>::from_entries(shape.to_vec(), &entries).unwrap();
-    if canonical {
-        t = t.canonicalize().unwrap();
-    }
-    if layout == CoordLayout::ColumnMajor && t.nnz() > 1 {
-        let mut col = Vec::with_capacity(t.nnz() * ndim);
-        for d in 0..ndim {
-            for k in 0..t.nnz() {
-                col.push(t.coords()[k * ndim + d]);
-            }
-        }
-        t = CooTensor::try_new(
-            shape.to_vec(),
-            col.into(),
-            CoordLayout::ColumnMajor,
-            t.values().clone(),
-            t.is_canonical(),
-        )
-        .unwrap();
-    }
-    t
-}
-
-fn names(ndim: usize, named: bool) -> Vec<String> {
-    if named {
-        (0..ndim).map(|d| format!("dim{d}")).collect()
-    } else {
-        vec![]
-    }
-}
-
-/// Largest extent that keeps every index type's checks happy.
-fn extent_cap(it: IndexType) -> usize {
-    (it.max_value() as usize).min(40)
-}
-
-fn push_cases<V: Gen, I: Index>(r: &mut Rng, out: &mut Vec<AnyTensor>) {
-    let it = I::TYPE;
-    let cap = extent_cap(it);
-    // libarrow checks index widths against array lengths: keep nnz below the max.
-    let nnz = 20.min(it.max_value() as usize - 1);
-    let named = r.next() & 1 == 0;
-    // COO, ndim 1..5, both layouts, canonical or not
-    for ndim in 1..=5 {
-        let shape: Vec<usize> = (0..ndim).map(|_| 1 + r.below(cap)).collect();
-        let layout = if ndim % 2 == 0 {
-            CoordLayout::ColumnMajor
-        } else {
-            CoordLayout::RowMajor
-        };
-        let canonical = ndim != 3;
-        let t = random_coo::<V, I>(r, &shape, nnz, canonical, layout);
-        out.push(
-            AnyTensor::from(t)
-                .with_dim_names(names(ndim, named))
-                .unwrap(),
-        );
-    }
-    // CSR and CSC
-    let shape = vec![1 + r.below(cap), 1 + r.below(cap)];
-    let coo = random_coo::<V, I>(r, &shape, nnz, true, CoordLayout::RowMajor);
-    for axis in [CompressedAxis::Row, CompressedAxis::Column] {
-        let m = coo.to_csx::<I, I>(axis).unwrap();
-        out.push(AnyTensor::from(m).with_dim_names(names(2, named)).unwrap());
-    }
-    // CSF, ndim 2..5, a random axis order
-    for ndim in 2..=5 {
-        let shape: Vec<usize> = (0..ndim).map(|_| 1 + r.below(cap)).collect();
-        let coo = random_coo::<V, I>(r, &shape, nnz, true, CoordLayout::RowMajor);
-        let mut order: Vec<usize> = (0..ndim).collect();
-        for i in (1..ndim).rev() {
-            order.swap(i, r.below(i + 1));
-        }
-        let t = coo.to_csf::<I, I>(&order).unwrap();
-        out.push(
-            AnyTensor::from(t)
-                .with_dim_names(names(ndim, named))
-                .unwrap(),
-        );
-    }
-    // nnz 0 in every format
-    let shape = vec![3, 4, 5];
-    let empty = CooTensor::<V, I>::from_entries(shape.clone(), &[]).unwrap();
-    out.push(empty.clone().into());
-    out.push(empty.to_csf::<I, I>(&[1, 2, 0]).unwrap().into());
-    let empty2 = CooTensor::<V, I>::from_entries(vec![3, 4], &[]).unwrap();
-    out.push(empty2.to_csx::<I, I>(CompressedAxis::Row).unwrap().into());
-    out.push(
-        empty2
-            .to_csx::<I, I>(CompressedAxis::Column)
-            .unwrap()
-            .into(),
-    );
-}
-
-fn push_dense<V: Gen>(r: &mut Rng, out: &mut Vec<AnyTensor>) {
-    for ndim in 1..=5 {
-        let shape: Vec<usize> = (0..ndim).map(|_| 1 + r.below(4)).collect();
-        let size: usize = shape.iter().product();
-        let vals: Vec<V> = (0..size)
-            .map(|_| {
-                if r.below(3) == 0 {
-                    V::ZERO
-                } else {
-                    V::random(r)
-                }
-            })
-            .collect();
-        let strides = if ndim % 2 == 0 {
-            arrow_sparse::tensor::dense::column_major_strides(&shape)
-        } else {
-            arrow_sparse::tensor::dense::row_major_strides(&shape)
-        };
-        let t = DenseTensor::<V>::try_new_strided(shape, strides, vals.into()).unwrap();
-        out.push(
-            AnyTensor::from(t)
-                .with_dim_names(names(ndim, ndim > 2))
-                .unwrap(),
-        );
-    }
-}
-
-macro_rules! for_index_types {
-    ($r:expr, $out:expr, $V:ty) => {
-        push_cases::<$V, i8>($r, $out);
-        push_cases::<$V, i16>($r, $out);
-        push_cases::<$V, i32>($r, $out);
-        push_cases::<$V, i64>($r, $out);
-        push_cases::<$V, u8>($r, $out);
-        push_cases::<$V, u16>($r, $out);
-        push_cases::<$V, u32>($r, $out);
-        push_dense::<$V>($r, $out);
-    };
-}
 
 fn write(path: &Path, tensors: &[AnyTensor]) {
     let msgs: Vec<TensorMessage> = tensors.iter().cloned().map(TensorMessage::from).collect();
@@ -267,19 +85,7 @@ fn check_both_directions(peer: &Path, dir: &Path, name: &str, tensors: &[AnyTens
 fn every_type_and_format_round_trips_with_libarrow() {
     let Some(peer) = common::peer() else { return };
     let dir = tempfile::tempdir().unwrap();
-    let mut r = Rng(0x9E37_79B9_7F4A_7C15);
-    let mut all = Vec::new();
-    for_index_types!(&mut r, &mut all, i8);
-    for_index_types!(&mut r, &mut all, i16);
-    for_index_types!(&mut r, &mut all, i32);
-    for_index_types!(&mut r, &mut all, i64);
-    for_index_types!(&mut r, &mut all, u8);
-    for_index_types!(&mut r, &mut all, u16);
-    for_index_types!(&mut r, &mut all, u32);
-    for_index_types!(&mut r, &mut all, u64);
-    for_index_types!(&mut r, &mut all, f16);
-    for_index_types!(&mut r, &mut all, f32);
-    for_index_types!(&mut r, &mut all, f64);
+    let all = corpus::every_type(0x9E37_79B9_7F4A_7C15, Reach::Libarrow);
     // coverage of the matrix, so a generator change cannot silently drop a corner
     let formats: std::collections::HashSet<_> = all
         .iter()

@@ -1,8 +1,9 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Output};
 
 use serde_json::Value as J;
 
@@ -154,4 +155,24 @@ impl Rng {
     pub fn below(&mut self, n: usize) -> usize {
         (self.next() % n.max(1) as u64) as usize
     }
+}
+
+/// Run this build's `arrow-sparse` binary with `args`.
+pub fn cli<S: AsRef<OsStr>>(args: &[S]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_arrow-sparse"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// As [`cli`], and panic with its stderr unless it succeeds. Returns stdout.
+pub fn cli_ok<S: AsRef<OsStr>>(args: &[S]) -> String {
+    let out = cli(args);
+    assert!(
+        out.status.success(),
+        "{:?}: {}",
+        args.iter().map(|a| a.as_ref()).collect::<Vec<_>>(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
 }
