@@ -46,6 +46,18 @@ use crate::types::ValueType;
 use crate::{with_index_type, with_value_type};
 
 /// The Matrix Market storage format.
+///
+/// ```
+/// use arrow_sparse::io::{mtx, MtxFormat, ReadOptions};
+/// use arrow_sparse::Format;
+/// // an `array` file lists every element, column by column, and reads as a dense tensor
+/// let text = "%%MatrixMarket matrix array real general\n2 2\n1\n2\n0\n4\n";
+/// let msg = mtx::read_from(text.as_bytes(), "mem.mtx", &ReadOptions::default())?;
+/// assert_eq!(msg.tensor.format(), Format::Dense);
+/// assert_eq!(msg.tensor.get::<f64>(&[1, 0])?, Some(2.0));
+/// assert_ne!(MtxFormat::Array, MtxFormat::Coordinate);
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum MtxFormat {
     /// `coordinate`: one line per stored entry.
@@ -55,6 +67,19 @@ pub enum MtxFormat {
 }
 
 /// The Matrix Market field (the type of the values).
+///
+/// ```
+/// use arrow_sparse::io::{mtx, ReadOptions};
+/// use arrow_sparse::ValueType;
+/// // `integer` files read as int64 by default, `pattern` entries as float64 ones
+/// let int = "%%MatrixMarket matrix coordinate integer general\n2 2 1\n2 1 -7\n";
+/// let msg = mtx::read_from(int.as_bytes(), "int.mtx", &ReadOptions::default())?;
+/// assert_eq!((msg.tensor.value_type(), msg.tensor.get::<i64>(&[1, 0])?), (ValueType::Int64, Some(-7)));
+/// let pattern = "%%MatrixMarket matrix coordinate pattern general\n2 2 1\n2 1\n";
+/// let msg = mtx::read_from(pattern.as_bytes(), "pattern.mtx", &ReadOptions::default())?;
+/// assert_eq!(msg.tensor.get::<f64>(&[1, 0])?, Some(1.0));
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum MtxField {
     /// `real` (also read: `double`).
@@ -66,6 +91,17 @@ pub enum MtxField {
 }
 
 /// The Matrix Market symmetry.
+///
+/// ```
+/// use arrow_sparse::io::{mtx, MtxSymmetry, ReadOptions};
+/// assert_eq!(MtxSymmetry::default(), MtxSymmetry::General);
+/// // skew-symmetric: the entry (2, 1) = 3 also gives (1, 2) = -3
+/// let text = "%%MatrixMarket matrix coordinate integer skew-symmetric\n2 2 1\n2 1 3\n";
+/// let msg = mtx::read_from(text.as_bytes(), "skew.mtx", &ReadOptions::default())?;
+/// assert_eq!(msg.tensor.nnz(), 2);
+/// assert_eq!(msg.tensor.get::<i64>(&[0, 1])?, Some(-3));
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum MtxSymmetry {
     /// `general`: every entry stored.
@@ -79,6 +115,12 @@ pub enum MtxSymmetry {
 
 impl MtxFormat {
     /// The header word.
+    ///
+    /// ```
+    /// use arrow_sparse::io::MtxFormat;
+    /// assert_eq!(MtxFormat::Coordinate.name(), "coordinate");
+    /// assert_eq!(MtxFormat::Array.name(), "array");
+    /// ```
     pub fn name(self) -> &'static str {
         match self {
             MtxFormat::Coordinate => "coordinate",
@@ -94,6 +136,13 @@ impl MtxFormat {
 
 impl MtxField {
     /// The header word.
+    ///
+    /// ```
+    /// use arrow_sparse::io::MtxField;
+    /// assert_eq!(MtxField::Real.name(), "real"); // files saying `double` read as Real too
+    /// assert_eq!(MtxField::Integer.name(), "integer");
+    /// assert_eq!(MtxField::Pattern.name(), "pattern");
+    /// ```
     pub fn name(self) -> &'static str {
         match self {
             MtxField::Real => "real",
@@ -113,6 +162,13 @@ impl MtxField {
 
 impl MtxSymmetry {
     /// The header word.
+    ///
+    /// ```
+    /// use arrow_sparse::io::MtxSymmetry;
+    /// assert_eq!(MtxSymmetry::General.name(), "general");
+    /// assert_eq!(MtxSymmetry::Symmetric.name(), "symmetric");
+    /// assert_eq!(MtxSymmetry::SkewSymmetric.name(), "skew-symmetric");
+    /// ```
     pub fn name(self) -> &'static str {
         match self {
             MtxSymmetry::General => "general",
@@ -139,6 +195,20 @@ impl MtxSymmetry {
 /// A symmetry asked for here must hold (else an error); a symmetry that only
 /// comes from the metadata falls back to `general` when the tensor is no longer
 /// symmetric.
+///
+/// ```
+/// use arrow_sparse::io::mtx::{self, MtxField, MtxWriteOptions};
+/// use arrow_sparse::{AnyTensor, CooTensor};
+/// let defaults = MtxWriteOptions::default();
+/// assert_eq!((defaults.format, defaults.field, defaults.symmetry), (None, None, None));
+/// // int32 values would be written as `integer`; ask for `real` instead
+/// let t: AnyTensor = CooTensor::<i32, i64>::from_entries(vec![2, 2], &[(vec![0, 1], 5)])?.into();
+/// let options = MtxWriteOptions { field: Some(MtxField::Real), ..Default::default() };
+/// let mut out = Vec::new();
+/// mtx::write_to(&mut out, &t.into(), &options)?;
+/// assert_eq!(String::from_utf8(out).unwrap(), "%%MatrixMarket matrix coordinate real general\n2 2 1\n1 2 5\n");
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
 #[derive(Clone, Debug, Default)]
 pub struct MtxWriteOptions {
     /// `coordinate` or `array`.
@@ -151,16 +221,58 @@ pub struct MtxWriteOptions {
 
 impl MtxWriteOptions {
     /// Set the format.
+    ///
+    /// ```
+    /// use arrow_sparse::io::mtx::{self, MtxFormat, MtxWriteOptions};
+    /// use arrow_sparse::{AnyTensor, CooTensor};
+    /// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![2, 2], &[(vec![1, 0], 3.0)])?.into();
+    /// // a sparse tensor written as `array`: every element, column by column
+    /// let options = MtxWriteOptions::default().with_format(MtxFormat::Array);
+    /// let mut out = Vec::new();
+    /// mtx::write_to(&mut out, &t.into(), &options)?;
+    /// assert_eq!(String::from_utf8(out).unwrap(), "%%MatrixMarket matrix array real general\n2 2\n0.0\n3.0\n0.0\n0.0\n");
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn with_format(mut self, f: MtxFormat) -> Self {
         self.format = Some(f);
         self
     }
     /// Set the field.
+    ///
+    /// ```
+    /// use arrow_sparse::io::mtx::{self, MtxField, MtxWriteOptions};
+    /// use arrow_sparse::{AnyTensor, CooTensor};
+    /// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![1, 2], 9.5)])?.into();
+    /// // `pattern` writes the coordinates only
+    /// let options = MtxWriteOptions::default().with_field(MtxField::Pattern);
+    /// let mut out = Vec::new();
+    /// mtx::write_to(&mut out, &t.clone().into(), &options)?;
+    /// assert_eq!(String::from_utf8(out).unwrap(), "%%MatrixMarket matrix coordinate pattern general\n2 3 1\n2 3\n");
+    /// // `integer` needs an integer value type
+    /// let options = MtxWriteOptions::default().with_field(MtxField::Integer);
+    /// assert!(mtx::write_to(&mut Vec::new(), &t.into(), &options).is_err());
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn with_field(mut self, f: MtxField) -> Self {
         self.field = Some(f);
         self
     }
     /// Set the symmetry.
+    ///
+    /// ```
+    /// use arrow_sparse::io::mtx::{self, MtxSymmetry, MtxWriteOptions};
+    /// use arrow_sparse::{AnyTensor, CooTensor};
+    /// let t: AnyTensor = CooTensor::<i32, i64>::from_entries(vec![2, 2], &[(vec![0, 1], 2), (vec![1, 0], -2)])?.into();
+    /// // skew-symmetric: only the strictly lower triangle is written
+    /// let options = MtxWriteOptions::default().with_symmetry(MtxSymmetry::SkewSymmetric);
+    /// let mut out = Vec::new();
+    /// mtx::write_to(&mut out, &t.clone().into(), &options)?;
+    /// assert_eq!(String::from_utf8(out).unwrap(), "%%MatrixMarket matrix coordinate integer skew-symmetric\n2 2 1\n2 1 -2\n");
+    /// // a symmetry asked for must hold: this matrix is not symmetric
+    /// let options = MtxWriteOptions::default().with_symmetry(MtxSymmetry::Symmetric);
+    /// assert!(mtx::write_to(&mut Vec::new(), &t.into(), &options).is_err());
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn with_symmetry(mut self, s: MtxSymmetry) -> Self {
         self.symmetry = Some(s);
         self
@@ -198,6 +310,19 @@ pub fn read(path: &Path, options: &ReadOptions) -> Result<TensorMessage> {
 }
 
 /// Read Matrix Market text from any byte source; `name` is used in error messages.
+///
+/// ```
+/// use arrow_sparse::io::{mtx, ReadOptions};
+/// use arrow_sparse::Error;
+/// let text = "%%MatrixMarket matrix coordinate real general\n% a comment\n3 2 2\n3 1 0.5\n1 2 -1e3\n";
+/// let msg = mtx::read_from(text.as_bytes(), "mem.mtx", &ReadOptions::default())?;
+/// assert_eq!((msg.tensor.shape(), msg.tensor.nnz()), (&[3usize, 2][..], 2));
+/// assert_eq!(msg.tensor.get::<f64>(&[0, 1])?, Some(-1000.0));
+/// // 4 is outside the 3 rows: a parse error
+/// let bad = "%%MatrixMarket matrix coordinate real general\n3 2 1\n4 1 0.5\n";
+/// assert!(matches!(mtx::read_from(bad.as_bytes(), "bad.mtx", &ReadOptions::default()), Err(Error::Parse { .. })));
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
 pub fn read_from<R: Read>(reader: R, name: &str, options: &ReadOptions) -> Result<TensorMessage> {
     let mut lines = Lines::new(reader, name);
     let h = read_header(&mut lines)?;

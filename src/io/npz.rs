@@ -55,6 +55,23 @@ use crate::types::{Index, IndexType};
 use crate::with_value_type;
 
 /// Which library's npz layout.
+///
+/// ```
+/// use std::io::Cursor;
+/// use arrow_sparse::io::{npz, NpzFlavor, NpzWriteOptions, ReadOptions};
+/// use arrow_sparse::{AnyTensor, CompressedAxis, Convert, CooTensor, Format};
+/// let csr: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![1, 2], 4.0)])?
+///     .to_csx::<i32, i32>(CompressedAxis::Row)?
+///     .into();
+/// // scipy keeps a CSR matrix as `csr`; pydata/sparse stores it as GCXS, read back as GCS
+/// for (flavor, format) in [(NpzFlavor::Scipy, Format::Csr), (NpzFlavor::Pydata, Format::Gcs)] {
+///     let options = NpzWriteOptions::default().with_flavor(flavor);
+///     let bytes = npz::write_to(Cursor::new(Vec::new()), &csr.clone().into(), &options)?.into_inner();
+///     let back = npz::read_from(Cursor::new(bytes), "mem.npz", &ReadOptions::default())?;
+///     assert_eq!((back.tensor.format(), back.tensor.get::<f64>(&[1, 2])?), (format, Some(4.0)));
+/// }
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum NpzFlavor {
     /// `scipy.sparse.save_npz`: csr, csc, coo.
@@ -65,6 +82,12 @@ pub enum NpzFlavor {
 
 impl NpzFlavor {
     /// The name used in the metadata.
+    ///
+    /// ```
+    /// use arrow_sparse::io::NpzFlavor;
+    /// assert_eq!(NpzFlavor::Scipy.name(), "scipy");
+    /// assert_eq!(NpzFlavor::Pydata.name(), "pydata");
+    /// ```
     pub fn name(self) -> &'static str {
         match self {
             NpzFlavor::Scipy => "scipy",
@@ -81,6 +104,22 @@ impl NpzFlavor {
 }
 
 /// Options for writing `.npz` files.
+///
+/// ```
+/// use std::io::Cursor;
+/// use arrow_sparse::io::{npz, NpzFlavor, NpzWriteOptions, ReadOptions};
+/// use arrow_sparse::{AnyTensor, CooTensor, Format};
+/// let defaults = NpzWriteOptions::default();
+/// assert_eq!((defaults.flavor, defaults.compressed, defaults.is_array), (None, true, None));
+/// // a 2-D COO tensor goes to scipy's `coo` by default; ask for pydata/sparse's COO
+/// let t: AnyTensor = CooTensor::<i64, i64>::from_entries(vec![2, 2], &[(vec![1, 1], 3)])?.into();
+/// let options = NpzWriteOptions { flavor: Some(NpzFlavor::Pydata), ..Default::default() };
+/// let bytes = npz::write_to(Cursor::new(Vec::new()), &t.into(), &options)?.into_inner();
+/// let back = npz::read_from(Cursor::new(bytes), "mem.npz", &ReadOptions::default())?;
+/// assert_eq!(back.tensor.format(), Format::Coo);
+/// assert_eq!(back.custom_metadata, vec![("arrow_sparse.npz.flavor".to_string(), "pydata".to_string())]);
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
 #[derive(Clone, Debug)]
 pub struct NpzWriteOptions {
     /// The layout; `None` takes it from the metadata, else chooses by tensor (see
@@ -106,16 +145,61 @@ impl Default for NpzWriteOptions {
 
 impl NpzWriteOptions {
     /// Set the layout.
+    ///
+    /// ```
+    /// use std::io::Cursor;
+    /// use arrow_sparse::io::{meta, npz, NpzFlavor, NpzWriteOptions, ReadOptions};
+    /// use arrow_sparse::{AnyTensor, CooTensor};
+    /// // a 3-D tensor goes to pydata/sparse by default; scipy can hold it as an N-D coo_array
+    /// let t: AnyTensor = CooTensor::<f32, i64>::from_entries(vec![2, 2, 2], &[(vec![1, 0, 1], 0.5)])?.into();
+    /// let options = NpzWriteOptions::default().with_flavor(NpzFlavor::Scipy);
+    /// let bytes = npz::write_to(Cursor::new(Vec::new()), &t.clone().into(), &options)?.into_inner();
+    /// let back = npz::read_from(Cursor::new(bytes), "mem.npz", &ReadOptions::default())?;
+    /// assert!(back.custom_metadata.contains(&(meta::NPZ_FLAVOR.to_string(), "scipy".to_string())));
+    /// assert_eq!(back.tensor.get::<f32>(&[1, 0, 1])?, Some(0.5));
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn with_flavor(mut self, f: NpzFlavor) -> Self {
         self.flavor = Some(f);
         self
     }
     /// Compress or store the arrays.
+    ///
+    /// ```
+    /// use std::io::Cursor;
+    /// use arrow_sparse::io::{npz, NpzWriteOptions, ReadOptions};
+    /// use arrow_sparse::{AnyTensor, DenseTensor};
+    /// let t: AnyTensor = DenseTensor::<f64>::try_new(vec![50, 50], vec![1.0; 2500].into())?.into();
+    /// let write = |o: &NpzWriteOptions| npz::write_to(Cursor::new(Vec::new()), &t.clone().into(), o).map(Cursor::into_inner);
+    /// let deflated = write(&NpzWriteOptions::default())?;
+    /// let stored = write(&NpzWriteOptions::default().with_compressed(false))?;
+    /// assert!(stored.len() > 2500 * 8 && deflated.len() < stored.len() / 10);
+    /// // both read back the same tensor (as COO: dense tensors are written as scipy `coo`)
+    /// let read = |b: Vec<u8>| npz::read_from(Cursor::new(b), "mem.npz", &ReadOptions::default());
+    /// assert_eq!(read(deflated)?.tensor, read(stored)?.tensor);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn with_compressed(mut self, c: bool) -> Self {
         self.compressed = c;
         self
     }
     /// Set scipy's `_is_array`.
+    ///
+    /// ```
+    /// use std::io::Cursor;
+    /// use arrow_sparse::io::{meta, npz, NpzFlavor, NpzWriteOptions, ReadOptions};
+    /// use arrow_sparse::{AnyTensor, CooTensor};
+    /// let matrix = NpzWriteOptions::default().with_flavor(NpzFlavor::Scipy).with_is_array(false);
+    /// assert_eq!(matrix.is_array, Some(false));
+    /// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![2, 2], &[(vec![0, 1], 1.0)])?.into();
+    /// let bytes = npz::write_to(Cursor::new(Vec::new()), &t.into(), &matrix)?.into_inner();
+    /// let back = npz::read_from(Cursor::new(bytes), "mem.npz", &ReadOptions::default())?;
+    /// assert!(back.custom_metadata.contains(&(meta::NPZ_IS_ARRAY.to_string(), "false".to_string())));
+    /// // a scipy sparse matrix is 2-D: a 3-D tensor needs `_is_array`
+    /// let t3: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![2, 2, 2], &[(vec![0, 1, 1], 1.0)])?.into();
+    /// assert!(npz::write_to(Cursor::new(Vec::new()), &t3.into(), &matrix).is_err());
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn with_is_array(mut self, a: bool) -> Self {
         self.is_array = Some(a);
         self
@@ -179,7 +263,22 @@ impl<R: Read + Seek> Archive<R> {
     }
 }
 
-/// Read a `.npz` file (see the module docs for an example).
+/// Read a `.npz` file.
+///
+/// ```
+/// use arrow_sparse::io::{npz, ReadOptions};
+/// use arrow_sparse::{AnyTensor, CooTensor, Format, IndexType};
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("t.npz");
+/// let t: AnyTensor = CooTensor::<i16, i32>::from_entries(vec![4, 3, 2], &[(vec![3, 2, 1], -5)])?.into();
+/// npz::write(&path, &t.into(), &npz::NpzWriteOptions::default())?; // pydata/sparse COO
+/// let back = npz::read(&path, &ReadOptions::default())?;
+/// assert_eq!((back.tensor.format(), back.tensor.index_type()), (Format::Coo, Some(IndexType::Int32)));
+/// assert_eq!((back.tensor.shape(), back.tensor.get::<i16>(&[3, 2, 1])?), (&[4usize, 3, 2][..], Some(-5)));
+/// // a missing file is an I/O error naming the path
+/// assert!(npz::read(&dir.path().join("missing.npz"), &ReadOptions::default()).unwrap_err().to_string().contains("missing.npz"));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn read(path: &Path, options: &ReadOptions) -> Result<TensorMessage> {
     read_from(
         BufReader::new(open(path)?),
@@ -546,8 +645,20 @@ fn default_flavor(t: &AnyTensor) -> NpzFlavor {
     }
 }
 
-/// Write a tensor as a `.npz` file, atomically (see the module docs for an
-/// example).
+/// Write a tensor as a `.npz` file, atomically.
+///
+/// ```
+/// use arrow_sparse::io::{npz, ReadOptions};
+/// use arrow_sparse::{AnyTensor, CooTensor, Format};
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("m.npz");
+/// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![3, 3], &[(vec![2, 0], 1.25)])?.into();
+/// npz::write(&path, &t.clone().into(), &npz::NpzWriteOptions::default())?; // scipy coo_array
+/// assert_eq!(&std::fs::read(&path)?[..4], b"PK\x03\x04"); // a zip archive
+/// let back = npz::read(&path, &ReadOptions::default())?;
+/// assert_eq!((back.tensor.format(), back.tensor.get::<f64>(&[2, 0])?), (Format::Coo, Some(1.25)));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn write(path: &Path, message: &TensorMessage, options: &NpzWriteOptions) -> Result<()> {
     write_atomic(path, |f| {
         let mut w = write_to(BufWriter::new(f), message, options)?;
@@ -556,8 +667,21 @@ pub fn write(path: &Path, message: &TensorMessage, options: &NpzWriteOptions) ->
     })
 }
 
-/// Write a tensor as an npz archive to a seekable sink; returns the sink (see
-/// [`read_from`] for an example).
+/// Write a tensor as an npz archive to a seekable sink; returns the sink.
+///
+/// ```
+/// use std::io::Cursor;
+/// use arrow_sparse::io::{npz, NpzWriteOptions, ReadOptions};
+/// use arrow_sparse::{AnyTensor, CompressedAxis, Convert, CooTensor};
+/// let csc: AnyTensor = CooTensor::<u8, i64>::from_entries(vec![2, 4], &[(vec![0, 3], 9)])?
+///     .to_csx::<i64, i64>(CompressedAxis::Column)?
+///     .into();
+/// let sink = npz::write_to(Cursor::new(Vec::new()), &csc.clone().into(), &NpzWriteOptions::default())?;
+/// let bytes = sink.into_inner();
+/// assert_eq!(&bytes[..2], b"PK");
+/// assert_eq!(npz::read_from(Cursor::new(bytes), "mem.npz", &ReadOptions::default())?.tensor, csc);
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
 pub fn write_to<W: Write + Seek>(
     out: W,
     message: &TensorMessage,

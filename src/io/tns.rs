@@ -37,6 +37,17 @@ use crate::types::{IndexType, ValueType};
 use crate::{with_index_type, with_value_type};
 
 /// The header lines before the entries of a `.tns` file.
+///
+/// ```
+/// use arrow_sparse::io::{tns, ReadOptions, TnsHeader};
+/// assert_eq!(TnsHeader::default(), TnsHeader::None);
+/// // a `sptensor` header (Tensor Toolbox): rank, extents, number of entries
+/// let text = "sptensor\n2\n5 6\n1\n1 2 3.5\n";
+/// let msg = tns::read_from(text.as_bytes(), "mem.tns", &ReadOptions::default())?;
+/// assert_eq!(msg.tensor.shape(), &[5, 6]); // from the header, not the entries
+/// assert_eq!(msg.tensor.get::<f64>(&[0, 1])?, Some(3.5));
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum TnsHeader {
     /// No header (FROSTT): the shape is inferred from the entries.
@@ -57,6 +68,15 @@ pub enum TnsHeader {
 
 impl TnsHeader {
     /// The name used in the metadata.
+    ///
+    /// ```
+    /// use arrow_sparse::io::TnsHeader;
+    /// assert_eq!(TnsHeader::None.name(), "none");
+    /// assert_eq!(TnsHeader::RankShape.name(), "rank-shape");
+    /// assert_eq!(TnsHeader::RankShapeNnz.name(), "rank-shape-nnz");
+    /// assert_eq!(TnsHeader::RankNnzShape.name(), "rank-nnz-shape");
+    /// assert_eq!(TnsHeader::Sptensor.name(), "sptensor");
+    /// ```
     pub fn name(self) -> &'static str {
         match self {
             TnsHeader::None => "none",
@@ -81,6 +101,24 @@ impl TnsHeader {
 }
 
 /// Options for writing `.tns` files.
+///
+/// ```
+/// use arrow_sparse::io::{tns, TnsWriteOptions};
+/// use arrow_sparse::{AnyTensor, CooTensor};
+/// assert_eq!(TnsWriteOptions::default().header, None);
+/// let write = |t: AnyTensor| -> arrow_sparse::Result<String> {
+///     let mut out = Vec::new();
+///     tns::write_to(&mut out, &t.into(), &TnsWriteOptions::default())?;
+///     Ok(String::from_utf8(out).unwrap())
+/// };
+/// // the entries reach the last index of every dimension: no header needed
+/// let full = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![1, 2], 1.0)])?;
+/// assert_eq!(write(full.into())?, "2 3 1.0\n");
+/// // they do not: a rank-shape header keeps the shape
+/// let short = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 0], 1.0)])?;
+/// assert_eq!(write(short.into())?, "2\n2 3\n1 1 1.0\n");
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
 #[derive(Clone, Debug, Default)]
 pub struct TnsWriteOptions {
     /// The header style; `None` takes it from the metadata ([`meta::TNS_HEADER`]),
@@ -94,6 +132,17 @@ pub struct TnsWriteOptions {
 
 impl TnsWriteOptions {
     /// Set the header style.
+    ///
+    /// ```
+    /// use arrow_sparse::io::{tns, TnsHeader, TnsWriteOptions};
+    /// use arrow_sparse::{AnyTensor, CooTensor};
+    /// let t: AnyTensor = CooTensor::<i32, i64>::from_entries(vec![4, 2, 3], &[(vec![0, 1, 2], 8)])?.into();
+    /// let options = TnsWriteOptions::default().with_header(TnsHeader::RankNnzShape);
+    /// let mut out = Vec::new();
+    /// tns::write_to(&mut out, &t.into(), &options)?;
+    /// assert_eq!(String::from_utf8(out).unwrap(), "3\n1\n4 2 3\n1 2 3 8\n");
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn with_header(mut self, h: TnsHeader) -> Self {
         self.header = Some(h);
         self

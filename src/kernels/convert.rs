@@ -172,6 +172,20 @@ fn indptr_from<P: Index>(offsets: &[usize]) -> Result<Vec<P>> {
 /// (column), so a canonical COO gives sorted indices. A canonical COO converted
 /// to CSR is not scattered at all: indptr comes from the row runs and the values
 /// (and, for column-major coordinates, the indices) are shared, not copied.
+///
+/// ```
+/// use arrow_sparse::kernels::convert::coo_to_csx;
+/// use arrow_sparse::{CompressedAxis, CooTensor};
+/// // [[0, 2, 0], [1, 0, 3]], entries out of order
+/// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![1, 2], 3.0), (vec![0, 1], 2.0), (vec![1, 0], 1.0)])?;
+/// let csc = coo_to_csx::<f64, i64, i32>(&coo, CompressedAxis::Column)?;
+/// assert_eq!(csc.indptr().as_ref(), &[0, 1, 2, 3]);
+/// assert_eq!((csc.indices().as_ref(), csc.values().as_ref()), (&[1i64, 0, 1][..], &[1.0, 2.0, 3.0][..]));
+/// // only matrices
+/// let t3 = CooTensor::<f64, i64>::from_entries(vec![2, 2, 2], &[])?;
+/// assert!(coo_to_csx::<f64, i64, i64>(&t3, CompressedAxis::Row).is_err());
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
 pub fn coo_to_csx<V: Value, I: Index, P: Index>(
     coo: &CooTensor<V, I>,
     axis: CompressedAxis,
@@ -340,6 +354,20 @@ fn sorted_indptr<I: Index, P: Index>(
 
 /// The same matrix compressed along the other axis (CSR <-> CSC), by a stable
 /// counting sort on the indices: O(nnz + extent); indices come out sorted.
+///
+/// ```
+/// use arrow_sparse::kernels::convert::transpose_csx;
+/// use arrow_sparse::{CompressedAxis, CsxMatrix};
+/// // [[1, 0, 2], [0, 3, 4]] as CSR
+/// let csr = CsxMatrix::<i32, i32>::try_new(
+///     CompressedAxis::Row, vec![2, 3], vec![0, 2, 4].into(), vec![0, 2, 1, 2].into(), vec![1, 2, 3, 4].into())?;
+/// let csc = transpose_csx(&csr)?;
+/// assert_eq!((csc.axis(), csc.shape()), (CompressedAxis::Column, &[2usize, 3][..]));
+/// assert_eq!(csc.indptr().as_ref(), &[0, 1, 2, 4]);
+/// assert_eq!((csc.indices().as_ref(), csc.values().as_ref()), (&[0, 1, 0, 1][..], &[1, 3, 2, 4][..]));
+/// assert_eq!(transpose_csx(&csc)?, csr); // and back
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
 pub fn transpose_csx<V: Value, I: Index, P: Index>(
     m: &CsxMatrix<V, I, P>,
 ) -> Result<CsxMatrix<V, I, P>> {
@@ -395,6 +423,16 @@ pub fn transpose_csx<V: Value, I: Index, P: Index>(
 /// `order` (most significant first): LSD radix sort with one counting pass per
 /// dimension when the extents are small enough (O(ndim · (nnz + extent))), a
 /// comparison sort otherwise.
+///
+/// ```
+/// use arrow_sparse::kernels::convert::sort_permutation;
+/// use arrow_sparse::CooTensor;
+/// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![1, 0], 1.0), (vec![0, 2], 2.0), (vec![0, 1], 3.0)])?;
+/// assert_eq!(sort_permutation(&coo, &[0, 1])?, vec![2, 1, 0]); // by row, then column
+/// assert_eq!(sort_permutation(&coo, &[1, 0])?, vec![0, 2, 1]); // by column, then row
+/// assert!(sort_permutation(&coo, &[0, 0]).is_err()); // not a permutation
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
 pub fn sort_permutation<V: Value, I: Index>(
     coo: &CooTensor<V, I>,
     order: &[usize],
@@ -594,6 +632,17 @@ fn dense_nonzeros<V: Value>(d: &DenseTensor<V>) -> Result<(Vec<usize>, usize)> {
 }
 
 /// Dense (row-major or strided) to canonical COO, scanning in parallel.
+///
+/// ```
+/// use arrow_sparse::kernels::convert::dense_to_coo;
+/// use arrow_sparse::DenseTensor;
+/// // [[0, 5, 0], [7, 0, 0]]
+/// let d = DenseTensor::<i32>::try_new(vec![2, 3], vec![0, 5, 0, 7, 0, 0].into())?;
+/// let coo = dense_to_coo::<i32, i16>(&d)?;
+/// assert_eq!((coo.nnz(), coo.is_canonical()), (2, true));
+/// assert_eq!((coo.coords().as_ref(), coo.values().as_ref()), (&[0i16, 1, 1, 0][..], &[5, 7][..]));
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
 pub fn dense_to_coo<V: Value, I: Index>(d: &DenseTensor<V>) -> Result<CooTensor<V, I>> {
     let d = if d.as_any().is_row_major() {
         d.clone()
@@ -636,6 +685,19 @@ pub fn dense_to_coo<V: Value, I: Index>(d: &DenseTensor<V>) -> Result<CooTensor<
 }
 
 /// Dense to CSR / CSC. CSR from a row-major tensor needs no sort at all.
+///
+/// ```
+/// use arrow_sparse::kernels::convert::dense_to_csx;
+/// use arrow_sparse::{CompressedAxis, DenseTensor};
+/// // [[0, 5, 0], [7, 0, 8]]
+/// let d = DenseTensor::<f32>::try_new(vec![2, 3], vec![0.0, 5.0, 0.0, 7.0, 0.0, 8.0].into())?;
+/// let csr = dense_to_csx::<f32, i32, i64>(&d, CompressedAxis::Row)?;
+/// assert_eq!(csr.indptr().as_ref(), &[0, 1, 3]);
+/// assert_eq!((csr.indices().as_ref(), csr.values().as_ref()), (&[1, 0, 2][..], &[5.0, 7.0, 8.0][..]));
+/// let csc = dense_to_csx::<f32, i32, i64>(&d, CompressedAxis::Column)?;
+/// assert_eq!(csc.indptr().as_ref(), &[0, 1, 2, 3]);
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
 pub fn dense_to_csx<V: Value, I: Index, P: Index>(
     d: &DenseTensor<V>,
     axis: CompressedAxis,
@@ -652,6 +714,17 @@ pub fn dense_to_csx<V: Value, I: Index, P: Index>(
 }
 
 /// Dense to CSF with any axis order.
+///
+/// ```
+/// use arrow_sparse::kernels::convert::dense_to_csf;
+/// use arrow_sparse::DenseTensor;
+/// // shape (2, 2, 2) with non-zeros at [0, 1, 1] = 3 and [1, 1, 0] = 4
+/// let d = DenseTensor::<f64>::try_new(vec![2, 2, 2], vec![0.0, 0.0, 0.0, 3.0, 0.0, 0.0, 4.0, 0.0].into())?;
+/// let csf = dense_to_csf::<f64, i32, i32>(&d, &[2, 0, 1])?; // the tree's root level is dimension 2
+/// assert_eq!((csf.axis_order(), csf.nnz()), (&[2usize, 0, 1][..], 2));
+/// assert_eq!((csf.get(&[0, 1, 1]), csf.get(&[1, 1, 0]), csf.get(&[0, 0, 0])), (Some(3.0), Some(4.0), Some(0.0)));
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
 pub fn dense_to_csf<V: Value, I: Index, P: Index>(
     d: &DenseTensor<V>,
     axis_order: &[usize],

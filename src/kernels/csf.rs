@@ -256,9 +256,28 @@ impl<'a, V: Numeric, I: Index, P: Index> Walk<'a, V, I, P> {
 }
 
 /// The CSR-based MTTKRP used as the baseline: the tensor matricized along `mode`
-/// (rows = the mode, columns = the other modes linearized, as a CSR matrix) and,
-/// per stored entry, the Hadamard product of the other modes' factor rows
-/// recomputed from its column index.
+/// (rows = the mode, columns = the other modes in increasing order, linearized
+/// row-major, as a CSR matrix `m` of shape `shape[mode] x prod(other extents)`)
+/// and, per stored entry, the Hadamard product of the other modes' factor rows
+/// recomputed from its column index. `shape` is the tensor's shape and `factors`
+/// are as for [`mttkrp`]; the result is the same.
+///
+/// ```
+/// use arrow_sparse::kernels::csf::mttkrp_csr;
+/// use arrow_sparse::{CompressedAxis, Convert, CooTensor, DenseTensor};
+/// // the (2, 2, 2) tensor with [0, 1, 1] = 3 and [1, 0, 0] = 1, matricized along mode 0:
+/// // column of [i, j, k] = j * 2 + k
+/// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 4], &[(vec![0, 3], 3.0), (vec![1, 0], 1.0)])?;
+/// let m = coo.to_csx::<i32, i32>(CompressedAxis::Row)?;
+/// let f = |v: Vec<f64>| DenseTensor::<f64>::try_new(vec![2, 1], v.into()); // rank 1
+/// let factors = [f(vec![0.0, 0.0])?, f(vec![1.0, 2.0])?, f(vec![5.0, 7.0])?];
+/// let out = mttkrp_csr(&m, &[2, 2, 2], 0, &factors)?;
+/// assert_eq!((out.shape(), out.values().as_ref()), (&[2usize, 1][..], &[3.0 * 2.0 * 7.0, 1.0 * 1.0 * 5.0][..]));
+/// // the matrix must be CSR
+/// let csc = coo.to_csx::<i32, i32>(CompressedAxis::Column)?;
+/// assert!(mttkrp_csr(&csc, &[2, 2, 2], 0, &factors).is_err());
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
 pub fn mttkrp_csr<V: Numeric, I: Index, P: Index>(
     m: &CsxMatrix<V, I, P>,
     shape: &[usize],

@@ -21,13 +21,41 @@ use crate::tensor::{
 };
 use crate::types::{Index, Value};
 
-/// Sort and sum duplicates with the checked [`Numeric`] accumulator; entries
-/// that sum to zero are kept (they were stored).
+/// Sort and sum duplicates: the same as
+/// [`canonicalize`](super::convert::canonicalize). The result is row-major and
+/// canonical; entries that sum to zero are kept (they were stored). Integer sums
+/// are checked one addition at a time, in storage order, in the value type (not
+/// in the wide [`Numeric`] accumulator): a partial sum that does not fit is an
+/// [`Error::Overflow`].
+///
+/// ```
+/// use arrow_sparse::kernels::elementwise::sum_duplicates;
+/// use arrow_sparse::{CooTensor, Error};
+/// let coo = CooTensor::<i32, i64>::from_entries(vec![2, 2], &[(vec![1, 1], 4), (vec![0, 1], 2), (vec![1, 1], -4)])?;
+/// let s = sum_duplicates(&coo)?;
+/// assert!(s.is_canonical());
+/// assert_eq!((s.coords().as_ref(), s.values().as_ref()), (&[0i64, 1, 1, 1][..], &[2, 0][..])); // the zero stays
+/// let big = CooTensor::<i8, i64>::from_entries(vec![1], &[(vec![0], 100), (vec![0], 100)])?;
+/// assert!(matches!(sum_duplicates(&big), Err(Error::Overflow { .. })));
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
 pub fn sum_duplicates<V: Numeric, I: Index>(coo: &CooTensor<V, I>) -> Result<CooTensor<V, I>> {
     super::convert::canonicalize(coo)
 }
 
 /// The operation of [`binary`].
+///
+/// ```
+/// use arrow_sparse::kernels::elementwise::{binary, BinaryOp};
+/// use arrow_sparse::{AnyTensor, CooTensor};
+/// let a: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![3], &[(vec![0], 5.0), (vec![1], 2.0)])?.into();
+/// let b: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![3], &[(vec![1], 2.0), (vec![2], 1.0)])?.into();
+/// let values = |op| binary::<f64>(&a, &b, op).map(|t| t.values().to_vec());
+/// assert_eq!(values(BinaryOp::Add)?, vec![5.0, 4.0, 1.0]); // union
+/// assert_eq!(values(BinaryOp::Subtract)?, vec![5.0, -1.0]); // 2 - 2 = 0 is dropped
+/// assert_eq!(values(BinaryOp::Multiply)?, vec![4.0]); // intersection
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BinaryOp {
     /// `a + b` over the union of the entries.
@@ -130,7 +158,20 @@ pub fn binary<V: Numeric>(a: &AnyTensor, b: &AnyTensor, op: BinaryOp) -> Result<
 
 /// The same tensor, same format and index buffers (shared, not copied), with
 /// every stored value replaced by `f(value)` (a new value type is allowed).
-/// GCS and DM tensors map their storage.
+/// GCS and DM tensors map their storage. `V` must be the tensor's value type.
+///
+/// ```
+/// use arrow_sparse::kernels::elementwise::map_values;
+/// use arrow_sparse::{AnyTensor, CompressedAxis, Convert, CooTensor, Format, ValueType};
+/// let csr: AnyTensor = CooTensor::<i32, i64>::from_entries(vec![2, 2], &[(vec![0, 1], 3), (vec![1, 0], -4)])?
+///     .to_csx::<i32, i32>(CompressedAxis::Row)?
+///     .into();
+/// let m = map_values::<i32, f32>(&csr, |v| v as f32 * 0.5)?;
+/// assert_eq!((m.format(), m.value_type()), (Format::Csr, ValueType::Float32));
+/// assert_eq!((m.get::<f32>(&[0, 1])?, m.get::<f32>(&[1, 0])?), (Some(1.5), Some(-2.0)));
+/// assert!(map_values::<i64, i64>(&csr, |v| v).is_err()); // the values are int32
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
 pub fn map_values<V: Value, W: Value>(
     t: &AnyTensor,
     f: impl Fn(V) -> W + Sync,

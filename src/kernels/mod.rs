@@ -44,34 +44,128 @@ use half::f16;
 use crate::types::Value;
 
 /// Values kernels can compute with (every [`Value`] type).
+///
+/// ```
+/// use arrow_sparse::kernels::Numeric;
+/// // a dot product under the accumulation rule of the module docs
+/// fn dot<V: Numeric>(a: &[V], b: &[V]) -> Option<V> {
+///     V::from_acc(a.iter().zip(b).fold(V::acc_zero(), |acc, (&x, &y)| V::madd(acc, x, y)))
+/// }
+/// assert_eq!(dot(&[1.5f64, 2.0], &[2.0, 4.0]), Some(11.0));
+/// assert_eq!(dot(&[100i8, 100, -100], &[1, 1, 1]), Some(100)); // 200 on the way: fine in i128
+/// assert_eq!(dot(&[100i8, 100], &[1, 1]), None); // 200 does not fit int8
+/// ```
 pub trait Numeric: Value {
     /// The accumulator type (see the module docs).
     type Acc: Copy + Send + Sync + Debug + PartialEq;
     /// The accumulator's zero.
+    ///
+    /// ```
+    /// use arrow_sparse::kernels::Numeric;
+    /// assert_eq!(f64::acc_zero(), 0.0);
+    /// assert_eq!(u8::from_acc(u8::acc_zero()), Some(0));
+    /// ```
     fn acc_zero() -> Self::Acc;
     /// The accumulator's one.
+    ///
+    /// ```
+    /// use arrow_sparse::kernels::Numeric;
+    /// assert_eq!(f32::acc_one(), 1.0);
+    /// assert_eq!(i16::acc_mul(i16::acc_one(), 7i16.to_acc()), 7i16.to_acc());
+    /// ```
     fn acc_one() -> Self::Acc;
     /// Widen a value.
+    ///
+    /// ```
+    /// use arrow_sparse::kernels::Numeric;
+    /// assert_eq!(2.5f64.to_acc(), 2.5);
+    /// assert_eq!(i64::acc_to_f64(i64::MIN.to_acc()), -9.223372036854775808e18);
+    /// ```
     fn to_acc(self) -> Self::Acc;
     /// `a + b`.
+    ///
+    /// ```
+    /// use arrow_sparse::kernels::Numeric;
+    /// assert_eq!(f64::acc_add(0.5, 0.25), 0.75);
+    /// // the integer accumulator is wider than the value type: narrowing decides
+    /// let s = i8::acc_add(i8::MAX.to_acc(), 1i8.to_acc());
+    /// assert_eq!(i8::from_acc(s), None);
+    /// assert_eq!(i8::from_acc(i8::acc_add(s, (-2i8).to_acc())), Some(126));
+    /// ```
     fn acc_add(a: Self::Acc, b: Self::Acc) -> Self::Acc;
     /// `a - b`.
+    ///
+    /// ```
+    /// use arrow_sparse::kernels::Numeric;
+    /// assert_eq!(f32::acc_sub(1.0, 0.25), 0.75);
+    /// // 0 - 1 is -1: not a uint32
+    /// assert_eq!(u32::from_acc(u32::acc_sub(u32::acc_zero(), 1u32.to_acc())), None);
+    /// assert_eq!(u32::from_acc(u32::acc_sub(9u32.to_acc(), 1u32.to_acc())), Some(8));
+    /// ```
     fn acc_sub(a: Self::Acc, b: Self::Acc) -> Self::Acc;
     /// `a * b`.
+    ///
+    /// ```
+    /// use arrow_sparse::kernels::Numeric;
+    /// assert_eq!(f64::acc_mul(1.5, -2.0), -3.0);
+    /// let m = i64::MAX.to_acc();
+    /// assert_eq!(i64::acc_to_f64(i64::acc_mul(m, 2i64.to_acc())), 2.0 * i64::MAX as f64);
+    /// // past i128 the accumulator is poisoned for good
+    /// let p = i64::acc_mul(i64::acc_mul(m, m), m);
+    /// assert!(i64::acc_to_f64(p).is_nan());
+    /// assert_eq!(i64::from_acc(i64::acc_sub(p, p)), None);
+    /// ```
     fn acc_mul(a: Self::Acc, b: Self::Acc) -> Self::Acc;
     /// `acc + a * b` (the SpMV inner step).
+    ///
+    /// ```
+    /// use arrow_sparse::kernels::Numeric;
+    /// assert_eq!(f32::madd(1.0, 2.0, 3.0), 7.0);
+    /// assert_eq!(u8::from_acc(u8::madd(u8::acc_zero(), 15, 17)), Some(255));
+    /// assert_eq!(u8::from_acc(u8::madd(u8::acc_zero(), 16, 16)), None); // 256
+    /// ```
     #[inline(always)]
     fn madd(acc: Self::Acc, a: Self, b: Self) -> Self::Acc {
         Self::acc_add(acc, Self::acc_mul(a.to_acc(), b.to_acc()))
     }
     /// Narrow back, `None` when an integer result does not fit (or overflowed).
+    /// Floats always narrow (float16 rounds its float32 accumulator).
+    ///
+    /// ```
+    /// use arrow_sparse::kernels::Numeric;
+    /// assert_eq!(i16::from_acc(i16::acc_mul(100i16.to_acc(), 100i16.to_acc())), Some(10_000));
+    /// assert_eq!(i16::from_acc(i16::acc_mul(200i16.to_acc(), 200i16.to_acc())), None); // 40000
+    /// assert_eq!(f64::from_acc(f64::INFINITY), Some(f64::INFINITY));
+    /// ```
     fn from_acc(a: Self::Acc) -> Option<Self>;
-    /// The accumulator as f64 (for tolerances).
+    /// The accumulator as f64 (for tolerances); NaN for an overflowed integer
+    /// accumulator.
+    ///
+    /// ```
+    /// use arrow_sparse::kernels::Numeric;
+    /// assert_eq!(f32::acc_to_f64(0.5), 0.5);
+    /// // beyond int32, still exact in f64
+    /// assert_eq!(i32::acc_to_f64(i32::acc_mul(i32::MAX.to_acc(), 2i32.to_acc())), 4294967294.0);
+    /// let poisoned = u64::acc_mul(u64::MAX.to_acc(), u64::MAX.to_acc()); // (2^64 - 1)^2 overflows i128
+    /// assert!(u64::acc_to_f64(poisoned).is_nan());
+    /// ```
     fn acc_to_f64(a: Self::Acc) -> f64;
 }
 
 /// A checked 128-bit integer accumulator: once an operation overflows, the value
-/// is poisoned and never converts back.
+/// is poisoned and never converts back. It is the [`Numeric::Acc`] of every
+/// integer value type.
+///
+/// ```
+/// use arrow_sparse::kernels::{IntAcc, Numeric};
+/// let a: IntAcc = i32::MAX.to_acc();
+/// let twice: IntAcc = i32::acc_add(a, a); // beyond int32, fine in the accumulator
+/// assert_eq!(i32::from_acc(i32::acc_sub(twice, a)), Some(i32::MAX));
+/// let big: IntAcc = u64::MAX.to_acc();
+/// let poisoned = u64::acc_mul(big, big); // 2^128 - 2^65 + 1 does not fit i128
+/// assert_eq!(u64::from_acc(u64::acc_sub(poisoned, poisoned)), None);
+/// assert_ne!(poisoned, u64::acc_zero());
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct IntAcc(Option<i128>);
 

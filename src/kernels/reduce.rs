@@ -37,6 +37,19 @@ pub fn sum_all<V: Numeric>(t: &AnyTensor) -> Result<V> {
 /// Sum along `axes` (any set of distinct dimensions): the result keeps the other
 /// dimensions, as a canonical COO tensor (int64 coordinates). Summing along every
 /// axis gives a 1-element tensor of shape `[1]`.
+///
+/// ```
+/// use arrow_sparse::kernels::reduce::sum_axes;
+/// use arrow_sparse::{AnyTensor, CooTensor};
+/// let t: AnyTensor = CooTensor::<i32, i64>::from_entries(
+///     vec![2, 3, 2], &[(vec![0, 1, 0], 1), (vec![1, 1, 1], 2), (vec![1, 2, 0], 4)])?.into();
+/// let s = sum_axes::<i32>(&t, &[0, 2])?; // keeps dimension 1
+/// assert_eq!((s.shape(), s.coords().as_ref(), s.values().as_ref()), (&[3usize][..], &[1i64, 2][..], &[3, 4][..]));
+/// let all = sum_axes::<i32>(&t, &[2, 1, 0])?;
+/// assert_eq!((all.shape(), all.get(&[0])), (&[1usize][..], Some(7)));
+/// assert!(sum_axes::<i32>(&t, &[1, 1]).is_err()); // axes must be distinct
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
 pub fn sum_axes<V: Numeric>(t: &AnyTensor, axes: &[usize]) -> Result<CooTensor<V, i64>> {
     let n = t.shape().len();
     let mut drop = vec![false; n];
@@ -109,7 +122,21 @@ pub fn sum_axes<V: Numeric>(t: &AnyTensor, axes: &[usize]) -> Result<CooTensor<V
 
 /// Whether two tensors of any formats have the same shape and every element
 /// differs by at most `atol + rtol * |b|` (absent elements count as zero; NaN
-/// equals nothing).
+/// equals nothing). For integer types the difference is computed in the value
+/// type: when it does not fit (say `100 - (-100)` in int8) the tensors count as
+/// not close, whatever the tolerances.
+///
+/// ```
+/// use arrow_sparse::kernels::reduce::allclose;
+/// use arrow_sparse::{AnyTensor, CooTensor, DenseTensor};
+/// let a: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![3], &[(vec![0], 100.0), (vec![2], 1e-6)])?.into();
+/// let b: AnyTensor = DenseTensor::<f64>::try_new(vec![3], vec![100.5, 0.0, 0.0].into())?.into();
+/// assert!(!allclose::<f64>(&a, &b, 0.0, 1e-3)?); // |100 - 100.5| > 1e-3
+/// assert!(allclose::<f64>(&a, &b, 0.01, 1e-3)?); // 0.5 <= 1e-3 + 0.01 * 100.5
+/// let c: AnyTensor = DenseTensor::<f64>::try_new(vec![1, 3], vec![100.0, 0.0, 0.0].into())?.into();
+/// assert!(!allclose::<f64>(&a, &c, 1.0, 1.0)?); // shapes differ
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
 pub fn allclose<V: Numeric>(a: &AnyTensor, b: &AnyTensor, rtol: f64, atol: f64) -> Result<bool> {
     if a.shape() != b.shape() {
         return Ok(false);

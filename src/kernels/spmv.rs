@@ -143,6 +143,16 @@ pub fn spmv_csx<V: Numeric, I: Index, P: Index>(a: &CsxMatrix<V, I, P>, x: &[V])
 }
 
 /// `y = A x` for a 2-D COO matrix (entries in any order, duplicates add).
+///
+/// ```
+/// use arrow_sparse::kernels::spmv::spmv_coo;
+/// use arrow_sparse::CooTensor;
+/// // [[0, 2], [1, 0], [0, 0]]
+/// let a = CooTensor::<f64, i32>::from_entries(vec![3, 2], &[(vec![1, 0], 1.0), (vec![0, 1], 2.0)])?;
+/// assert_eq!(spmv_coo(&a, &[3.0, 0.5])?, vec![1.0, 3.0, 0.0]);
+/// assert!(spmv_coo(&a, &[1.0, 2.0, 3.0]).is_err()); // x needs one value per column
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
 pub fn spmv_coo<V: Numeric, I: Index>(a: &CooTensor<V, I>, x: &[V]) -> Result<Vec<V>> {
     if a.ndim() != 2 {
         return Err(Error::shape(
@@ -182,6 +192,20 @@ pub fn spmv_coo<V: Numeric, I: Index>(a: &CooTensor<V, I>, x: &[V]) -> Result<Ve
 /// GCS SpMV: the reduced matrix times `x`, a dense tensor over the column
 /// dimensions (in the map's column-part order, row-major); the result is a dense
 /// tensor over the row dimensions.
+///
+/// ```
+/// use arrow_sparse::kernels::spmv::spmv_gcs;
+/// use arrow_sparse::{dims::DimMap, CompressedAxis, CooTensor, DenseTensor, GcsTensor};
+/// // A of shape (2, 3, 2): rows = dimension 2, columns = dimensions (0, 1)
+/// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3, 2], &[(vec![0, 1, 0], 2.0), (vec![1, 2, 1], 3.0)])?;
+/// let map = DimMap::try_new(vec![2, 3, 2], vec![2, 0, 1], vec![1])?;
+/// let a = GcsTensor::<f64, i32>::from_coo(&coo, map, CompressedAxis::Row)?;
+/// // x over dimensions (0, 1): y[k] = sum over i, j of A[i, j, k] * x[i, j]
+/// let x = DenseTensor::<f64>::try_new(vec![2, 3], vec![0.0, 10.0, 0.0, 0.0, 0.0, 100.0].into())?;
+/// let y = spmv_gcs(&a, &x)?;
+/// assert_eq!((y.shape(), y.values().as_ref()), (&[2usize][..], &[20.0, 300.0][..]));
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
 pub fn spmv_gcs<V: Numeric, I: Index, P: Index>(
     a: &GcsTensor<V, I, P>,
     x: &DenseTensor<V>,
@@ -206,6 +230,20 @@ pub fn spmv_gcs<V: Numeric, I: Index, P: Index>(
 
 /// DM SpMV: a DM tensor without views whose storage is a CSR / CSC matrix (two
 /// parts) works like GCS: `x` over the column dimensions, result over the rows.
+///
+/// ```
+/// use arrow_sparse::kernels::spmv::spmv_dm;
+/// use arrow_sparse::{dims::DimMap, CooTensor, DenseTensor, DmTensor, Error, Format};
+/// // [[1, 0, 2], [0, 3, 0]] stored as CSR through the identity map
+/// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 0], 1.0), (vec![0, 2], 2.0), (vec![1, 1], 3.0)])?;
+/// let dm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr)?;
+/// let x = DenseTensor::<f64>::try_new(vec![3], vec![1.0, 10.0, 100.0].into())?;
+/// assert_eq!(spmv_dm(dm.as_any(), &x)?.values().as_ref(), &[201.0, 30.0]);
+/// // a view (here columns 0 and 2) must be materialised first
+/// let s = dm.as_any().slice(1, 0, 3, 2)?;
+/// assert!(matches!(spmv_dm(&s, &x), Err(Error::Unsupported(_))));
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
 pub fn spmv_dm<V: Numeric>(a: &AnyDm, x: &DenseTensor<V>) -> Result<DenseTensor<V>> {
     if !a.views().is_empty() {
         return Err(Error::Unsupported(
