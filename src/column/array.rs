@@ -189,6 +189,17 @@ impl ListCol {
 /// [`try_new`](Self::try_new) (which validates every row once). Rows come back
 /// with [`value`](Self::value): the tensor's buffers are zero-copy slices of the
 /// column's child buffers.
+///
+/// ```
+/// use arrow_sparse::column::SparseTensorArray;
+/// use arrow_sparse::{AnyTensor, CooTensor};
+/// let a: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 1], 1.5)])?.into();
+/// let b: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![4, 4], &[(vec![3, 0], -2.0)])?.into();
+/// let column = SparseTensorArray::from_tensors([&a, &b])?;
+/// assert_eq!(column.len(), 2);
+/// assert_eq!(column.value(1)?, Some(b)); // rows may differ in shape and nnz
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
 #[derive(Clone, Debug)]
 pub struct SparseTensorArray {
     ty: SparseTensorType,
@@ -204,6 +215,21 @@ impl SparseTensorArray {
     /// [`SparseTensorType::infer`]red from them: they must share format, value
     /// and index types, number of dimensions and dimension names (and, for GCS,
     /// the compressed axis). Fails on an empty input (use [`from_rows`](Self::from_rows)).
+    ///
+    /// ```
+    /// use arrow_sparse::column::SparseTensorArray;
+    /// use arrow_sparse::{AnyTensor, CompressedAxis, Convert, CooTensor, Error, Format};
+    /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 2], &[(vec![1, 0], 3.0)])?;
+    /// let csr: AnyTensor = coo.to_csx::<i32, i32>(CompressedAxis::Row)?.into();
+    /// let column = SparseTensorArray::from_tensors([&csr, &csr])?;
+    /// assert_eq!((column.len(), column.data_type().format()), (2, Format::Csr));
+    /// // every row must have the column's type: row 1 is COO, not CSR
+    /// let coo: AnyTensor = coo.into();
+    /// assert!(matches!(SparseTensorArray::from_tensors([&csr, &coo]), Err(Error::Row { row: 1, .. })));
+    /// // no tensor to infer the type from
+    /// assert!(matches!(SparseTensorArray::from_tensors(&[]), Err(Error::Unsupported(_))));
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn from_tensors<'a>(tensors: impl IntoIterator<Item = &'a AnyTensor>) -> Result<Self> {
         let tensors: Vec<&AnyTensor> = tensors.into_iter().collect();
         let ty = SparseTensorType::infer(tensors.iter().copied())?;
@@ -211,6 +237,20 @@ impl SparseTensorArray {
     }
 
     /// A column of type `ty` holding `rows` (`None` is a null row).
+    ///
+    /// ```
+    /// use arrow_sparse::column::{SparseTensorArray, SparseTensorType};
+    /// use arrow_sparse::{AnyTensor, CooTensor};
+    /// let t: AnyTensor = CooTensor::<f32, i32>::from_entries(vec![3], &[(vec![2], 1.0)])?.into();
+    /// let ty = SparseTensorType::of(&t)?;
+    /// let column = SparseTensorArray::from_rows(&ty, [Some(&t), None, Some(&t)])?;
+    /// assert_eq!(column.len(), 3);
+    /// assert!(column.is_null(1));
+    /// assert_eq!(column.value(2)?, Some(t));
+    /// // unlike from_tensors, an empty column is fine: the type is given
+    /// assert!(SparseTensorArray::from_rows(&ty, [])?.is_empty());
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn from_rows<'a>(
         ty: &SparseTensorType,
         rows: impl IntoIterator<Item = Option<&'a AnyTensor>>,
@@ -228,12 +268,57 @@ impl SparseTensorArray {
     /// [`Error::Row`] (with the row number and the constructor's error, e.g.
     /// [`Error::Length`] or [`Error::IndexOutOfBounds`]) for a row that is not a
     /// valid tensor.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use arrow_array::{ArrayRef, FixedSizeListArray, Int64Array, StructArray};
+    /// use arrow_schema::{DataType, Field};
+    /// use arrow_sparse::column::SparseTensorArray;
+    /// use arrow_sparse::{AnyTensor, CooTensor, Error};
+    /// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![1, 2], 4.0)])?.into();
+    /// let column = SparseTensorArray::from_tensors([&t])?;
+    /// let (field, array) = (column.field("t"), column.clone().into_array());
+    /// assert_eq!(SparseTensorArray::try_new(&field, &array)?.value(0)?, Some(t));
+    /// // the same storage with its "shape" child set to (1, 1): coordinate (1, 2) is out of bounds
+    /// let (fields, mut children, nulls) = column.storage().clone().into_parts();
+    /// let item = Arc::new(Field::new("item", DataType::Int64, false));
+    /// children[0] = Arc::new(FixedSizeListArray::try_new(item, 2, Arc::new(Int64Array::from(vec![1, 1])), None)?);
+    /// let bad: ArrayRef = Arc::new(StructArray::try_new(fields, children, nulls)?);
+    /// let err = SparseTensorArray::try_new(&field, &bad).unwrap_err();
+    /// assert!(matches!(err, Error::Row { row: 0, source } if matches!(*source, Error::IndexOutOfBounds { .. })));
+    /// // a field without the extension metadata is not a sparse tensor column
+    /// let plain = Field::new("t", array.data_type().clone(), true);
+    /// assert!(matches!(SparseTensorArray::try_new(&plain, &array), Err(Error::Type { .. })));
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn try_new(field: &Field, array: &ArrayRef) -> Result<Self> {
         Self::try_new_with(field, array, Validation::Full)
     }
 
     /// As [`try_new`](Self::try_new); with [`Validation::Trusted`] the O(nnz)
     /// pass over each row is skipped (only lengths and offsets are checked).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use arrow_array::{ArrayRef, FixedSizeListArray, Int64Array, StructArray};
+    /// use arrow_schema::{DataType, Field};
+    /// use arrow_sparse::column::SparseTensorArray;
+    /// use arrow_sparse::{AnyTensor, CooTensor, Error, Validation};
+    /// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![1, 2], 4.0)])?.into();
+    /// let column = SparseTensorArray::from_tensors([&t])?;
+    /// let field = column.field("t");
+    /// let trusted = SparseTensorArray::try_new_with(&field, &column.clone().into_array(), Validation::Trusted)?;
+    /// assert_eq!(trusted.value(0)?, Some(t));
+    /// // a row whose coordinate (1, 2) lies outside its shape (1, 1) ...
+    /// let (fields, mut children, nulls) = column.storage().clone().into_parts();
+    /// let item = Arc::new(Field::new("item", DataType::Int64, false));
+    /// children[0] = Arc::new(FixedSizeListArray::try_new(item, 2, Arc::new(Int64Array::from(vec![1, 1])), None)?);
+    /// let bad: ArrayRef = Arc::new(StructArray::try_new(fields, children, nulls)?);
+    /// // ... is caught by the full check only: trust only data you wrote yourself
+    /// assert!(matches!(SparseTensorArray::try_new_with(&field, &bad, Validation::Full), Err(Error::Row { row: 0, .. })));
+    /// assert!(SparseTensorArray::try_new_with(&field, &bad, Validation::Trusted).is_ok());
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn try_new_with(field: &Field, array: &ArrayRef, validation: Validation) -> Result<Self> {
         let ty = SparseTensorType::from_field(field)?;
         let array = array
@@ -258,6 +343,21 @@ impl SparseTensorArray {
 
     /// The sparse tensor column named `name` of a record batch, checked as by
     /// [`try_new`](Self::try_new).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use arrow_array::RecordBatch;
+    /// use arrow_schema::Schema;
+    /// use arrow_sparse::column::SparseTensorArray;
+    /// use arrow_sparse::{AnyTensor, CooTensor, Error};
+    /// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![1, 2], 4.0)])?.into();
+    /// let column = SparseTensorArray::from_tensors([&t])?;
+    /// let schema = Arc::new(Schema::new(vec![column.field("tensor")]));
+    /// let batch = RecordBatch::try_new(schema, vec![column.into_array()])?;
+    /// assert_eq!(SparseTensorArray::from_batch(&batch, "tensor")?.value(0)?, Some(t));
+    /// assert!(matches!(SparseTensorArray::from_batch(&batch, "other"), Err(Error::Unsupported(_))));
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn from_batch(batch: &RecordBatch, name: &str) -> Result<Self> {
         let schema = batch.schema();
         let (i, field) = schema
@@ -313,40 +413,143 @@ impl SparseTensorArray {
     }
 
     /// The column's type.
+    ///
+    /// ```
+    /// use arrow_sparse::column::{SparseTensorArray, SparseTensorType};
+    /// use arrow_sparse::{AnyTensor, CooTensor, Format, ValueType};
+    /// let t: AnyTensor = CooTensor::<f32, i32>::from_entries(vec![2, 3], &[(vec![1, 2], 4.0)])?.into();
+    /// let column = SparseTensorArray::from_tensors([&t])?;
+    /// assert_eq!(column.data_type(), &SparseTensorType::of(&t)?);
+    /// assert_eq!((column.data_type().format(), column.data_type().value_type()), (Format::Coo, ValueType::Float32));
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn data_type(&self) -> &SparseTensorType {
         &self.ty
     }
     /// Number of rows.
+    ///
+    /// ```
+    /// use arrow_sparse::column::{SparseTensorArray, SparseTensorType};
+    /// use arrow_sparse::{AnyTensor, CooTensor};
+    /// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![3], &[(vec![2], 1.0)])?.into();
+    /// let column = SparseTensorArray::from_rows(&SparseTensorType::of(&t)?, [Some(&t), None, Some(&t)])?;
+    /// assert_eq!(column.len(), 3); // null rows count
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn len(&self) -> usize {
         self.array.len()
     }
     /// Whether the column has no rows.
+    ///
+    /// ```
+    /// use arrow_sparse::column::{SparseTensorArray, SparseTensorType};
+    /// use arrow_sparse::{AnyTensor, CooTensor};
+    /// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![3], &[(vec![2], 1.0)])?.into();
+    /// let ty = SparseTensorType::of(&t)?;
+    /// assert!(SparseTensorArray::from_rows(&ty, [])?.is_empty());
+    /// assert!(!SparseTensorArray::from_rows(&ty, [None])?.is_empty()); // one null row
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.array.is_empty()
     }
     /// Whether row `i` is null.
+    ///
+    /// ```
+    /// use arrow_sparse::column::{SparseTensorArray, SparseTensorType};
+    /// use arrow_sparse::{AnyTensor, CooTensor};
+    /// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![3], &[(vec![2], 1.0)])?.into();
+    /// let column = SparseTensorArray::from_rows(&SparseTensorType::of(&t)?, [Some(&t), None])?;
+    /// assert_eq!((column.is_null(0), column.is_null(1)), (false, true));
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn is_null(&self, i: usize) -> bool {
         self.array.is_null(i)
     }
     /// The storage struct array.
+    ///
+    /// ```
+    /// use arrow_array::Array;
+    /// use arrow_sparse::column::SparseTensorArray;
+    /// use arrow_sparse::{AnyTensor, CooTensor};
+    /// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 1], 1.0), (vec![1, 2], 2.0)])?.into();
+    /// let column = SparseTensorArray::from_tensors([&t, &t])?;
+    /// let storage = column.storage();
+    /// assert_eq!(storage.column_names(), ["shape", "coords", "values", "canonical"]);
+    /// assert_eq!(storage.len(), 2);
+    /// assert_eq!(storage.data_type(), &column.data_type().storage_type());
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn storage(&self) -> &StructArray {
         &self.array
     }
     /// The storage as an [`ArrayRef`], for a `RecordBatch`.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use arrow_array::{Array, Int64Array, RecordBatch};
+    /// use arrow_schema::{DataType, Field, Schema};
+    /// use arrow_sparse::column::SparseTensorArray;
+    /// use arrow_sparse::{AnyTensor, CooTensor};
+    /// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![3], &[(vec![2], 1.0)])?.into();
+    /// let column = SparseTensorArray::from_tensors([&t, &t])?;
+    /// let schema = Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, false), column.field("t")]));
+    /// let array = column.into_array();
+    /// assert_eq!(array.len(), 2);
+    /// let batch = RecordBatch::try_new(schema, vec![Arc::new(Int64Array::from(vec![7, 8])), array])?;
+    /// assert_eq!(batch.num_rows(), 2);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn into_array(self) -> ArrayRef {
         Arc::new(self.array)
     }
     /// A nullable field of this column's extension type named `name`.
+    ///
+    /// ```
+    /// use arrow_sparse::column::{SparseTensorArray, SparseTensorType, COO_NAME};
+    /// use arrow_sparse::{AnyTensor, CooTensor};
+    /// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![3], &[(vec![2], 1.0)])?.into();
+    /// let column = SparseTensorArray::from_tensors([&t])?;
+    /// let field = column.field("tensor");
+    /// assert_eq!((field.name().as_str(), field.is_nullable()), ("tensor", true));
+    /// assert_eq!(field.extension_type_name(), Some(COO_NAME));
+    /// assert_eq!(&SparseTensorType::from_field(&field)?, column.data_type());
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn field(&self, name: &str) -> Field {
         self.ty.field(name)
     }
     /// As [`field`](Self::field), shared.
+    ///
+    /// ```
+    /// use arrow_schema::Schema;
+    /// use arrow_sparse::column::{sparse_columns, SparseTensorArray};
+    /// use arrow_sparse::{AnyTensor, CooTensor};
+    /// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![3], &[(vec![2], 1.0)])?.into();
+    /// let column = SparseTensorArray::from_tensors([&t])?;
+    /// let field = column.field_ref("tensor");
+    /// assert_eq!(*field, column.field("tensor"));
+    /// assert_eq!(sparse_columns(&Schema::new(vec![field])), [0]);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn field_ref(&self, name: &str) -> FieldRef {
         Arc::new(self.field(name))
     }
 
     /// Row `i` as a tensor (`None` for a null row), its buffers zero-copy slices
     /// of the column's child buffers (copied only if misaligned).
+    ///
+    /// ```
+    /// use arrow_sparse::column::{SparseTensorArray, SparseTensorType};
+    /// use arrow_sparse::{AnyTensor, CooTensor, Error};
+    /// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![1, 2], 4.0)])?.into();
+    /// let column = SparseTensorArray::from_rows(&SparseTensorType::of(&t)?, [Some(&t), None])?;
+    /// let row = column.value(0)?.expect("row 0 is not null");
+    /// assert_eq!((row.get::<f64>(&[1, 2])?, &row), (Some(4.0), &t));
+    /// assert_eq!(column.value(1)?, None); // a null row
+    /// assert!(matches!(column.value(2), Err(Error::IndexOutOfBounds { position: 2, .. })));
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn value(&self, i: usize) -> Result<Option<AnyTensor>> {
         if i >= self.len() {
             return Err(Error::IndexOutOfBounds {
@@ -363,6 +566,17 @@ impl SparseTensorArray {
     }
 
     /// Every row, in order.
+    ///
+    /// ```
+    /// use arrow_sparse::column::{SparseTensorArray, SparseTensorType};
+    /// use arrow_sparse::{AnyTensor, CooTensor};
+    /// let a: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![3], &[(vec![0], 1.0)])?.into();
+    /// let b: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![5], &[(vec![4], 2.0)])?.into();
+    /// let column = SparseTensorArray::from_rows(&SparseTensorType::of(&a)?, [Some(&a), None, Some(&b)])?;
+    /// let rows = column.iter().collect::<arrow_sparse::Result<Vec<_>>>()?;
+    /// assert_eq!(rows, [Some(a), None, Some(b)]);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn iter(&self) -> impl Iterator<Item = Result<Option<AnyTensor>>> + '_ {
         (0..self.len()).map(|i| self.value(i))
     }

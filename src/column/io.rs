@@ -18,6 +18,29 @@ use crate::error::{Error, Result};
 use crate::tensor::AnyTensor;
 
 /// What a file holds, judged from its first bytes (and its name for Parquet).
+///
+/// ```
+/// use std::sync::Arc;
+/// use arrow_array::RecordBatch;
+/// use arrow_schema::Schema;
+/// use arrow_sparse::column::io::{self, FileKind};
+/// use arrow_sparse::column::SparseTensorArray;
+/// use arrow_sparse::{ipc, AnyTensor, CooTensor};
+/// let dir = tempfile::tempdir()?;
+/// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![3], &[(vec![2], 1.0)])?.into();
+/// // a stream of tensor messages, as arrow_sparse::ipc writes it
+/// let messages = dir.path().join("tensors.arrow");
+/// ipc::write_file(&messages, &[t.clone().into()], &ipc::WriteOptions::default())?;
+/// assert_eq!(io::detect(&messages)?, FileKind::TensorMessages);
+/// // an Arrow IPC file of record batches with a sparse tensor column
+/// let column = SparseTensorArray::from_tensors([&t])?;
+/// let schema = Arc::new(Schema::new(vec![column.field("t")]));
+/// let batch = RecordBatch::try_new(schema.clone(), vec![column.into_array()])?;
+/// let table = dir.path().join("table.arrow");
+/// io::write_batches(&table, schema, &[batch])?;
+/// assert_eq!(io::detect(&table)?, FileKind::IpcFile);
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum FileKind {
@@ -36,6 +59,30 @@ pub enum FileKind {
 const MAX_SCHEMA: usize = 16 << 20;
 
 /// Tell files of record batches from files of tensor messages.
+///
+/// ```
+/// use std::sync::Arc;
+/// use arrow_array::{Int64Array, RecordBatch};
+/// use arrow_schema::{DataType, Field, Schema};
+/// use arrow_sparse::column::io::{detect, FileKind};
+/// use arrow_sparse::Error;
+/// let dir = tempfile::tempdir()?;
+/// // Parquet is told by the name alone (the file is not opened)
+/// assert_eq!(detect(&dir.path().join("table.parquet"))?, FileKind::Parquet);
+/// // an Arrow IPC stream of record batches starts with a Schema message
+/// let schema = Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, false)]));
+/// let batch = RecordBatch::try_new(schema.clone(), vec![Arc::new(Int64Array::from(vec![1, 2]))])?;
+/// let stream = dir.path().join("table.arrows");
+/// let mut w = arrow_ipc::writer::StreamWriter::try_new(std::fs::File::create(&stream)?, &schema)?;
+/// w.write(&batch)?;
+/// w.finish()?;
+/// assert_eq!(detect(&stream)?, FileKind::IpcStream);
+/// // anything else is left to the tensor message reader to judge
+/// std::fs::write(dir.path().join("junk"), b"abc")?;
+/// assert_eq!(detect(&dir.path().join("junk"))?, FileKind::TensorMessages);
+/// assert!(matches!(detect(&dir.path().join("missing.arrow")), Err(Error::Io(_))));
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
 pub fn detect(path: &Path) -> Result<FileKind> {
     let is_parquet = path
         .extension()
@@ -93,6 +140,31 @@ fn read_up_to(f: &mut File, buf: &mut [u8]) -> Result<usize> {
 
 /// Every record batch of an Arrow IPC file or stream, or of a Parquet file read as
 /// a table, with its schema.
+///
+/// ```
+/// use std::sync::Arc;
+/// use arrow_array::RecordBatch;
+/// use arrow_schema::Schema;
+/// use arrow_sparse::column::{io, SparseTensorArray, COO_NAME};
+/// use arrow_sparse::{ipc, AnyTensor, CooTensor, Error};
+/// let dir = tempfile::tempdir()?;
+/// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![3], &[(vec![2], 1.0)])?.into();
+/// let column = SparseTensorArray::from_tensors([&t])?;
+/// let schema = Arc::new(Schema::new(vec![column.field("t")]));
+/// let batch = RecordBatch::try_new(schema.clone(), vec![column.into_array()])?;
+/// for name in ["table.arrow", "table.parquet"] {
+///     let path = dir.path().join(name);
+///     io::write_batches(&path, schema.clone(), &[batch.clone()])?;
+///     let (read_schema, batches) = io::read_batches(&path)?;
+///     assert_eq!(read_schema.field(0).extension_type_name(), Some(COO_NAME));
+///     assert_eq!(SparseTensorArray::from_batch(&batches[0], "t")?.value(0)?, Some(t.clone()));
+/// }
+/// // a file of tensor messages is not a table
+/// let messages = dir.path().join("tensors.arrow");
+/// ipc::write_file(&messages, &[t.into()], &ipc::WriteOptions::default())?;
+/// assert!(matches!(io::read_batches(&messages), Err(Error::Unsupported(_))));
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
 pub fn read_batches(path: &Path) -> Result<(SchemaRef, Vec<RecordBatch>)> {
     match detect(path)? {
         FileKind::IpcFile => {
@@ -148,6 +220,27 @@ fn parquet_has_column(_: &Path) -> Result<bool> {
 /// row order (null rows skipped), every row validated; `None` when the file holds
 /// tensor messages or is an arrow-sparse Parquet archive. This is how the CLI
 /// reads its inputs.
+///
+/// ```
+/// use std::sync::Arc;
+/// use arrow_array::RecordBatch;
+/// use arrow_schema::Schema;
+/// use arrow_sparse::column::{io, SparseTensorArray, SparseTensorType};
+/// use arrow_sparse::{ipc, AnyTensor, CooTensor};
+/// let dir = tempfile::tempdir()?;
+/// let a: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![3], &[(vec![0], 1.0)])?.into();
+/// let b: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![5], &[(vec![4], 2.0)])?.into();
+/// let column = SparseTensorArray::from_rows(&SparseTensorType::of(&a)?, [Some(&a), None, Some(&b)])?;
+/// let schema = Arc::new(Schema::new(vec![column.field("t")]));
+/// let table = dir.path().join("table.arrow");
+/// io::write_batches(&table, schema.clone(), &[RecordBatch::try_new(schema, vec![column.into_array()])?])?;
+/// assert_eq!(io::read_tensors(&table)?, Some(vec![a.clone(), b])); // the null row is skipped
+/// // a file of tensor messages: None (read it with arrow_sparse::ipc)
+/// let messages = dir.path().join("tensors.arrow");
+/// ipc::write_file(&messages, &[a.into()], &ipc::WriteOptions::default())?;
+/// assert_eq!(io::read_tensors(&messages)?, None);
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
 pub fn read_tensors(path: &Path) -> Result<Option<Vec<AnyTensor>>> {
     match detect(path)? {
         FileKind::TensorMessages => return Ok(None),
@@ -173,6 +266,27 @@ pub fn read_tensors(path: &Path) -> Result<Option<Vec<AnyTensor>>> {
 
 /// Write record batches to `path` atomically (temporary file + rename): a Parquet
 /// file (zstd) when the name ends in `.parquet`, else an Arrow IPC file.
+///
+/// ```
+/// use std::sync::Arc;
+/// use arrow_array::RecordBatch;
+/// use arrow_schema::Schema;
+/// use arrow_sparse::column::{io, SparseTensorArray};
+/// use arrow_sparse::{AnyTensor, CooTensor};
+/// let dir = tempfile::tempdir()?;
+/// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![3], &[(vec![2], 1.0)])?.into();
+/// let column = SparseTensorArray::from_tensors([&t])?;
+/// let schema = Arc::new(Schema::new(vec![column.field("t")]));
+/// let batch = RecordBatch::try_new(schema.clone(), vec![column.into_array()])?;
+/// for (name, magic) in [("table.arrow", &b"ARROW1"[..]), ("table.parquet", &b"PAR1"[..])] {
+///     let path = dir.path().join(name);
+///     io::write_batches(&path, schema.clone(), &[batch.clone(), batch.clone()])?;
+///     assert!(std::fs::read(&path)?.starts_with(magic));
+///     let (_, batches) = io::read_batches(&path)?;
+///     assert_eq!(batches.iter().map(|b| b.num_rows()).sum::<usize>(), 2);
+/// }
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
 pub fn write_batches(path: &Path, schema: SchemaRef, batches: &[RecordBatch]) -> Result<()> {
     crate::atomic::write_atomic(path, |f| {
         if detect_name_parquet(path) {

@@ -15,16 +15,84 @@ use crate::tensor::{AnyTensor, CompressedAxis, Format};
 use crate::types::{IndexType, ValueType};
 
 /// Extension name of COO columns.
+///
+/// ```
+/// use arrow_sparse::column::{SparseTensorType, COO_NAME};
+/// use arrow_sparse::{AnyTensor, CooTensor};
+/// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![3], &[(vec![2], 1.0)])?.into();
+/// assert_eq!(SparseTensorType::of(&t)?.extension_name(), COO_NAME);
+/// assert_eq!(COO_NAME, "arrow_sparse.coo");
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
 pub const COO_NAME: &str = "arrow_sparse.coo";
 /// Extension name of CSR columns.
+///
+/// ```
+/// use arrow_sparse::column::{SparseTensorType, CSR_NAME};
+/// use arrow_sparse::{AnyTensor, CompressedAxis, Convert, CooTensor};
+/// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 2], &[(vec![1, 0], 3.0)])?;
+/// let csr: AnyTensor = coo.to_csx::<i32, i32>(CompressedAxis::Row)?.into();
+/// let field = SparseTensorType::of(&csr)?.field("m");
+/// assert_eq!(field.extension_type_name(), Some(CSR_NAME));
+/// assert_eq!(CSR_NAME, "arrow_sparse.csr");
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
 pub const CSR_NAME: &str = "arrow_sparse.csr";
 /// Extension name of CSC columns.
+///
+/// ```
+/// use arrow_sparse::column::{SparseTensorType, CSC_NAME};
+/// use arrow_sparse::{AnyTensor, CompressedAxis, Convert, CooTensor};
+/// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 2], &[(vec![1, 0], 3.0)])?;
+/// let csc: AnyTensor = coo.to_csx::<i32, i32>(CompressedAxis::Column)?.into();
+/// assert_eq!(SparseTensorType::of(&csc)?.extension_name(), CSC_NAME);
+/// assert_eq!(CSC_NAME, "arrow_sparse.csc");
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
 pub const CSC_NAME: &str = "arrow_sparse.csc";
 /// Extension name of CSF columns.
+///
+/// ```
+/// use arrow_sparse::column::{SparseTensorType, CSF_NAME};
+/// use arrow_sparse::{AnyTensor, Convert, CooTensor};
+/// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3, 4], &[(vec![1, 2, 3], 3.0)])?;
+/// let csf: AnyTensor = coo.to_csf::<i64, i64>(&[0, 1, 2])?.into();
+/// assert_eq!(SparseTensorType::of(&csf)?.extension_name(), CSF_NAME);
+/// assert_eq!(CSF_NAME, "arrow_sparse.csf");
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
 pub const CSF_NAME: &str = "arrow_sparse.csf";
 /// Extension name of GCS columns.
+///
+/// ```
+/// use arrow_sparse::column::{SparseTensorType, GCS_NAME};
+/// use arrow_sparse::{dims::DimMap, AnyTensor, CompressedAxis, CooTensor, IndexType};
+/// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![2, 3, 4], &[(vec![1, 2, 3], 5.0)])?.into();
+/// let map = DimMap::try_new(vec![2, 3, 4], vec![0, 1, 2], vec![2])?;
+/// let gcs = t.to_gcs(map, CompressedAxis::Row, IndexType::Int32)?;
+/// assert_eq!(SparseTensorType::of(&gcs)?.extension_name(), GCS_NAME);
+/// // the same name a GCS tensor carries in an IPC message
+/// assert_eq!(GCS_NAME, arrow_sparse::ipc::extension::GCS_NAME);
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
 pub const GCS_NAME: &str = "arrow_sparse.gcs";
 /// The column metadata version this crate writes and reads.
+///
+/// ```
+/// use arrow_sparse::column::{SparseTensorType, VERSION};
+/// use arrow_sparse::ipc::extension::EXTENSION_METADATA;
+/// use arrow_sparse::{AnyTensor, CooTensor, Error};
+/// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![3], &[(vec![2], 1.0)])?.into();
+/// let ty = SparseTensorType::of(&t)?;
+/// let json: serde_json::Value = serde_json::from_str(&ty.metadata_json()).expect("valid JSON");
+/// assert_eq!(json["version"], VERSION);
+/// // metadata of another version is refused
+/// let mut field = ty.field("t");
+/// let newer = ty.metadata_json().replace("\"version\":1", "\"version\":2");
+/// field.metadata_mut().insert(EXTENSION_METADATA.to_string(), newer);
+/// assert!(matches!(SparseTensorType::from_field(&field), Err(Error::Parse { .. })));
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
 pub const VERSION: u64 = 1;
 /// Most dimensions a column may declare (bounds the children a reader expects).
 const MAX_NDIM: usize = 256;
@@ -56,6 +124,21 @@ pub(crate) enum Child {
 /// names of dimensions, and (when all rows share them) the CSF axis order or the
 /// GCS dimension map. Stored as the JSON of `ARROW:extension:metadata`
 /// (`format/SPEC.md` section 10.2).
+///
+/// ```
+/// use arrow_sparse::column::SparseTensorType;
+/// use arrow_sparse::{AnyTensor, CooTensor, Format, IndexType, ValueType};
+/// let t: AnyTensor = CooTensor::<f32, i32>::from_entries(vec![2, 3], &[(vec![1, 2], 4.0)])?
+///     .with_dim_names(vec!["row".into(), "col".into()])?
+///     .into();
+/// let ty = SparseTensorType::of(&t)?;
+/// assert_eq!((ty.format(), ty.ndim()), (Format::Coo, 2));
+/// assert_eq!((ty.value_type(), ty.index_type()), (ValueType::Float32, IndexType::Int32));
+/// assert_eq!(ty.dim_names(), ["row", "col"]);
+/// // a field carries it as extension name and JSON metadata
+/// assert_eq!(SparseTensorType::from_field(&ty.field("t"))?, ty);
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SparseTensorType {
     format: Format,
@@ -93,6 +176,22 @@ impl SparseTensorType {
     /// and the CSF axis order / GCS map when every tensor has the same (otherwise
     /// they become per-row children). Dense and DM tensors cannot be stored (use
     /// `arrow.fixed_shape_tensor` for dense data; convert DM tensors first).
+    ///
+    /// ```
+    /// use arrow_sparse::column::SparseTensorType;
+    /// use arrow_sparse::{AnyTensor, Convert, CooTensor, Error};
+    /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 2], &[(vec![0, 1], 1.0)])?;
+    /// let a: AnyTensor = coo.to_csf::<i64, i64>(&[0, 1])?.into();
+    /// let b: AnyTensor = coo.to_csf::<i64, i64>(&[1, 0])?.into();
+    /// // a shared axis order is a column constant; differing ones become per row
+    /// assert_eq!(SparseTensorType::infer([&a, &a])?.axis_order(), Some(&[0, 1][..]));
+    /// assert_eq!(SparseTensorType::infer([&a, &b])?.axis_order(), None);
+    /// // value types must agree: row 1 holds int32 values
+    /// let c: AnyTensor = CooTensor::<i32, i64>::from_entries(vec![2, 2], &[(vec![0, 1], 1)])?.to_csf::<i64, i64>(&[0, 1])?.into();
+    /// assert!(matches!(SparseTensorType::infer([&a, &c]), Err(Error::Row { row: 1, .. })));
+    /// assert!(matches!(SparseTensorType::infer([]), Err(Error::Unsupported(_))));
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn infer<'a>(tensors: impl IntoIterator<Item = &'a AnyTensor>) -> Result<Self> {
         let mut it = tensors.into_iter();
         let first = it.next().ok_or_else(|| {
@@ -117,6 +216,19 @@ impl SparseTensorType {
 
     /// The type of a column of tensors like `tensor` (with its axis order / map as
     /// column constants).
+    ///
+    /// ```
+    /// use arrow_sparse::column::SparseTensorType;
+    /// use arrow_sparse::{AnyTensor, Convert, CooTensor, DenseTensor, Error, Format};
+    /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![1, 2], 4.0)])?;
+    /// let csf: AnyTensor = coo.to_csf::<i32, i32>(&[1, 0])?.into();
+    /// let ty = SparseTensorType::of(&csf)?;
+    /// assert_eq!((ty.format(), ty.axis_order()), (Format::Csf, Some(&[1, 0][..])));
+    /// // dense tensors are not stored in sparse tensor columns
+    /// let dense: AnyTensor = DenseTensor::<i32>::try_new(vec![2], vec![4, 5].into())?.into();
+    /// assert!(matches!(SparseTensorType::of(&dense), Err(Error::Unsupported(_))));
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn of(tensor: &AnyTensor) -> Result<Self> {
         let format = tensor.format();
         let (index_type, indptr_type) = match tensor {
@@ -241,43 +353,142 @@ impl SparseTensorType {
     }
 
     /// The storage format of every row.
+    ///
+    /// ```
+    /// use arrow_sparse::column::SparseTensorType;
+    /// use arrow_sparse::{AnyTensor, CompressedAxis, Convert, CooTensor, Format};
+    /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 2], &[(vec![1, 0], 3.0)])?;
+    /// let csc: AnyTensor = coo.to_csx::<i32, i32>(CompressedAxis::Column)?.into();
+    /// assert_eq!(SparseTensorType::of(&csc)?.format(), Format::Csc);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn format(&self) -> Format {
         self.format
     }
     /// The number of dimensions of every row.
+    ///
+    /// ```
+    /// use arrow_sparse::column::SparseTensorType;
+    /// use arrow_sparse::{AnyTensor, CooTensor};
+    /// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![2, 3, 4], &[(vec![1, 2, 3], 1.0)])?.into();
+    /// assert_eq!(SparseTensorType::of(&t)?.ndim(), 3);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn ndim(&self) -> usize {
         self.ndim
     }
     /// The value type.
+    ///
+    /// ```
+    /// use arrow_sparse::column::SparseTensorType;
+    /// use arrow_sparse::{AnyTensor, CooTensor, ValueType};
+    /// let t: AnyTensor = CooTensor::<u16, i64>::from_entries(vec![3], &[(vec![2], 7)])?.into();
+    /// assert_eq!(SparseTensorType::of(&t)?.value_type(), ValueType::UInt16);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn value_type(&self) -> ValueType {
         self.value_type
     }
     /// The type of coordinates / indices.
+    ///
+    /// ```
+    /// use arrow_sparse::column::SparseTensorType;
+    /// use arrow_sparse::{AnyTensor, CooTensor, IndexType};
+    /// let t: AnyTensor = CooTensor::<f64, i16>::from_entries(vec![3], &[(vec![2], 1.0)])?.into();
+    /// assert_eq!(SparseTensorType::of(&t)?.index_type(), IndexType::Int16);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn index_type(&self) -> IndexType {
         self.index_type
     }
     /// The type of indptr (CSR, CSC, CSF, GCS).
+    ///
+    /// ```
+    /// use arrow_sparse::column::SparseTensorType;
+    /// use arrow_sparse::{AnyTensor, CompressedAxis, Convert, CooTensor, IndexType};
+    /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 2], &[(vec![1, 0], 3.0)])?;
+    /// let csr: AnyTensor = coo.to_csx::<i32, i64>(CompressedAxis::Row)?.into();
+    /// let ty = SparseTensorType::of(&csr)?;
+    /// assert_eq!((ty.index_type(), ty.indptr_type()), (IndexType::Int32, Some(IndexType::Int64)));
+    /// // COO has no indptr
+    /// assert_eq!(SparseTensorType::of(&coo.into())?.indptr_type(), None);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn indptr_type(&self) -> Option<IndexType> {
         self.indptr_type
     }
     /// One name per dimension (`""` where unnamed).
+    ///
+    /// ```
+    /// use arrow_sparse::column::SparseTensorType;
+    /// use arrow_sparse::{AnyTensor, CooTensor};
+    /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![1, 2], 4.0)])?;
+    /// let unnamed: AnyTensor = coo.clone().into();
+    /// assert_eq!(SparseTensorType::of(&unnamed)?.dim_names(), ["", ""]);
+    /// let named: AnyTensor = coo.with_dim_names(vec!["row".into(), "col".into()])?.into();
+    /// assert_eq!(SparseTensorType::of(&named)?.dim_names(), ["row", "col"]);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn dim_names(&self) -> &[String] {
         &self.dim_names
     }
     /// CSF: the axis order shared by every row, `None` when it is per row.
+    ///
+    /// ```
+    /// use arrow_sparse::column::SparseTensorType;
+    /// use arrow_sparse::{AnyTensor, Convert, CooTensor};
+    /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3, 4], &[(vec![1, 2, 3], 1.0)])?;
+    /// let csf: AnyTensor = coo.to_csf::<i64, i64>(&[2, 0, 1])?.into();
+    /// assert_eq!(SparseTensorType::of(&csf)?.axis_order(), Some(&[2, 0, 1][..]));
+    /// assert_eq!(SparseTensorType::of(&coo.into())?.axis_order(), None); // not CSF
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn axis_order(&self) -> Option<&[usize]> {
         self.axis_order.as_deref()
     }
     /// GCS: the compressed axis of the reduced matrices.
+    ///
+    /// ```
+    /// use arrow_sparse::column::SparseTensorType;
+    /// use arrow_sparse::{dims::DimMap, AnyTensor, CompressedAxis, CooTensor, IndexType};
+    /// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![2, 3, 4], &[(vec![1, 2, 3], 5.0)])?.into();
+    /// let map = DimMap::try_new(vec![2, 3, 4], vec![0, 1, 2], vec![2])?;
+    /// let gcs = t.to_gcs(map, CompressedAxis::Column, IndexType::Int32)?;
+    /// assert_eq!(SparseTensorType::of(&gcs)?.compressed_axis(), Some(CompressedAxis::Column));
+    /// assert_eq!(SparseTensorType::of(&t)?.compressed_axis(), None); // not GCS
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn compressed_axis(&self) -> Option<CompressedAxis> {
         self.compressed_axis
     }
     /// GCS: the `(dimensions, partitioning)` shared by every row, `None` when per row.
+    ///
+    /// ```
+    /// use arrow_sparse::column::SparseTensorType;
+    /// use arrow_sparse::{dims::DimMap, AnyTensor, CompressedAxis, CooTensor, IndexType};
+    /// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![2, 3, 4], &[(vec![1, 2, 3], 5.0)])?.into();
+    /// let a = t.to_gcs(DimMap::try_new(vec![2, 3, 4], vec![0, 1, 2], vec![2])?, CompressedAxis::Row, IndexType::Int32)?;
+    /// let b = t.to_gcs(DimMap::try_new(vec![2, 3, 4], vec![2, 0, 1], vec![1])?, CompressedAxis::Row, IndexType::Int32)?;
+    /// let shared = SparseTensorType::infer([&a, &a])?;
+    /// assert_eq!(shared.gcs_map(), Some((&[0, 1, 2][..], &[2][..])));
+    /// // different maps: each row stores its own
+    /// assert_eq!(SparseTensorType::infer([&a, &b])?.gcs_map(), None);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn gcs_map(&self) -> Option<(&[usize], &[usize])> {
         self.map.as_ref().map(|(d, p)| (&d[..], &p[..]))
     }
 
     /// The extension name (`arrow_sparse.coo`, ...).
+    ///
+    /// ```
+    /// use arrow_sparse::column::SparseTensorType;
+    /// use arrow_sparse::{AnyTensor, CompressedAxis, Convert, CooTensor};
+    /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 2], &[(vec![1, 0], 3.0)])?;
+    /// let csr: AnyTensor = coo.to_csx::<i32, i32>(CompressedAxis::Row)?.into();
+    /// assert_eq!(SparseTensorType::of(&csr)?.extension_name(), "arrow_sparse.csr");
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn extension_name(&self) -> &'static str {
         match self.format {
             Format::Coo => COO_NAME,
@@ -289,6 +500,19 @@ impl SparseTensorType {
     }
 
     /// The `ARROW:extension:metadata` JSON (compact, keys sorted).
+    ///
+    /// ```
+    /// use arrow_sparse::column::SparseTensorType;
+    /// use arrow_sparse::{AnyTensor, CooTensor};
+    /// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![1, 2], 4.0)])?
+    ///     .with_dim_names(vec!["i".into(), "j".into()])?
+    ///     .into();
+    /// assert_eq!(
+    ///     SparseTensorType::of(&t)?.metadata_json(),
+    ///     r#"{"dim_names":["i","j"],"index_type":"int64","ndim":2,"value_type":"float64","version":1}"#
+    /// );
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn metadata_json(&self) -> String {
         let mut m = Map::new();
         m.insert("version".into(), json!(VERSION));
@@ -350,7 +574,25 @@ impl SparseTensorType {
         c
     }
 
-    /// The Arrow storage type: a struct of the children above (none nullable).
+    /// The Arrow storage type: a struct of the children `format/SPEC.md` section
+    /// 10.1 lists for this format (none nullable).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use arrow_schema::{DataType, Field};
+    /// use arrow_sparse::column::SparseTensorType;
+    /// use arrow_sparse::{AnyTensor, CompressedAxis, Convert, CooTensor};
+    /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 2], &[(vec![1, 0], 3.0)])?;
+    /// let csr: AnyTensor = coo.to_csx::<i32, i64>(CompressedAxis::Row)?.into();
+    /// let DataType::Struct(children) = SparseTensorType::of(&csr)?.storage_type() else { unreachable!() };
+    /// let names: Vec<&str> = children.iter().map(|f| f.name().as_str()).collect();
+    /// assert_eq!(names, ["shape", "indptr", "indices", "values"]);
+    /// let list_of = |t| DataType::List(Arc::new(Field::new("item", t, false)));
+    /// assert_eq!(children[1].data_type(), &list_of(DataType::Int64)); // indptr
+    /// assert_eq!(children[2].data_type(), &list_of(DataType::Int32)); // indices
+    /// assert!(children.iter().all(|f| !f.is_nullable()));
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn storage_type(&self) -> DataType {
         let fields: Fields = self
             .children()
@@ -361,6 +603,20 @@ impl SparseTensorType {
     }
 
     /// A nullable field of this extension type named `name`.
+    ///
+    /// ```
+    /// use arrow_sparse::column::{SparseTensorType, COO_NAME};
+    /// use arrow_sparse::ipc::extension::{EXTENSION_METADATA, EXTENSION_NAME};
+    /// use arrow_sparse::{AnyTensor, CooTensor};
+    /// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![3], &[(vec![2], 1.0)])?.into();
+    /// let ty = SparseTensorType::of(&t)?;
+    /// let field = ty.field("t");
+    /// assert_eq!((field.name().as_str(), field.is_nullable()), ("t", true));
+    /// assert_eq!(field.data_type(), &ty.storage_type());
+    /// assert_eq!(field.metadata()[EXTENSION_NAME], COO_NAME);
+    /// assert_eq!(field.metadata()[EXTENSION_METADATA], ty.metadata_json());
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn field(&self, name: &str) -> Field {
         Field::new(name, self.storage_type(), true).with_metadata(HashMap::from([
             (
@@ -375,6 +631,24 @@ impl SparseTensorType {
     /// its storage type. Errors: [`Error::Type`] for a field that is not a sparse
     /// tensor column or whose storage does not match, [`Error::Parse`] for bad
     /// metadata.
+    ///
+    /// ```
+    /// use arrow_schema::{DataType, Field};
+    /// use arrow_sparse::column::SparseTensorType;
+    /// use arrow_sparse::ipc::extension::EXTENSION_METADATA;
+    /// use arrow_sparse::{AnyTensor, CooTensor, Error};
+    /// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![3], &[(vec![2], 1.0)])?.into();
+    /// let ty = SparseTensorType::of(&t)?;
+    /// assert_eq!(SparseTensorType::from_field(&ty.field("t"))?, ty);
+    /// // not a sparse tensor column
+    /// let plain = Field::new("t", DataType::Int64, true);
+    /// assert!(matches!(SparseTensorType::from_field(&plain), Err(Error::Type { .. })));
+    /// // the right extension name, but metadata that is not JSON
+    /// let mut broken = ty.field("t");
+    /// broken.metadata_mut().insert(EXTENSION_METADATA, "{");
+    /// assert!(matches!(SparseTensorType::from_field(&broken), Err(Error::Parse { .. })));
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn from_field(field: &Field) -> Result<Self> {
         let name = field
             .metadata()

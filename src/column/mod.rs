@@ -56,6 +56,19 @@ use arrow_schema::{Field, Schema};
 
 /// Whether a field is a sparse tensor column (its extension name is one of
 /// `arrow_sparse.coo` / `.csr` / `.csc` / `.csf` / `.gcs`).
+///
+/// ```
+/// use arrow_schema::{DataType, Field};
+/// use arrow_sparse::column::{is_sparse_field, SparseTensorArray};
+/// use arrow_sparse::{AnyTensor, CooTensor};
+/// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![3], &[(vec![2], 1.0)])?.into();
+/// let column = SparseTensorArray::from_tensors([&t])?;
+/// assert!(is_sparse_field(&column.field("t")));
+/// assert!(!is_sparse_field(&Field::new("id", DataType::Int64, false)));
+/// // the same storage type without the extension name is not one
+/// assert!(!is_sparse_field(&Field::new("t", column.data_type().storage_type(), true)));
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
 pub fn is_sparse_field(field: &Field) -> bool {
     field
         .metadata()
@@ -64,6 +77,22 @@ pub fn is_sparse_field(field: &Field) -> bool {
 }
 
 /// The positions of the sparse tensor columns of a schema.
+///
+/// ```
+/// use arrow_schema::{DataType, Field, Schema};
+/// use arrow_sparse::column::{sparse_columns, SparseTensorArray};
+/// use arrow_sparse::{AnyTensor, CooTensor};
+/// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![3], &[(vec![2], 1.0)])?.into();
+/// let column = SparseTensorArray::from_tensors([&t])?;
+/// let schema = Schema::new(vec![
+///     Field::new("id", DataType::Int64, false),
+///     column.field("a"),
+///     Field::new("label", DataType::Utf8, true),
+///     column.field("b"),
+/// ]);
+/// assert_eq!(sparse_columns(&schema), [1, 3]);
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
 pub fn sparse_columns(schema: &Schema) -> Vec<usize> {
     (0..schema.fields().len())
         .filter(|&i| is_sparse_field(schema.field(i)))

@@ -18,6 +18,19 @@ use super::{CONTINUATION, CsfLengths, WriteOptions};
 /// A message ready to be written: the framed metadata (continuation marker,
 /// length, flatbuffer, padding) and the body buffers, each followed by its padding.
 /// The body buffers share memory with the tensor: encoding copies no tensor data.
+///
+/// ```
+/// use arrow_sparse::{ipc, AnyTensor, CooTensor};
+/// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![3], &[(vec![2], 1.5)])?.into();
+/// let msg = ipc::encode(&t, &[], &ipc::WriteOptions::default())?;
+/// assert_eq!(msg.header[..4], ipc::CONTINUATION);
+/// assert_eq!(msg.header.len() % 8, 0);
+/// // COO body: the coordinates, then the values, each padded to a multiple of 8 bytes
+/// assert_eq!(msg.body.len(), 2);
+/// assert_eq!(msg.body[1].0.as_slice(), 1.5f64.to_le_bytes());
+/// assert!(msg.body.iter().all(|(b, pad)| (b.len() + pad) % 8 == 0));
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
 #[derive(Debug, Clone)]
 pub struct EncodedMessage {
     /// Continuation marker, metadata length, flatbuffer `Message`, zero padding.
@@ -28,16 +41,49 @@ pub struct EncodedMessage {
 
 impl EncodedMessage {
     /// Total size in bytes once written.
+    ///
+    /// ```
+    /// use arrow_sparse::{ipc, AnyTensor, CooTensor};
+    /// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![3], &[(vec![2], 1.5)])?.into();
+    /// let msg = ipc::encode(&t, &[], &ipc::WriteOptions::default())?;
+    /// let body: usize = msg.body.iter().map(|(b, pad)| b.len() + pad).sum();
+    /// assert_eq!(msg.len(), msg.header.len() + body);
+    /// assert_eq!(msg.len(), msg.to_vec().len());
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn len(&self) -> usize {
         self.header.len() + self.body.iter().map(|(b, p)| b.len() + p).sum::<usize>()
     }
 
     /// Whether the message is empty (never true for an encoded message).
+    ///
+    /// ```
+    /// use arrow_sparse::{ipc, AnyTensor, CooTensor};
+    /// // even a tensor with no entries has a header
+    /// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![3], &[])?.into();
+    /// assert!(!ipc::encode(&t, &[], &ipc::WriteOptions::default())?.is_empty());
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
     /// Write the message to `w`.
+    ///
+    /// ```
+    /// use arrow_sparse::{ipc, AnyTensor, CooTensor};
+    /// let a: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![3], &[(vec![2], 1.5)])?.into();
+    /// let b: AnyTensor = CooTensor::<i32, i32>::from_entries(vec![2, 2], &[(vec![1, 0], 7)])?.into();
+    /// // a stream by hand: the messages back to back, then the end-of-stream marker
+    /// let mut out = Vec::new();
+    /// for t in [&a, &b] {
+    ///     ipc::encode(t, &[], &ipc::WriteOptions::default())?.write_to(&mut out)?;
+    /// }
+    /// out.extend(ipc::END_OF_STREAM);
+    /// let back: Vec<_> = ipc::StreamReader::new(&out[..]).collect::<Result<_, _>>()?;
+    /// assert_eq!((&back[0].tensor, &back[1].tensor), (&a, &b));
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn write_to<W: Write + ?Sized>(&self, w: &mut W) -> Result<()> {
         const ZEROS: [u8; 64] = [0; 64];
         w.write_all(&self.header)?;
@@ -49,6 +95,17 @@ impl EncodedMessage {
     }
 
     /// The whole message as one byte vector.
+    ///
+    /// ```
+    /// use arrow_sparse::{ipc, AnyTensor, CooTensor};
+    /// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![3], &[(vec![2], 1.5)])?.into();
+    /// let msg = ipc::encode(&t, &[], &ipc::WriteOptions::default())?;
+    /// let bytes = msg.to_vec();
+    /// assert_eq!(bytes.len(), msg.len());
+    /// let (back, used) = ipc::decode(&bytes.into(), &ipc::ReadOptions::default())?.expect("a message");
+    /// assert_eq!((back.tensor, used), (t, msg.len()));
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn to_vec(&self) -> Vec<u8> {
         let mut v = Vec::with_capacity(self.len());
         // Writing to a Vec cannot fail.

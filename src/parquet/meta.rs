@@ -28,12 +28,56 @@ use crate::tensor::{AnyCoo, AnyDm, AnyTensor, CompressedAxis, CoordLayout, Forma
 use crate::types::{IndexType, ValueType};
 
 /// The key of the archive's JSON description in the Parquet key-value metadata.
+///
+/// ```
+/// use arrow_sparse::parquet::{self, ParquetReader, WriteOptions, METADATA_KEY};
+/// use arrow_sparse::{AnyTensor, CooTensor};
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("t.parquet");
+/// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![3], &[(vec![2], 1.5)])?.into();
+/// parquet::write_parquet(&path, &t.into(), &WriteOptions::default())?;
+/// let r = ParquetReader::open(&path)?;
+/// let kv = r.parquet_metadata().file_metadata().key_value_metadata().unwrap();
+/// let json = kv.iter().find(|k| k.key == METADATA_KEY).and_then(|k| k.value.as_deref()).unwrap();
+/// assert!(json.starts_with(r#"{"version":1,"format":"coo","shape":[3]"#), "{json}");
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
 pub const METADATA_KEY: &str = "arrow_sparse";
 
 /// The key of the CRC-32 (decimal) of the JSON text, written next to it.
+///
+/// ```
+/// use arrow_sparse::parquet::{self, ParquetReader, WriteOptions, METADATA_CRC_KEY, METADATA_KEY};
+/// use arrow_sparse::{AnyTensor, CooTensor};
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("t.parquet");
+/// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![3], &[(vec![2], 1.5)])?.into();
+/// parquet::write_parquet(&path, &t.into(), &WriteOptions::default())?;
+/// let r = ParquetReader::open(&path)?;
+/// let kv = r.parquet_metadata().file_metadata().key_value_metadata().unwrap();
+/// let get = |key: &str| kv.iter().find(|k| k.key == key).and_then(|k| k.value.clone()).unwrap();
+/// let crc: u32 = get(METADATA_CRC_KEY).parse().unwrap();
+/// assert_eq!(crc, crc32fast::hash(get(METADATA_KEY).as_bytes()));
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
 pub const METADATA_CRC_KEY: &str = "arrow_sparse.crc32";
 
 /// The version of the JSON description this crate writes and reads.
+///
+/// ```
+/// use arrow_sparse::parquet::{self, ParquetReader, WriteOptions, METADATA_KEY, METADATA_VERSION};
+/// use arrow_sparse::{AnyTensor, DenseTensor};
+/// assert_eq!(METADATA_VERSION, 1);
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("t.parquet");
+/// let t: AnyTensor = DenseTensor::<i32>::try_new(vec![2], vec![1, 2].into())?.into();
+/// parquet::write_parquet(&path, &t.into(), &WriteOptions::default())?;
+/// let r = ParquetReader::open(&path)?;
+/// let kv = r.parquet_metadata().file_metadata().key_value_metadata().unwrap();
+/// let json = kv.iter().find(|k| k.key == METADATA_KEY).and_then(|k| k.value.as_deref()).unwrap();
+/// assert!(json.starts_with(&format!("{{\"version\":{METADATA_VERSION},")));
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
 pub const METADATA_VERSION: u64 = 1;
 
 /// Name of the value column.
@@ -44,6 +88,18 @@ pub(crate) const VALUE_COLUMN: &str = "value";
 pub(crate) const LEVEL_COLUMN: &str = "csf_level";
 
 /// The storage format an archive restores, with its parameters.
+///
+/// ```
+/// use arrow_sparse::parquet::{Layout, TensorSpec};
+/// use arrow_sparse::{AnyTensor, CompressedAxis, Convert, CooTensor, Format, IndexType};
+/// let coo = CooTensor::<f64, i64>::from_entries(vec![3, 4], &[(vec![0, 1], 2.5), (vec![2, 3], -1.0)])?;
+/// let csc: AnyTensor = coo.to_csx::<i32, i64>(CompressedAxis::Column)?.into();
+/// let spec = TensorSpec::of(&csc.into())?;
+/// let expected = Layout::Csx { axis: CompressedAxis::Column, index_type: IndexType::Int32, indptr_type: IndexType::Int64 };
+/// assert_eq!(spec.layout, expected);
+/// assert_eq!(spec.layout.format(), Format::Csc);
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Layout {
@@ -111,6 +167,15 @@ pub enum Layout {
 
 impl Layout {
     /// The format this layout restores.
+    ///
+    /// ```
+    /// use arrow_sparse::parquet::Layout;
+    /// use arrow_sparse::{CompressedAxis, Format, IndexType};
+    /// let csr = Layout::Csx { axis: CompressedAxis::Row, index_type: IndexType::Int32, indptr_type: IndexType::Int64 };
+    /// assert_eq!(csr.format(), Format::Csr);
+    /// let column_major = Layout::Dense { strides: vec![1, 2] };
+    /// assert_eq!(column_major.format(), Format::Dense);
+    /// ```
     pub fn format(&self) -> Format {
         match self {
             Layout::Dense { .. } => Format::Dense,
@@ -127,6 +192,19 @@ impl Layout {
     }
 
     /// The layout of the rows: the storage's for DM, else this one.
+    ///
+    /// ```
+    /// use arrow_sparse::parquet::TensorSpec;
+    /// use arrow_sparse::{dims::DimMap, AnyTensor, CooTensor, DmTensor, Format};
+    /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 1], 1.0), (vec![1, 2], 3.0)])?;
+    /// let dm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr)?;
+    /// let spec = TensorSpec::of(&AnyTensor::from(dm).into())?;
+    /// assert_eq!(spec.layout.format(), Format::Dm);
+    /// assert_eq!(spec.layout.rows().format(), Format::Csr); // the rows are the CSR storage's
+    /// let plain = TensorSpec::of(&AnyTensor::from(coo).into())?.layout;
+    /// assert_eq!(plain.rows(), &plain);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn rows(&self) -> &Layout {
         match self {
             Layout::Dm { storage, .. } => storage,
@@ -145,6 +223,18 @@ impl Layout {
 /// The DM levels of an archived DM tensor, outermost first: the JSON map objects
 /// of `format/SPEC.md` 8.3 (`kind` `dm`, with their views), as the IPC extension
 /// metadata writes them.
+///
+/// ```
+/// use arrow_sparse::parquet::DmChain;
+/// use arrow_sparse::{dims::DimMap, AnyDm, AnyTensor, CooTensor, DmTensor, Format};
+/// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 1], 1.0), (vec![1, 2], 3.0)])?;
+/// let dm: AnyDm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr)?.into();
+/// let t = dm.transpose(0, 1)?;
+/// let (chain, storage) = DmChain::of(&t)?;
+/// assert_eq!((chain.len(), storage.format()), (1, Format::Csr));
+/// assert_eq!(chain.wrap(storage, 1)?, AnyTensor::Dm(t)); // the same DM tensor again
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DmChain {
     maps: Vec<serde_json::Value>,
@@ -153,6 +243,18 @@ pub struct DmChain {
 impl DmChain {
     /// The DM levels of `dm` and the tensor below them (plain or GCS), whose
     /// entries are an archive's rows.
+    ///
+    /// ```
+    /// use arrow_sparse::parquet::DmChain;
+    /// use arrow_sparse::{dims::DimMap, AnyDm, CooTensor, DmTensor, Format};
+    /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 1], 1.0), (vec![1, 2], 3.0)])?;
+    /// let dm: AnyDm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr)?.into();
+    /// let (chain, storage) = DmChain::of(&dm.transpose(0, 1)?)?;
+    /// assert_eq!(chain.len(), 1);
+    /// // the storage is the untransposed CSR matrix, with the tensor's two entries
+    /// assert_eq!((storage.format(), storage.shape(), storage.nnz()), (Format::Csr, &[2, 3][..], 2));
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn of(dm: &AnyDm) -> Result<(DmChain, AnyTensor)> {
         let (maps, storage) = crate::ipc::extension::dm_chain(dm)?;
         Ok((DmChain { maps }, storage))
@@ -176,16 +278,53 @@ impl DmChain {
     }
 
     /// Number of DM levels.
+    ///
+    /// ```
+    /// use arrow_sparse::parquet::DmChain;
+    /// use arrow_sparse::{dims::DimMap, AnyDm, AnyTensor, CooTensor, DmTensor, Format};
+    /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 1], 1.0), (vec![1, 2], 3.0)])?;
+    /// let inner: AnyDm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr)?.into();
+    /// assert_eq!(DmChain::of(&inner)?.0.len(), 1);
+    /// // a DM level over a DM level: shape (3, 2) mapped onto the (2, 3) tensor below
+    /// let outer = AnyDm::try_new(DimMap::try_new(vec![3, 2], vec![1, 0], vec![1])?, AnyTensor::Dm(inner), vec![])?;
+    /// assert_eq!(DmChain::of(&outer)?.0.len(), 2);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn len(&self) -> usize {
         self.maps.len()
     }
 
     /// Whether the chain has no level (never, for a chain read or built here).
+    ///
+    /// ```
+    /// use arrow_sparse::parquet::DmChain;
+    /// use arrow_sparse::{dims::DimMap, AnyDm, CooTensor, DmTensor, Format};
+    /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![1, 2], 3.0)])?;
+    /// let dm: AnyDm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Coo)?.into();
+    /// let (chain, _storage) = DmChain::of(&dm)?;
+    /// assert!(!chain.is_empty());
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.maps.is_empty()
     }
 
     /// The maps as a JSON array (compact).
+    ///
+    /// ```
+    /// use arrow_sparse::parquet::DmChain;
+    /// use arrow_sparse::{dims::DimMap, AnyDm, CooTensor, DmTensor, Format};
+    /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![1, 2], 3.0)])?;
+    /// let dm: AnyDm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr)?.into();
+    /// let (chain, _storage) = DmChain::of(&dm.select(0, 1)?)?;
+    /// let maps: serde_json::Value = serde_json::from_str(&chain.to_json()).unwrap();
+    /// let expected = serde_json::json!([{
+    ///     "kind": "dm", "shape": [2, 3], "dimensions": [0, 1], "partitioning": [1],
+    ///     "dim_names": [""], "views": [{"op": "select", "dim": 0, "index": 1}],
+    /// }]);
+    /// assert_eq!(maps, expected);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn to_json(&self) -> String {
         serde_json::Value::Array(self.maps.clone()).to_string()
     }
@@ -193,6 +332,20 @@ impl DmChain {
     /// Wrap `storage` in the DM levels, checking every map and view against the
     /// level below and refusing broadcasts that repeat a stored entry more than
     /// `max_broadcast` times.
+    ///
+    /// ```
+    /// use arrow_sparse::parquet::DmChain;
+    /// use arrow_sparse::{dims::DimMap, AnyDm, AnyTensor, CooTensor, DmTensor, Error, Format};
+    /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 1], 1.0), (vec![1, 2], 3.0)])?;
+    /// let dm: AnyDm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr)?.into();
+    /// let b = dm.broadcast(&[4, 3])?; // the two rows repeated twice
+    /// let (chain, storage) = DmChain::of(&b)?;
+    /// let back = chain.wrap(storage.clone(), 2)?;
+    /// assert_eq!((back.get::<f64>(&[3, 2])?, &back), (Some(3.0), &AnyTensor::Dm(b)));
+    /// // each stored entry appears twice: a limit of 1 refuses the chain
+    /// assert!(matches!(chain.wrap(storage, 1), Err(Error::Parse { .. })));
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn wrap(&self, storage: AnyTensor, max_broadcast: u64) -> Result<AnyTensor> {
         crate::ipc::extension::raise_levels(&self.maps, storage, max_broadcast)
     }
@@ -200,6 +353,19 @@ impl DmChain {
 
 /// What an archive holds: shape, dimension names, value type, storage format and
 /// the custom metadata of the tensor's IPC message.
+///
+/// ```
+/// use arrow_sparse::parquet::TensorSpec;
+/// use arrow_sparse::{ipc::TensorMessage, CooTensor, Format, ValueType};
+/// let coo = CooTensor::<f32, i32>::from_entries(vec![4, 5], &[(vec![1, 2], 1.0), (vec![3, 0], 2.0)])?
+///     .with_dim_names(vec!["row".into(), "col".into()])?;
+/// let message = TensorMessage { tensor: coo.into(), custom_metadata: vec![("source".into(), "doc".into())] };
+/// let spec = TensorSpec::of(&message)?;
+/// assert_eq!((spec.shape.as_slice(), spec.value_type, spec.format()), (&[4, 5][..], ValueType::Float32, Format::Coo));
+/// assert_eq!(spec.dim_names, ["row", "col"]);
+/// assert_eq!(spec.custom_metadata, message.custom_metadata);
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct TensorSpec {
     /// Extents.
@@ -220,6 +386,22 @@ impl TensorSpec {
     /// A dense tensor whose strides are not a packed layout of its shape (gaps,
     /// broadcast) is declared row-major: it is archived as its row-major copy, as
     /// the IPC writer sends it.
+    ///
+    /// ```
+    /// use arrow_sparse::parquet::{Layout, TensorSpec};
+    /// use arrow_sparse::{AnyTensor, CooTensor, CoordLayout, DenseTensor, IndexType};
+    /// let coo = CooTensor::<f64, i16>::from_entries(vec![3, 4], &[(vec![2, 3], -1.0), (vec![0, 1], 2.5)])?;
+    /// let spec = TensorSpec::of(&AnyTensor::from(coo).into())?;
+    /// let expected = Layout::Coo { index_type: IndexType::Int16, coord_layout: CoordLayout::RowMajor, canonical: Some(false) };
+    /// assert_eq!(spec.layout, expected);
+    /// // a packed column-major dense tensor keeps its strides
+    /// let cm = DenseTensor::<i32>::try_new_strided(vec![2, 3], vec![1, 2], vec![1, 4, 2, 5, 3, 6].into())?;
+    /// assert_eq!(TensorSpec::of(&AnyTensor::from(cm).into())?.layout, Layout::Dense { strides: vec![1, 2] });
+    /// // a broadcast (stride 0) is declared row-major: archived as its row-major copy
+    /// let b = DenseTensor::<i32>::try_new_strided(vec![2, 3], vec![1, 0], vec![7, 8].into())?;
+    /// assert_eq!(TensorSpec::of(&AnyTensor::from(b).into())?.layout, Layout::Dense { strides: vec![3, 1] });
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn of(message: &TensorMessage) -> Result<TensorSpec> {
         let (rows, chain) = match &message.tensor {
             AnyTensor::Dm(d) => {
@@ -248,6 +430,16 @@ impl TensorSpec {
 
     /// A COO spec with unnamed dimensions, row-major coordinates and a computed
     /// canonical flag: the usual target of chunked writing.
+    ///
+    /// ```
+    /// use arrow_sparse::parquet::{Layout, TensorSpec};
+    /// use arrow_sparse::{CoordLayout, IndexType, ValueType};
+    /// let spec = TensorSpec::coo(vec![1000, 10], ValueType::Float32, IndexType::Int32);
+    /// let expected = Layout::Coo { index_type: IndexType::Int32, coord_layout: CoordLayout::RowMajor, canonical: None };
+    /// assert_eq!(spec.layout, expected);
+    /// assert!(spec.dim_names.is_empty() && spec.custom_metadata.is_empty());
+    /// assert_eq!(spec.column_names(), ["dim_0", "dim_1"]);
+    /// ```
     pub fn coo(shape: Vec<usize>, value_type: ValueType, index_type: IndexType) -> TensorSpec {
         TensorSpec {
             shape,
@@ -263,24 +455,71 @@ impl TensorSpec {
     }
 
     /// The same spec with another layout.
+    ///
+    /// ```
+    /// use arrow_sparse::parquet::{Layout, TensorSpec};
+    /// use arrow_sparse::{CompressedAxis, Format, IndexType, ValueType};
+    /// let csr = Layout::Csx { axis: CompressedAxis::Row, index_type: IndexType::Int32, indptr_type: IndexType::Int64 };
+    /// let spec = TensorSpec::coo(vec![3, 4], ValueType::Float64, IndexType::Int32).with_layout(csr);
+    /// assert_eq!((spec.format(), spec.indptr_type()), (Format::Csr, Some(IndexType::Int64)));
+    /// assert_eq!((spec.shape.as_slice(), spec.value_type), (&[3, 4][..], ValueType::Float64)); // the rest is kept
+    /// ```
     pub fn with_layout(mut self, layout: Layout) -> TensorSpec {
         self.layout = layout;
         self
     }
 
     /// The same spec with dimension names (one per dimension).
+    ///
+    /// ```
+    /// use arrow_sparse::parquet::{ParquetWriter, TensorSpec, WriteOptions};
+    /// use arrow_sparse::{IndexType, ValueType};
+    /// let spec = TensorSpec::coo(vec![3, 4], ValueType::Float64, IndexType::Int32);
+    /// let named = spec.clone().with_dim_names(vec!["row".into(), "col".into()]);
+    /// assert_eq!(named.column_names(), ["row", "col"]);
+    /// // one name per dimension, checked when an archive is created
+    /// let dir = tempfile::tempdir()?;
+    /// let bad = spec.with_dim_names(vec!["row".into()]);
+    /// assert!(ParquetWriter::create(&dir.path().join("t.parquet"), bad, &WriteOptions::default()).is_err());
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn with_dim_names(mut self, names: Vec<String>) -> TensorSpec {
         self.dim_names = names;
         self
     }
 
     /// The format restored (`gcs` / `dm` for GCS / DM tensors).
+    ///
+    /// ```
+    /// use arrow_sparse::parquet::{Layout, TensorSpec};
+    /// use arrow_sparse::{dims::DimMap, AnyTensor, CooTensor, DmTensor, Format, IndexType, ValueType};
+    /// let spec = TensorSpec::coo(vec![2, 3], ValueType::Int16, IndexType::Int64);
+    /// assert_eq!(spec.format(), Format::Coo);
+    /// assert_eq!(spec.with_layout(Layout::Dense { strides: vec![3, 1] }).format(), Format::Dense);
+    /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![1, 2], 3.0)])?;
+    /// let dm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr)?;
+    /// assert_eq!(TensorSpec::of(&AnyTensor::from(dm).into())?.format(), Format::Dm);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn format(&self) -> Format {
         self.layout.format()
     }
 
     /// The type of the coordinates / indices buffers (`None` for dense; for DM,
     /// the storage's).
+    ///
+    /// ```
+    /// use arrow_sparse::parquet::{Layout, TensorSpec};
+    /// use arrow_sparse::{dims::DimMap, AnyTensor, CooTensor, DmTensor, Format, IndexType, ValueType};
+    /// let spec = TensorSpec::coo(vec![2, 3], ValueType::Int16, IndexType::Int64);
+    /// assert_eq!(spec.index_type(), Some(IndexType::Int64));
+    /// assert_eq!(spec.with_layout(Layout::Dense { strides: vec![3, 1] }).index_type(), None);
+    /// // DM: the index type of the storage (here CSR with int64 indices)
+    /// let coo = CooTensor::<f64, i32>::from_entries(vec![2, 3], &[(vec![1, 2], 3.0)])?;
+    /// let dm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr)?;
+    /// assert_eq!(TensorSpec::of(&AnyTensor::from(dm).into())?.index_type(), Some(IndexType::Int64));
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn index_type(&self) -> Option<IndexType> {
         match self.layout.rows() {
             Layout::Coo { index_type, .. }
@@ -292,6 +531,15 @@ impl TensorSpec {
     }
 
     /// The type of the indptr buffers (CSX, CSF and GCS; for DM, the storage's).
+    ///
+    /// ```
+    /// use arrow_sparse::parquet::{Layout, TensorSpec};
+    /// use arrow_sparse::{CompressedAxis, IndexType, ValueType};
+    /// let spec = TensorSpec::coo(vec![3, 4], ValueType::Float64, IndexType::Int32);
+    /// assert_eq!(spec.indptr_type(), None); // COO has no indptr
+    /// let csc = Layout::Csx { axis: CompressedAxis::Column, index_type: IndexType::Int32, indptr_type: IndexType::UInt16 };
+    /// assert_eq!(spec.with_layout(csc).indptr_type(), Some(IndexType::UInt16));
+    /// ```
     pub fn indptr_type(&self) -> Option<IndexType> {
         match self.layout.rows() {
             Layout::Csx { indptr_type, .. }
@@ -332,6 +580,18 @@ impl TensorSpec {
     /// The names of the coordinate columns: each dimension's name, `dim_<d>` where
     /// unnamed, or `dim_<d>` for every dimension when names would collide with each
     /// other or with the `value` / `csf_level` columns.
+    ///
+    /// ```
+    /// use arrow_sparse::parquet::TensorSpec;
+    /// use arrow_sparse::{IndexType, ValueType};
+    /// let spec = TensorSpec::coo(vec![2, 3, 4], ValueType::Float64, IndexType::Int32);
+    /// assert_eq!(spec.column_names(), ["dim_0", "dim_1", "dim_2"]);
+    /// let named = spec.clone().with_dim_names(vec!["x".into(), "".into(), "z".into()]);
+    /// assert_eq!(named.column_names(), ["x", "dim_1", "z"]);
+    /// // a name that clashes with the value column (or with another name): dim_<d> for all
+    /// let clash = spec.with_dim_names(vec!["x".into(), "value".into(), "z".into()]);
+    /// assert_eq!(clash.column_names(), ["dim_0", "dim_1", "dim_2"]);
+    /// ```
     pub fn column_names(&self) -> Vec<String> {
         let n = self.shape.len();
         let named: Vec<String> = (0..n)

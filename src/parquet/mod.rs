@@ -57,6 +57,16 @@ use crate::ipc::TensorMessage;
 use crate::tensor::Validation;
 
 /// The compression applied to every column.
+///
+/// ```
+/// use arrow_sparse::parquet::Compression;
+/// assert_eq!(Compression::default(), Compression::Zstd(1));
+/// assert_eq!("zstd:3".parse::<Compression>()?, Compression::Zstd(3));
+/// assert_eq!("none".parse::<Compression>()?, Compression::Uncompressed);
+/// assert_eq!(Compression::Zstd(3).to_string(), "zstd:3");
+/// assert!(matches!("zstd:23".parse::<Compression>(), Err(arrow_sparse::Error::Parse { .. })));
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Compression {
     /// No compression.
@@ -121,6 +131,15 @@ impl std::str::FromStr for Compression {
 }
 
 /// Options for writing archives.
+///
+/// ```
+/// use arrow_sparse::parquet::{Compression, WriteOptions};
+/// let options = WriteOptions::default();
+/// assert_eq!((options.row_group_size, options.batch_size), (1 << 20, 1 << 16));
+/// assert_eq!(options.compression, Compression::Zstd(1));
+/// let small = WriteOptions { batch_size: 1024, ..WriteOptions::default().with_row_group_size(4096) };
+/// assert_eq!((small.row_group_size, small.batch_size), (4096, 1024));
+/// ```
 #[derive(Clone, Debug)]
 pub struct WriteOptions {
     /// Rows per row group (default 2^20). The writer holds about one row group of
@@ -144,11 +163,40 @@ impl Default for WriteOptions {
 
 impl WriteOptions {
     /// Set the number of rows per row group (at least 1).
+    ///
+    /// ```
+    /// use arrow_sparse::parquet::{self, WriteOptions};
+    /// use arrow_sparse::{AnyTensor, DenseTensor};
+    /// let dir = tempfile::tempdir()?;
+    /// let t: AnyTensor = DenseTensor::<i32>::try_new(vec![5], vec![1, 2, 3, 4, 5].into())?.into();
+    /// let options = WriteOptions::default().with_row_group_size(2);
+    /// let summary = parquet::write_parquet(&dir.path().join("t.parquet"), &t.into(), &options)?;
+    /// assert_eq!((summary.rows, summary.row_groups), (5, 3)); // 2 + 2 + 1 rows
+    /// assert_eq!(WriteOptions::default().with_row_group_size(0).row_group_size, 1);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn with_row_group_size(mut self, rows: usize) -> Self {
         self.row_group_size = rows.max(1);
         self
     }
     /// Set the compression.
+    ///
+    /// ```
+    /// use arrow_sparse::parquet::{self, Compression, ParquetReader, WriteOptions};
+    /// use arrow_sparse::{ipc::TensorMessage, AnyTensor, DenseTensor};
+    /// let dir = tempfile::tempdir()?;
+    /// let path = dir.path().join("t.parquet");
+    /// let t: TensorMessage = AnyTensor::from(DenseTensor::<f64>::try_new(vec![4], vec![0.5; 4].into())?).into();
+    /// let options = WriteOptions::default().with_compression(Compression::Uncompressed);
+    /// parquet::write_parquet(&path, &t, &options)?;
+    /// let r = ParquetReader::open(&path)?;
+    /// let codec = r.parquet_metadata().row_group(0).column(0).compression();
+    /// assert_eq!(codec, ::parquet::basic::Compression::UNCOMPRESSED);
+    /// // zstd levels go up to 22
+    /// let bad = WriteOptions::default().with_compression(Compression::Zstd(23));
+    /// assert!(parquet::write_parquet(&path, &t, &bad).is_err());
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn with_compression(mut self, compression: Compression) -> Self {
         self.compression = compression;
         self
@@ -156,6 +204,23 @@ impl WriteOptions {
 }
 
 /// Options for reading archives.
+///
+/// ```
+/// use arrow_sparse::parquet::{self, ReadOptions, WriteOptions};
+/// use arrow_sparse::{AnyTensor, CompressedAxis, CsxMatrix, Validation};
+/// let o = ReadOptions::default();
+/// assert_eq!((o.validation, o.verify_checksums, o.max_indptr_len), (Validation::Full, true, 1 << 28));
+/// // a CSR matrix with 3 rows has an indptr of 4 elements
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("csr.parquet");
+/// let t: AnyTensor = CsxMatrix::<f64, i32, i64>::try_new(
+///     CompressedAxis::Row, vec![3, 3], vec![0, 1, 1, 2].into(), vec![0, 2].into(), vec![1.0, 2.0].into())?.into();
+/// parquet::write_parquet(&path, &t.clone().into(), &WriteOptions::default())?;
+/// let tight = ReadOptions { max_indptr_len: 3, ..ReadOptions::default() };
+/// assert!(matches!(parquet::read_parquet(&path, &tight), Err(arrow_sparse::Error::Overflow { .. })));
+/// assert_eq!(parquet::read_parquet(&path, &ReadOptions { max_indptr_len: 4, ..tight })?.tensor, t);
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
 #[derive(Clone, Debug)]
 pub struct ReadOptions {
     /// Validation of the restored tensor by its format's constructor (default
@@ -191,11 +256,37 @@ impl Default for ReadOptions {
 
 impl ReadOptions {
     /// Set the validation level.
+    ///
+    /// ```
+    /// use arrow_sparse::parquet::{self, ReadOptions, WriteOptions};
+    /// use arrow_sparse::{AnyTensor, CooTensor, Validation};
+    /// let dir = tempfile::tempdir()?;
+    /// let path = dir.path().join("t.parquet");
+    /// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![4], &[(vec![3], 1.0)])?.into();
+    /// parquet::write_parquet(&path, &t.clone().into(), &WriteOptions::default())?;
+    /// let options = ReadOptions::default().with_validation(Validation::Trusted);
+    /// assert_eq!(options.validation, Validation::Trusted);
+    /// assert_eq!(parquet::read_parquet(&path, &options)?.tensor, t);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn with_validation(mut self, v: Validation) -> Self {
         self.validation = v;
         self
     }
     /// Verify (default) or skip the row-group checksums.
+    ///
+    /// ```
+    /// use arrow_sparse::parquet::{self, ReadOptions, WriteOptions};
+    /// use arrow_sparse::{AnyTensor, CooTensor};
+    /// let dir = tempfile::tempdir()?;
+    /// let path = dir.path().join("t.parquet");
+    /// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![4], &[(vec![3], 1.0)])?.into();
+    /// parquet::write_parquet(&path, &t.clone().into(), &WriteOptions::default())?;
+    /// let options = ReadOptions::default().with_verify_checksums(false);
+    /// assert!(!options.verify_checksums && ReadOptions::default().verify_checksums);
+    /// assert_eq!(parquet::read_parquet(&path, &options)?.tensor, t);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn with_verify_checksums(mut self, verify: bool) -> Self {
         self.verify_checksums = verify;
         self
@@ -246,6 +337,15 @@ pub fn read_parquet(path: &Path, options: &ReadOptions) -> Result<TensorMessage>
 }
 
 /// Whether `path` names a Parquet archive (extension `.parquet`, any case).
+///
+/// ```
+/// use arrow_sparse::parquet::is_parquet_path;
+/// use std::path::Path;
+/// assert!(is_parquet_path(Path::new("data/t.parquet")));
+/// assert!(is_parquet_path(Path::new("T.PARQUET")));
+/// assert!(!is_parquet_path(Path::new("t.parquet.tmp")));
+/// assert!(!is_parquet_path(Path::new("parquet")));
+/// ```
 pub fn is_parquet_path(path: &Path) -> bool {
     path.extension()
         .and_then(|e| e.to_str())

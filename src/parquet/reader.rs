@@ -26,6 +26,24 @@ use crate::tensor::{AnyTensor, CoordLayout};
 use crate::types::IndexType;
 
 /// One row group, as the footer describes it.
+///
+/// ```
+/// use arrow_sparse::parquet::{self, ParquetReader, WriteOptions};
+/// use arrow_sparse::{AnyTensor, CooTensor};
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("t.parquet");
+/// let entries = [(vec![0, 3], 1.0), (vec![2, 1], 2.0), (vec![7, 0], 3.0)];
+/// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![10, 4], &entries)?.into();
+/// parquet::write_parquet(&path, &t.into(), &WriteOptions::default().with_row_group_size(2))?;
+/// let r = ParquetReader::open(&path)?;
+/// let first = r.row_group_info(0)?;
+/// assert_eq!((first.rows, first.first_row), (2, 0));
+/// assert_eq!(first.ranges, [Some((0, 2)), Some((1, 3))]); // rows (0, 3) and (2, 1)
+/// let second = r.row_group_info(1)?;
+/// assert_eq!((second.rows, second.first_row, second.ranges[0]), (1, 2, Some((7, 7))));
+/// assert!(second.bytes > 0);
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RowGroupInfo {
     /// Number of rows.
@@ -40,6 +58,22 @@ pub struct RowGroupInfo {
 }
 
 /// The result of [`ParquetReader::read_range`].
+///
+/// ```
+/// use arrow_sparse::parquet::{self, ParquetReader, WriteOptions};
+/// use arrow_sparse::{AnyTensor, CooTensor};
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("t.parquet");
+/// let entries = [(vec![0, 3], 1.0), (vec![2, 1], 2.0), (vec![7, 0], 3.0)];
+/// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![10, 4], &entries)?.into();
+/// parquet::write_parquet(&path, &t.into(), &WriteOptions::default().with_row_group_size(2))?;
+/// let part = ParquetReader::open(&path)?.read_range(0, 1..5)?;
+/// // row group 1 (row 7 only) is skipped; both rows of group 0 are decoded, one is kept
+/// assert_eq!((part.row_groups_read, part.row_groups_total, part.rows_read), (1, 2, 2));
+/// assert_eq!((part.tensor.shape(), part.tensor.nnz()), (&[4, 4][..], 1));
+/// assert_eq!(part.tensor.get::<f64>(&[1, 1])?, Some(2.0)); // (2, 1) shifted by 1
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct RangeRead {
     /// The sub-tensor (same format and types as the archive's tensor; its extent
@@ -94,12 +128,43 @@ fn integer(t: &DataType) -> bool {
 
 impl ParquetReader {
     /// Open `path` with default options.
+    ///
+    /// ```
+    /// use arrow_sparse::parquet::{self, ParquetReader, WriteOptions};
+    /// use arrow_sparse::{AnyTensor, CooTensor, Error};
+    /// let dir = tempfile::tempdir()?;
+    /// let path = dir.path().join("t.parquet");
+    /// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![10], &[(vec![1], 1.0), (vec![8], 2.0)])?.into();
+    /// parquet::write_parquet(&path, &t.into(), &WriteOptions::default())?;
+    /// assert_eq!(ParquetReader::open(&path)?.rows(), 2);
+    /// assert!(matches!(ParquetReader::open(&dir.path().join("missing.parquet")), Err(Error::Io(_))));
+    /// let junk = dir.path().join("junk.parquet");
+    /// std::fs::write(&junk, b"not a parquet file")?;
+    /// assert!(ParquetReader::open(&junk).is_err());
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn open(path: &Path) -> Result<Self> {
         Self::open_with(path, ReadOptions::default())
     }
 
     /// Open `path`: read the footer and the `arrow_sparse` metadata and check them
     /// against the schema and the row counts (no row group is decoded yet).
+    ///
+    /// ```
+    /// use arrow_sparse::parquet::{self, ParquetReader, ReadOptions, WriteOptions};
+    /// use arrow_sparse::{dims::DimMap, AnyDm, AnyTensor, CooTensor, DmTensor, Error, Format};
+    /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 1], 1.0), (vec![1, 2], 3.0)])?;
+    /// let dm: AnyDm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr)?.into();
+    /// let b = AnyTensor::Dm(dm.broadcast(&[4, 3])?); // every stored entry appears twice
+    /// let dir = tempfile::tempdir()?;
+    /// let path = dir.path().join("dm.parquet");
+    /// parquet::write_parquet(&path, &b.clone().into(), &WriteOptions::default())?;
+    /// let strict = ReadOptions { max_broadcast: 1, ..ReadOptions::default() };
+    /// assert!(matches!(ParquetReader::open_with(&path, strict), Err(Error::Parse { .. })));
+    /// let r = ParquetReader::open_with(&path, ReadOptions::default().with_verify_checksums(false))?;
+    /// assert_eq!(r.read()?.tensor, b);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn open_with(path: &Path, options: ReadOptions) -> Result<Self> {
         let file = File::open(path)?;
         let meta = guard("footer", || {
@@ -250,31 +315,111 @@ impl ParquetReader {
     }
 
     /// What the archive holds.
+    ///
+    /// ```
+    /// use arrow_sparse::parquet::{self, ParquetReader, WriteOptions};
+    /// use arrow_sparse::{AnyTensor, CompressedAxis, CsxMatrix, Format, IndexType, ValueType};
+    /// let dir = tempfile::tempdir()?;
+    /// let path = dir.path().join("csr.parquet");
+    /// let t: AnyTensor = CsxMatrix::<f32, i32, i64>::try_new(
+    ///     CompressedAxis::Row, vec![3, 4], vec![0, 1, 1, 2].into(), vec![0, 3].into(), vec![1.0, 2.0].into())?.into();
+    /// parquet::write_parquet(&path, &t.into(), &WriteOptions::default())?;
+    /// let r = ParquetReader::open(&path)?;
+    /// let spec = r.spec();
+    /// assert_eq!((spec.format(), spec.shape.as_slice(), spec.value_type), (Format::Csr, &[3, 4][..], ValueType::Float32));
+    /// assert_eq!((spec.index_type(), spec.indptr_type()), (Some(IndexType::Int32), Some(IndexType::Int64)));
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn spec(&self) -> &TensorSpec {
         &self.archive.spec
     }
 
     /// Number of rows (stored entries; every element for a dense tensor).
+    ///
+    /// ```
+    /// use arrow_sparse::parquet::{self, ParquetReader, WriteOptions};
+    /// use arrow_sparse::{AnyTensor, DenseTensor};
+    /// let dir = tempfile::tempdir()?;
+    /// let path = dir.path().join("dense.parquet");
+    /// let t: AnyTensor = DenseTensor::<i16>::try_new(vec![2, 3], vec![0, 1, 0, 0, 0, 2].into())?.into();
+    /// parquet::write_parquet(&path, &t.into(), &WriteOptions::default())?;
+    /// assert_eq!(ParquetReader::open(&path)?.rows(), 6); // every element, zeros included
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn rows(&self) -> usize {
         self.archive.rows
     }
 
     /// The coordinate column names, by dimension.
+    ///
+    /// ```
+    /// use arrow_sparse::parquet::{self, ParquetReader, WriteOptions};
+    /// use arrow_sparse::{AnyTensor, CooTensor};
+    /// let dir = tempfile::tempdir()?;
+    /// let path = dir.path().join("t.parquet");
+    /// let coo = CooTensor::<f64, i64>::from_entries(vec![3, 4, 5], &[(vec![1, 2, 3], 1.0)])?
+    ///     .with_dim_names(vec!["x".into(), "".into(), "z".into()])?;
+    /// parquet::write_parquet(&path, &AnyTensor::from(coo).into(), &WriteOptions::default())?;
+    /// assert_eq!(ParquetReader::open(&path)?.columns(), ["x", "dim_1", "z"]);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn columns(&self) -> &[String] {
         &self.archive.columns
     }
 
     /// The Parquet footer.
+    ///
+    /// ```
+    /// use arrow_sparse::parquet::{self, ParquetReader, WriteOptions};
+    /// use arrow_sparse::{AnyTensor, CooTensor};
+    /// let dir = tempfile::tempdir()?;
+    /// let path = dir.path().join("t.parquet");
+    /// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![10, 2], &[(vec![1, 0], 1.0), (vec![8, 1], 2.0)])?.into();
+    /// parquet::write_parquet(&path, &t.into(), &WriteOptions::default())?;
+    /// let r = ParquetReader::open(&path)?;
+    /// let footer = r.parquet_metadata().file_metadata();
+    /// assert_eq!(footer.num_rows(), 2);
+    /// let names: Vec<&str> = footer.schema_descr().columns().iter().map(|c| c.name()).collect();
+    /// assert_eq!(names, ["dim_0", "dim_1", "value"]);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn parquet_metadata(&self) -> &::parquet::file::metadata::ParquetMetaData {
         self.meta.metadata()
     }
 
     /// Number of row groups.
+    ///
+    /// ```
+    /// use arrow_sparse::parquet::{self, ParquetReader, WriteOptions};
+    /// use arrow_sparse::{AnyTensor, DenseTensor};
+    /// let dir = tempfile::tempdir()?;
+    /// let path = dir.path().join("t.parquet");
+    /// let t: AnyTensor = DenseTensor::<i32>::try_new(vec![5], vec![1, 2, 3, 4, 5].into())?.into();
+    /// parquet::write_parquet(&path, &t.into(), &WriteOptions::default().with_row_group_size(2))?;
+    /// assert_eq!(ParquetReader::open(&path)?.num_row_groups(), 3); // 2 + 2 + 1 rows
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn num_row_groups(&self) -> usize {
         self.meta.metadata().num_row_groups()
     }
 
     /// Row group `i` as the footer describes it.
+    ///
+    /// ```
+    /// use arrow_sparse::parquet::{self, ParquetReader, WriteOptions};
+    /// use arrow_sparse::{AnyTensor, CooTensor, Error};
+    /// let dir = tempfile::tempdir()?;
+    /// let path = dir.path().join("t.parquet");
+    /// let entries = [(vec![1, 0], 1.0), (vec![4, 1], 2.0), (vec![8, 1], 3.0)];
+    /// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![10, 2], &entries)?.into();
+    /// parquet::write_parquet(&path, &t.into(), &WriteOptions::default().with_row_group_size(2))?;
+    /// let r = ParquetReader::open(&path)?;
+    /// let info = r.row_group_info(0)?;
+    /// assert_eq!((info.rows, info.first_row, info.ranges[0]), (2, 0, Some((1, 4))));
+    /// assert_eq!(r.row_group_info(1)?.first_row, 2);
+    /// assert!(matches!(r.row_group_info(2), Err(Error::Unsupported(_))));
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn row_group_info(&self, i: usize) -> Result<RowGroupInfo> {
         let groups = self.meta.metadata().row_groups();
         let g = groups.get(i).ok_or_else(|| {
@@ -303,6 +448,19 @@ impl ParquetReader {
     }
 
     /// The whole tensor and its custom metadata, exactly as written.
+    ///
+    /// ```
+    /// use arrow_sparse::parquet::{self, ParquetReader, WriteOptions};
+    /// use arrow_sparse::{ipc::TensorMessage, CooTensor};
+    /// let dir = tempfile::tempdir()?;
+    /// let path = dir.path().join("t.parquet");
+    /// let coo = CooTensor::<f32, i16>::from_entries(vec![3, 4], &[(vec![2, 3], 1.0), (vec![0, 1], 2.0)])?;
+    /// let message = TensorMessage { tensor: coo.into(), custom_metadata: vec![("source".into(), "doc".into())] };
+    /// parquet::write_parquet(&path, &message, &WriteOptions::default())?;
+    /// // same format, index type, entry order (not canonical) and custom metadata
+    /// assert_eq!(ParquetReader::open(&path)?.read()?, message);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn read(&self) -> Result<TensorMessage> {
         let groups: Vec<usize> = (0..self.num_row_groups()).collect();
         let tensor = self.read_groups(&groups, self.archive.spec.clone(), None)?;
@@ -321,6 +479,23 @@ impl ParquetReader {
     /// For CSF, the sub-tree is rebuilt from the selected leaves; for an archive
     /// with a node-level column, leaves on both sides of a skipped row group are
     /// not merged under common nodes.
+    ///
+    /// ```
+    /// use arrow_sparse::parquet::{self, ParquetReader, WriteOptions};
+    /// use arrow_sparse::{AnyTensor, CompressedAxis, CsxMatrix};
+    /// let dir = tempfile::tempdir()?;
+    /// let path = dir.path().join("csr.parquet");
+    /// // [[1, 0, 0], [0, 2, 0], [0, 0, 3], [4, 0, 0]]
+    /// let t: AnyTensor = CsxMatrix::<f64, i32, i64>::try_new(CompressedAxis::Row, vec![4, 3],
+    ///     vec![0, 1, 2, 3, 4].into(), vec![0, 1, 2, 0].into(), vec![1.0, 2.0, 3.0, 4.0].into())?.into();
+    /// parquet::write_parquet(&path, &t.into(), &WriteOptions::default())?;
+    /// let r = ParquetReader::open(&path)?;
+    /// let rows_1_2: AnyTensor = CsxMatrix::<f64, i32, i64>::try_new(CompressedAxis::Row, vec![2, 3],
+    ///     vec![0, 1, 2].into(), vec![1, 2].into(), vec![2.0, 3.0].into())?.into();
+    /// assert_eq!(r.read_range(0, 1..3)?.tensor, rows_1_2);
+    /// assert_eq!(r.read_range(0, 3..100)?.tensor.shape(), &[1, 3]); // clamped to the extent
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn read_range(&self, dim: usize, range: Range<usize>) -> Result<RangeRead> {
         let spec = &self.archive.spec;
         if let Layout::Dm { .. } = spec.layout {
@@ -369,6 +544,21 @@ impl ParquetReader {
     /// (row-major coordinates of the archive's index type, or int64 when an extent
     /// does not fit it), rows in storage order: for streaming an archive larger
     /// than memory.
+    ///
+    /// ```
+    /// use arrow_sparse::parquet::{self, ParquetReader, WriteOptions};
+    /// use arrow_sparse::{AnyTensor, CompressedAxis, CsxMatrix, Format, IndexType};
+    /// let dir = tempfile::tempdir()?;
+    /// let path = dir.path().join("csr.parquet");
+    /// // [[1, 0, 0], [0, 2, 0], [0, 0, 3], [4, 0, 0]]
+    /// let t: AnyTensor = CsxMatrix::<f64, i32, i64>::try_new(CompressedAxis::Row, vec![4, 3],
+    ///     vec![0, 1, 2, 3, 4].into(), vec![0, 1, 2, 0].into(), vec![1.0, 2.0, 3.0, 4.0].into())?.into();
+    /// parquet::write_parquet(&path, &t.into(), &WriteOptions::default().with_row_group_size(2))?;
+    /// let chunk = ParquetReader::open(&path)?.read_row_group(1)?; // rows 2 and 3
+    /// assert_eq!((chunk.format(), chunk.index_type(), chunk.shape()), (Format::Coo, Some(IndexType::Int32), &[4, 3][..]));
+    /// assert_eq!((chunk.nnz(), chunk.get::<f64>(&[3, 0])?), (2, Some(4.0)));
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn read_row_group(&self, i: usize) -> Result<AnyTensor> {
         let spec = &self.archive.spec;
         let index_type = match spec.index_type() {
@@ -400,6 +590,22 @@ impl ParquetReader {
     }
 
     /// Every row group in turn, as [`read_row_group`](Self::read_row_group).
+    ///
+    /// ```
+    /// use arrow_sparse::parquet::{self, ParquetReader, WriteOptions};
+    /// use arrow_sparse::{AnyTensor, DenseTensor, Format};
+    /// let dir = tempfile::tempdir()?;
+    /// let path = dir.path().join("dense.parquet");
+    /// let t: AnyTensor = DenseTensor::<i32>::try_new(vec![2, 3], vec![1, 2, 3, 4, 5, 6].into())?.into();
+    /// parquet::write_parquet(&path, &t.into(), &WriteOptions::default().with_row_group_size(4))?;
+    /// let r = ParquetReader::open(&path)?;
+    /// let chunks = r.chunks().collect::<Result<Vec<_>, _>>()?;
+    /// let sizes: Vec<usize> = chunks.iter().map(|c| c.nnz()).collect();
+    /// assert_eq!(sizes, [4, 2]);
+    /// assert!(chunks.iter().all(|c| c.format() == Format::Coo));
+    /// assert_eq!(chunks[1].get::<i32>(&[1, 2])?, Some(6));
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn chunks(&self) -> impl Iterator<Item = Result<AnyTensor>> + '_ {
         (0..self.num_row_groups()).map(|i| self.read_row_group(i))
     }

@@ -27,6 +27,18 @@ use crate::tensor::AnyTensor;
 use crate::types::IndexType;
 
 /// What a finished write produced.
+///
+/// ```
+/// use arrow_sparse::parquet::{self, WriteOptions};
+/// use arrow_sparse::{AnyTensor, CooTensor};
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("t.parquet");
+/// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![10], &[(vec![1], 1.0), (vec![8], 2.0)])?.into();
+/// let summary = parquet::write_parquet(&path, &t.into(), &WriteOptions::default())?;
+/// assert_eq!((summary.rows, summary.row_groups), (2, 1));
+/// assert_eq!(summary.bytes, std::fs::metadata(&path)?.len());
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WriteSummary {
     /// Rows written (stored entries; every element for a dense tensor).
@@ -99,6 +111,23 @@ impl std::fmt::Debug for ParquetWriter {
 impl ParquetWriter {
     /// Start an archive of `spec` at `path` (written to a temporary file in the same
     /// directory until [`finish`](Self::finish)).
+    ///
+    /// ```
+    /// use arrow_sparse::parquet::{Layout, ParquetWriter, TensorSpec, WriteOptions};
+    /// use arrow_sparse::{CompressedAxis, Error, IndexType, ValueType};
+    /// let dir = tempfile::tempdir()?;
+    /// let path = dir.path().join("t.parquet");
+    /// let spec = TensorSpec::coo(vec![3, 4], ValueType::Float64, IndexType::Int32);
+    /// let w = ParquetWriter::create(&path, spec, &WriteOptions::default())?;
+    /// assert!(!path.exists()); // nothing at the destination before finish
+    /// drop(w); // nor after dropping an unfinished writer: no file is left behind
+    /// assert_eq!(std::fs::read_dir(dir.path())?.count(), 0);
+    /// // the spec is checked: CSR needs 2 dimensions
+    /// let csr = Layout::Csx { axis: CompressedAxis::Row, index_type: IndexType::Int32, indptr_type: IndexType::Int64 };
+    /// let bad = TensorSpec::coo(vec![2, 3, 4], ValueType::Float64, IndexType::Int32).with_layout(csr);
+    /// assert!(matches!(ParquetWriter::create(&path, bad, &WriteOptions::default()), Err(Error::Shape { .. })));
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn create(path: &Path, spec: TensorSpec, options: &WriteOptions) -> Result<Self> {
         Self::create_impl(path, spec, options, false)
     }
@@ -178,11 +207,38 @@ impl ParquetWriter {
     }
 
     /// The spec being written.
+    ///
+    /// ```
+    /// use arrow_sparse::parquet::{ParquetWriter, TensorSpec, WriteOptions};
+    /// use arrow_sparse::{IndexType, ValueType};
+    /// let dir = tempfile::tempdir()?;
+    /// let spec = TensorSpec::coo(vec![3, 4], ValueType::Float64, IndexType::Int32)
+    ///     .with_dim_names(vec!["row".into(), "col".into()]);
+    /// let w = ParquetWriter::create(&dir.path().join("t.parquet"), spec.clone(), &WriteOptions::default())?;
+    /// assert_eq!(w.spec(), &spec);
+    /// assert_eq!(w.spec().column_names(), ["row", "col"]);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn spec(&self) -> &TensorSpec {
         &self.spec
     }
 
     /// Rows written so far.
+    ///
+    /// ```
+    /// use arrow_sparse::parquet::{ParquetWriter, TensorSpec, WriteOptions};
+    /// use arrow_sparse::{CooTensor, DenseTensor, IndexType, ValueType};
+    /// let dir = tempfile::tempdir()?;
+    /// let spec = TensorSpec::coo(vec![2, 3], ValueType::Float64, IndexType::Int32);
+    /// let mut w = ParquetWriter::create(&dir.path().join("t.parquet"), spec, &WriteOptions::default())?;
+    /// assert_eq!(w.rows(), 0);
+    /// w.write_chunk(&CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 1], 1.0), (vec![1, 0], 2.0)])?.into())?;
+    /// assert_eq!(w.rows(), 2);
+    /// // a dense chunk appends every element
+    /// w.write_chunk(&DenseTensor::<f64>::try_new(vec![2, 3], vec![0.0; 6].into())?.into())?;
+    /// assert_eq!(w.rows(), 8);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn rows(&self) -> usize {
         self.rows
     }
@@ -192,6 +248,25 @@ impl ParquetWriter {
     ///
     /// For a DM spec, `chunk` is either a DM tensor with the spec's DM levels
     /// (its storage's entries are appended) or a tensor of the storage's shape.
+    ///
+    /// ```
+    /// use arrow_sparse::parquet::{self, ParquetWriter, ReadOptions, TensorSpec, WriteOptions};
+    /// use arrow_sparse::{CooTensor, Error, IndexType, ValueType};
+    /// let dir = tempfile::tempdir()?;
+    /// let path = dir.path().join("t.parquet");
+    /// let spec = TensorSpec::coo(vec![4, 3], ValueType::Float64, IndexType::Int32);
+    /// let mut w = ParquetWriter::create(&path, spec, &WriteOptions::default())?;
+    /// w.write_chunk(&CooTensor::<f64, i64>::from_entries(vec![4, 3], &[(vec![0, 1], 1.0)])?.into())?;
+    /// w.write_chunk(&CooTensor::<f64, i32>::from_entries(vec![4, 3], &[(vec![3, 2], 2.0)])?.into())?;
+    /// let wrong_shape = CooTensor::<f64, i64>::from_entries(vec![4, 4], &[(vec![0, 0], 1.0)])?;
+    /// assert!(matches!(w.write_chunk(&wrong_shape.into()), Err(Error::Shape { .. })));
+    /// let wrong_type = CooTensor::<f32, i64>::from_entries(vec![4, 3], &[(vec![0, 0], 1.0)])?;
+    /// assert!(matches!(w.write_chunk(&wrong_type.into()), Err(Error::Type { .. })));
+    /// w.finish()?;
+    /// let back = parquet::read_parquet(&path, &ReadOptions::default())?.tensor;
+    /// assert_eq!((back.nnz(), back.get::<f64>(&[3, 2])?), (2, Some(2.0)));
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn write_chunk(&mut self, chunk: &AnyTensor) -> Result<()> {
         let storage;
         let chunk = match (chunk, &self.spec.layout) {
@@ -507,6 +582,22 @@ impl ParquetWriter {
     }
 
     /// Write the last row group and the footer, then move the file into place.
+    ///
+    /// ```
+    /// use arrow_sparse::parquet::{Layout, ParquetReader, ParquetWriter, TensorSpec, WriteOptions};
+    /// use arrow_sparse::{CooTensor, IndexType, ValueType};
+    /// let dir = tempfile::tempdir()?;
+    /// let path = dir.path().join("t.parquet");
+    /// let spec = TensorSpec::coo(vec![4, 3], ValueType::Float64, IndexType::Int32);
+    /// let mut w = ParquetWriter::create(&path, spec, &WriteOptions::default().with_row_group_size(2))?;
+    /// w.write_chunk(&CooTensor::<f64, i64>::from_entries(vec![4, 3], &[(vec![0, 1], 1.0), (vec![1, 0], 2.0), (vec![3, 2], 3.0)])?.into())?;
+    /// let summary = w.finish()?;
+    /// assert_eq!((summary.rows, summary.row_groups, summary.bytes), (3, 2, std::fs::metadata(&path)?.len()));
+    /// // the canonical flag left open by `TensorSpec::coo` is now known: sorted, no duplicates
+    /// let r = ParquetReader::open(&path)?;
+    /// assert!(matches!(r.spec().layout, Layout::Coo { canonical: Some(true), .. }));
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn finish(mut self) -> Result<WriteSummary> {
         if self.in_group > 0 {
             self.end_group()?;
