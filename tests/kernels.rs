@@ -396,3 +396,63 @@ fn spmv_on_a_mapped_file_copies_nothing() {
         reader.mapping()
     ));
 }
+
+/// Duplicates are summed in the wide accumulator and narrowed once (the module's
+/// accumulation rule), in `sum_duplicates`, `binary` and `allclose`: only totals
+/// that do not fit are errors.
+#[test]
+fn integer_duplicates_and_differences_accumulate_wide() {
+    let mut r = rng(9);
+    let (mut fitting, mut overflowing) = (0, 0);
+    for round in 0..60 {
+        // per cell, in storage order: 100, 100 (a partial sum of 200 that int8
+        // cannot hold), -100, then the rest: the total is t, or 200 in some rounds
+        let mut entries: Vec<(Vec<usize>, i8)> = Vec::new();
+        let mut want = [0i128; 6];
+        for step in 0..4 {
+            for cell in 0..6 {
+                if (round + cell) % 4 == 0 {
+                    continue; // an absent cell
+                }
+                let t = (r() % 55) as i8 - 27;
+                let v = match step {
+                    0 | 1 => 100,
+                    2 => -100,
+                    _ if round % 5 == 0 && cell == 1 => 100,
+                    _ => t,
+                };
+                want[cell] += v as i128;
+                entries.push((vec![cell / 2, cell % 2], v));
+            }
+        }
+        let coo = CooTensor::<i8, i64>::from_entries(vec![3, 2], &entries).unwrap();
+        let touched: Vec<usize> = (0..6).filter(|&c| (round + c) % 4 != 0).collect();
+        let fits = touched.iter().all(|&c| i8::try_from(want[c]).is_ok());
+        let got = elementwise::sum_duplicates(&coo);
+        let a: AnyTensor = coo.clone().into();
+        if fits {
+            fitting += 1;
+            let s = got.unwrap_or_else(|e| panic!("round {round}: {e}"));
+            let sums: Vec<i128> = s.values().iter().map(|&v| v as i128).collect();
+            let expect: Vec<i128> = touched.iter().map(|&c| want[c]).collect();
+            assert_eq!(sums, expect, "round {round}");
+            // a - a is zero everywhere, whatever the partial sums
+            let d = elementwise::binary::<i8>(&a, &a, elementwise::BinaryOp::Subtract).unwrap();
+            assert_eq!(d.nnz(), 0, "round {round}");
+        } else {
+            overflowing += 1;
+            assert!(matches!(got, Err(Error::Overflow { .. })), "round {round}");
+        }
+        assert!(reduce::allclose::<i8>(&a, &a, 0.0, 0.0).unwrap());
+    }
+    assert!(fitting > 10 && overflowing > 5, "{fitting} {overflowing}");
+    // differences beyond the value type's range are compared, not overflowed
+    let x: AnyTensor = CooTensor::<i8, i64>::from_entries(vec![1], &[(vec![0], 127)])
+        .unwrap()
+        .into();
+    let y: AnyTensor = CooTensor::<i8, i64>::from_entries(vec![1], &[(vec![0], -128)])
+        .unwrap()
+        .into();
+    assert!(reduce::allclose::<i8>(&x, &y, 0.0, 255.0).unwrap());
+    assert!(!reduce::allclose::<i8>(&x, &y, 0.0, 254.0).unwrap());
+}

@@ -21,12 +21,13 @@ use crate::tensor::{
 };
 use crate::types::{Index, Value};
 
-/// Sort and sum duplicates: the same as
-/// [`canonicalize`](super::convert::canonicalize). The result is row-major and
-/// canonical; entries that sum to zero are kept (they were stored). Integer sums
-/// are checked one addition at a time, in storage order, in the value type (not
-/// in the wide [`Numeric`] accumulator): a partial sum that does not fit is an
-/// [`Error::Overflow`].
+/// Sort and sum duplicates, following the kernels' accumulation rule: each run
+/// of equal coordinates is summed in [`Numeric::Acc`] (a checked `i128` for
+/// integers) and narrowed once, so only a total that does not fit the value type
+/// is an [`Error::Overflow`]. The result is row-major and canonical; entries that
+/// sum to zero are kept (they were stored).
+/// [`canonicalize`](super::convert::canonicalize) does the same for any value
+/// type, adding in the value type.
 ///
 /// ```
 /// use arrow_sparse::kernels::elementwise::sum_duplicates;
@@ -35,12 +36,65 @@ use crate::types::{Index, Value};
 /// let s = sum_duplicates(&coo)?;
 /// assert!(s.is_canonical());
 /// assert_eq!((s.coords().as_ref(), s.values().as_ref()), (&[0i64, 1, 1, 1][..], &[2, 0][..])); // the zero stays
+/// // 100 + 100 overflows int8 on the way, but the total 100 fits
+/// let wide = CooTensor::<i8, i64>::from_entries(vec![1], &[(vec![0], 100), (vec![0], 100), (vec![0], -100)])?;
+/// assert_eq!(sum_duplicates(&wide)?.values().as_ref(), &[100]);
 /// let big = CooTensor::<i8, i64>::from_entries(vec![1], &[(vec![0], 100), (vec![0], 100)])?;
 /// assert!(matches!(sum_duplicates(&big), Err(Error::Overflow { .. })));
 /// # Ok::<(), arrow_sparse::Error>(())
 /// ```
 pub fn sum_duplicates<V: Numeric, I: Index>(coo: &CooTensor<V, I>) -> Result<CooTensor<V, I>> {
-    super::convert::canonicalize(coo)
+    let (coords, sums) = canonical_sums(coo)?;
+    let values = sums
+        .into_iter()
+        .map(|a| super::narrow::<V>(a, "sum of duplicate entries"))
+        .collect::<Result<Vec<V>>>()?;
+    CooTensor::try_new_with(
+        coo.shape().to_vec(),
+        coords.into(),
+        CoordLayout::RowMajor,
+        values.into(),
+        true,
+        Validation::Trusted,
+    )?
+    .with_dim_names(coo.dim_names().to_vec())
+}
+
+/// The coordinates of `coo` sorted row-major without duplicates, and each one's
+/// sum in the accumulator (not narrowed).
+pub(super) fn canonical_sums<V: Numeric, I: Index>(
+    coo: &CooTensor<V, I>,
+) -> Result<(Vec<I>, Vec<V::Acc>)> {
+    let (nnz, ndim) = (coo.nnz(), coo.ndim());
+    let vals = &coo.values()[..];
+    if coo.is_canonical() && coo.layout() == CoordLayout::RowMajor {
+        return Ok((
+            coo.coords().to_vec(),
+            vals.iter().map(|v| v.to_acc()).collect(),
+        ));
+    }
+    let order: Vec<usize> = (0..ndim).collect();
+    let perm = super::convert::sort_permutation(coo, &order)?;
+    let (c, layout) = (&coo.coords()[..], coo.layout());
+    let at = |k: usize, d: usize| match layout {
+        CoordLayout::RowMajor => c[k * ndim + d],
+        CoordLayout::ColumnMajor => c[d * nnz + k],
+    };
+    let mut coords: Vec<I> = Vec::with_capacity(nnz * ndim);
+    let mut sums: Vec<V::Acc> = Vec::with_capacity(nnz);
+    let mut prev: Option<usize> = None;
+    for &k in &perm {
+        if let Some(last) = sums.last_mut()
+            && prev.is_some_and(|p| (0..ndim).all(|d| at(p, d) == at(k, d)))
+        {
+            *last = V::acc_add(*last, vals[k].to_acc());
+        } else {
+            coords.extend((0..ndim).map(|d| at(k, d)));
+            sums.push(vals[k].to_acc());
+        }
+        prev = Some(k);
+    }
+    Ok((coords, sums))
 }
 
 /// The operation of [`binary`].
@@ -67,9 +121,9 @@ pub enum BinaryOp {
 }
 
 /// `a op b` for two tensors of the same shape in any formats. Both are brought to
-/// canonical COO (a no-op for canonical COO inputs) and merged in one pass; the
-/// result is a canonical COO tensor with int64 coordinates. Results equal to zero
-/// are dropped. Integer results are checked (see the module docs of
+/// canonical COO, their duplicates summed in the accumulator as in
+/// [`sum_duplicates`], and merged in one pass; the result is a canonical COO
+/// tensor with int64 coordinates. Results equal to zero are dropped. Integer results are checked (see the module docs of
 /// [`kernels`](super)).
 ///
 /// ```
@@ -92,11 +146,9 @@ pub fn binary<V: Numeric>(a: &AnyTensor, b: &AnyTensor, op: BinaryOp) -> Result<
             format!("{:?}", b.shape()),
         ));
     }
-    let ca = super::convert::canonicalize(&a.to_coo::<V, i64>()?)?;
-    let cb = super::convert::canonicalize(&b.to_coo::<V, i64>()?)?;
-    let n = ca.ndim();
-    let (xa, xb) = (&ca.coords()[..], &cb.coords()[..]);
-    let (va, vb) = (&ca.values()[..], &cb.values()[..]);
+    let (xa, va) = canonical_sums(&a.to_coo::<V, i64>()?)?;
+    let (xb, vb) = canonical_sums(&b.to_coo::<V, i64>()?)?;
+    let n = a.shape().len();
     let (mut i, mut j) = (0, 0);
     let mut coords: Vec<i64> = Vec::new();
     let mut values: Vec<V> = Vec::new();
@@ -118,22 +170,20 @@ pub fn binary<V: Numeric>(a: &AnyTensor, b: &AnyTensor, op: BinaryOp) -> Result<
         match ord {
             std::cmp::Ordering::Less => {
                 if op != BinaryOp::Multiply {
-                    push(&xa[i * n..i * n + n], va[i].to_acc())?;
+                    push(&xa[i * n..i * n + n], va[i])?;
                 }
                 i += 1;
             }
             std::cmp::Ordering::Greater => {
                 match op {
-                    BinaryOp::Add => push(&xb[j * n..j * n + n], vb[j].to_acc())?,
-                    BinaryOp::Subtract => {
-                        push(&xb[j * n..j * n + n], V::acc_sub(zero, vb[j].to_acc()))?
-                    }
+                    BinaryOp::Add => push(&xb[j * n..j * n + n], vb[j])?,
+                    BinaryOp::Subtract => push(&xb[j * n..j * n + n], V::acc_sub(zero, vb[j]))?,
                     BinaryOp::Multiply => {}
                 }
                 j += 1;
             }
             std::cmp::Ordering::Equal => {
-                let (p, q) = (va[i].to_acc(), vb[j].to_acc());
+                let (p, q) = (va[i], vb[j]);
                 let r = match op {
                     BinaryOp::Add => V::acc_add(p, q),
                     BinaryOp::Subtract => V::acc_sub(p, q),

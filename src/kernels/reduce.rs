@@ -122,9 +122,9 @@ pub fn sum_axes<V: Numeric>(t: &AnyTensor, axes: &[usize]) -> Result<CooTensor<V
 
 /// Whether two tensors of any formats have the same shape and every element
 /// differs by at most `atol + rtol * |b|` (absent elements count as zero; NaN
-/// equals nothing). For integer types the difference is computed in the value
-/// type: when it does not fit (say `100 - (-100)` in int8) the tensors count as
-/// not close, whatever the tolerances.
+/// equals nothing). Duplicates are summed and differences taken in the
+/// accumulator ([`Numeric::Acc`]), so an int8 `100 - (-100)` is 200, not an
+/// overflow.
 ///
 /// ```
 /// use arrow_sparse::kernels::reduce::allclose;
@@ -135,34 +135,48 @@ pub fn sum_axes<V: Numeric>(t: &AnyTensor, axes: &[usize]) -> Result<CooTensor<V
 /// assert!(allclose::<f64>(&a, &b, 0.01, 1e-3)?); // 0.5 <= 1e-3 + 0.01 * 100.5
 /// let c: AnyTensor = DenseTensor::<f64>::try_new(vec![1, 3], vec![100.0, 0.0, 0.0].into())?.into();
 /// assert!(!allclose::<f64>(&a, &c, 1.0, 1.0)?); // shapes differ
+/// let x: AnyTensor = DenseTensor::<i8>::try_new(vec![1], vec![100].into())?.into();
+/// let y: AnyTensor = DenseTensor::<i8>::try_new(vec![1], vec![-100].into())?.into();
+/// assert!(allclose::<i8>(&x, &y, 0.0, 200.0)?); // |100 - (-100)| = 200
+/// assert!(!allclose::<i8>(&x, &y, 0.0, 199.0)?);
 /// # Ok::<(), arrow_sparse::Error>(())
 /// ```
 pub fn allclose<V: Numeric>(a: &AnyTensor, b: &AnyTensor, rtol: f64, atol: f64) -> Result<bool> {
     if a.shape() != b.shape() {
         return Ok(false);
     }
-    let diff = super::elementwise::binary::<V>(a, b, super::elementwise::BinaryOp::Subtract);
-    let cb = super::convert::canonicalize(&b.to_coo::<V, i64>()?)?;
-    let d = match diff {
-        Ok(d) => d,
-        Err(Error::Overflow { .. }) => return Ok(false),
-        Err(e) => return Err(e),
+    let (xa, va) = super::elementwise::canonical_sums(&a.to_coo::<V, i64>()?)?;
+    let (xb, vb) = super::elementwise::canonical_sums(&b.to_coo::<V, i64>()?)?;
+    let n = a.shape().len();
+    let zero = V::acc_zero();
+    let close = |p: V::Acc, q: V::Acc| {
+        let d = V::acc_to_f64(V::acc_sub(p, q)).abs();
+        // NaN (also an overflowed integer accumulator) is close to nothing
+        d <= atol + rtol * V::acc_to_f64(q).abs()
     };
-    let n = d.ndim();
-    let (bc, bv) = (&cb.coords()[..], &cb.values()[..]);
-    let mut j = 0;
-    for k in 0..d.nnz() {
-        let c = &d.coords()[k * n..k * n + n];
-        while j < bv.len() && &bc[j * n..j * n + n] < c {
-            j += 1;
-        }
-        let bval = if j < bv.len() && &bc[j * n..j * n + n] == c {
-            V::acc_to_f64(bv[j].to_acc()).abs()
-        } else {
-            0.0
+    let (mut i, mut j) = (0, 0);
+    while i < va.len() || j < vb.len() {
+        let ord = match (i < va.len(), j < vb.len()) {
+            (true, true) => xa[i * n..i * n + n].cmp(&xb[j * n..j * n + n]),
+            (true, false) => std::cmp::Ordering::Less,
+            _ => std::cmp::Ordering::Greater,
         };
-        let dv = V::acc_to_f64(d.values()[k].to_acc()).abs();
-        if dv.is_nan() || dv > atol + rtol * bval {
+        let ok = match ord {
+            std::cmp::Ordering::Less => {
+                i += 1;
+                close(va[i - 1], zero)
+            }
+            std::cmp::Ordering::Greater => {
+                j += 1;
+                close(zero, vb[j - 1])
+            }
+            std::cmp::Ordering::Equal => {
+                i += 1;
+                j += 1;
+                close(va[i - 1], vb[j - 1])
+            }
+        };
+        if !ok {
             return Ok(false);
         }
     }
