@@ -285,6 +285,66 @@ fn sliced_columns_and_null_rows() {
     assert!(SparseTensorArray::from_tensors([]).is_err());
 }
 
+/// Null rows survive Arrow IPC and Parquet files in every format, also with
+/// per-row CSF axis orders and GCS maps (a Parquet reader hands back the fixed-size
+/// children of a null row as nulls, which are ignored, SPEC 10.1).
+#[test]
+fn null_rows_round_trip_through_ipc_and_parquet_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut r = Rng(17);
+    let per_row_csf: Vec<AnyTensor> = [[0, 1, 2], [2, 0, 1]]
+        .iter()
+        .map(|o| {
+            random_coo(&mut r, &[3, 4, 5], 6, ValueType::Float64)
+                .convert(Format::Csf, IndexType::Int32, Some(o))
+                .unwrap()
+        })
+        .collect();
+    let per_row_gcs: Vec<AnyTensor> = [(vec![0, 1, 2], 1), (vec![2, 0, 1], 2)]
+        .into_iter()
+        .map(|(d, p)| {
+            let map = DimMap::try_new(vec![3, 4, 5], d, vec![p]).unwrap();
+            random_coo(&mut r, &[3, 4, 5], 6, ValueType::Int16)
+                .to_gcs(map, CompressedAxis::Row, IndexType::Int64)
+                .unwrap()
+        })
+        .collect();
+    let mut cases: Vec<Vec<AnyTensor>> = FORMATS
+        .iter()
+        .map(|&f| tensors(f, ValueType::Float32, IndexType::Int32, 3, 23))
+        .collect();
+    cases.extend([per_row_csf, per_row_gcs]);
+    for (c, ts) in cases.iter().enumerate() {
+        let ty = SparseTensorType::infer(ts).unwrap();
+        let rows: Vec<Option<&AnyTensor>> = vec![None, Some(&ts[0]), None, Some(&ts[1]), None];
+        let column = SparseTensorArray::from_rows(&ty, rows.iter().copied()).unwrap();
+        let schema = Arc::new(Schema::new(vec![column.field("t")]));
+        let batch = RecordBatch::try_new(schema.clone(), vec![column.into_array()]).unwrap();
+        for ext in ["arrow", "parquet"] {
+            let path = dir.path().join(format!("nulls{c}.{ext}"));
+            io::write_batches(&path, schema.clone(), std::slice::from_ref(&batch)).unwrap();
+            let (_, batches) = io::read_batches(&path).unwrap();
+            let back: Vec<Option<AnyTensor>> = batches
+                .iter()
+                .flat_map(|b| {
+                    let col = SparseTensorArray::from_batch(b, "t").unwrap();
+                    col.iter()
+                        .map(|t| t.unwrap_or_else(|e| panic!("case {c} {ext}: {e}")))
+                        .collect::<Vec<_>>()
+                })
+                .collect();
+            let want: Vec<Option<AnyTensor>> = rows.iter().map(|r| r.cloned()).collect();
+            assert_eq!(back, want, "case {c} {ext}");
+            let non_null = io::read_tensors(&path).unwrap().unwrap();
+            assert_eq!(
+                non_null,
+                vec![ts[0].clone(), ts[1].clone()],
+                "case {c} {ext}"
+            );
+        }
+    }
+}
+
 #[test]
 fn per_row_axis_orders_and_maps_become_children() {
     let mut r = Rng(5);
@@ -458,6 +518,16 @@ fn inconsistent_columns_are_typed_errors_at_read() {
     .unwrap();
     let a = replace_child(&column, "shape", Arc::new(shape));
     expect_row_error(&field, &a, 0, |e| matches!(e, Error::Shape { .. }));
+    // a null extent in a non-null row
+    let shape = arrow_array::FixedSizeListArray::try_new(
+        Arc::new(Field::new("item", DataType::Int64, true)),
+        2,
+        Arc::new(Int64Array::from(vec![Some(2), None])),
+        None,
+    )
+    .unwrap();
+    let a = replace_child(&column, "shape", Arc::new(shape));
+    expect_row_error(&field, &a, 0, |e| matches!(e, Error::Invariant { .. }));
 
     // COO: coordinates out of range, wrong count
     let coo: AnyTensor =

@@ -66,11 +66,17 @@ impl FixedCol {
         let start = row
             .checked_mul(self.size)
             .ok_or_else(|| bad(&self.name, Some(row), "offset overflow"))?;
+        let end = start.saturating_add(self.size);
         let items = self
             .values
             .values()
-            .get(start..start.saturating_add(self.size))
+            .get(start..end)
             .ok_or_else(|| bad(&self.name, Some(row), "row lies outside the values"))?;
+        if let Some(nulls) = self.values.nulls()
+            && (start..end).any(|i| nulls.is_null(i))
+        {
+            return Err(bad(&self.name, Some(row), "null element in a non-null row"));
+        }
         items
             .iter()
             .map(|&x| {
@@ -385,9 +391,9 @@ impl SparseTensorArray {
                         .downcast_ref::<Int64Array>()
                         .ok_or_else(|| bad(&name, None, "is not a list of int64"))?
                         .clone();
-                    if values.null_count() > 0 {
-                        return Err(bad(&name, None, "holds null elements"));
-                    }
+                    // Nulls may stand under null rows (a Parquet reader writes
+                    // the slots of a null struct row as nulls); `get` refuses
+                    // them in the rows it reads.
                     Col::Fixed(FixedCol {
                         name,
                         list,
