@@ -50,7 +50,8 @@ pub struct MessageInfo {
 ///
 /// ```
 /// use arrow_sparse::{ipc, AnyTensor, CooTensor};
-/// let path = std::env::temp_dir().join("doc_mmap_reader.arrow");
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("doc_mmap_reader.arrow");
 /// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![5], &[(vec![4], 2.5)])?.into();
 /// ipc::write_file(&path, &[t.clone().into(), t.clone().into()], &ipc::WriteOptions::default())?;
 /// let reader = ipc::MmapReader::open(&path)?; // scans the message headers only

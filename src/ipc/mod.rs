@@ -305,7 +305,8 @@ pub fn write_file<'a>(
 ///
 /// ```
 /// use arrow_sparse::{ipc, AnyTensor, CooTensor};
-/// let path = std::env::temp_dir().join("doc_read_file.arrow");
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("doc_read_file.arrow");
 /// let t: AnyTensor = CooTensor::<f32, i32>::from_entries(vec![2, 2], &[(vec![1, 0], 3.0)])?.into();
 /// ipc::write_file(&path, &[t.clone().into()], &ipc::WriteOptions::default())?;
 /// let all = ipc::read_file(&path, &ipc::ReadOptions::default())?;

@@ -29,7 +29,8 @@
 //!
 //! let coo = CooTensor::<f64, i64>::from_entries(vec![3, 4], &[(vec![0, 1], 2.5), (vec![2, 3], -1.0)])?;
 //! let csr: AnyTensor = coo.to_csx::<i32, i64>(CompressedAxis::Row)?.into();
-//! let path = std::env::temp_dir().join("doc_parquet_module.parquet");
+//! let dir = tempfile::tempdir()?;
+//! let path = dir.path().join("doc_parquet_module.parquet");
 //! parquet::write_parquet(&path, &csr.clone().into(), &parquet::WriteOptions::default())?;
 //! let back = parquet::read_parquet(&path, &parquet::ReadOptions::default())?;
 //! assert_eq!(back.tensor, csr); // same format, index and indptr types, buffers
@@ -304,7 +305,8 @@ impl ReadOptions {
 /// ```
 /// use arrow_sparse::parquet::{self, Compression, WriteOptions};
 /// use arrow_sparse::{AnyTensor, CooTensor};
-/// let path = std::env::temp_dir().join("doc_write_parquet.parquet");
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("doc_write_parquet.parquet");
 /// let t: AnyTensor = CooTensor::<f32, i64>::from_entries(vec![100, 3], &[(vec![7, 1], 1.0), (vec![90, 2], 2.0)])?.into();
 /// let options = WriteOptions::default().with_row_group_size(1).with_compression(Compression::Zstd(3));
 /// let summary = parquet::write_parquet(&path, &t.into(), &options)?;
@@ -326,7 +328,8 @@ pub fn write_parquet(
 /// ```
 /// use arrow_sparse::parquet::{self, ReadOptions, WriteOptions};
 /// use arrow_sparse::{AnyTensor, DenseTensor};
-/// let path = std::env::temp_dir().join("doc_read_parquet.parquet");
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("doc_read_parquet.parquet");
 /// let t: AnyTensor = DenseTensor::<i16>::try_new(vec![2, 2], vec![1, 0, 0, 4].into())?.into();
 /// parquet::write_parquet(&path, &t.clone().into(), &WriteOptions::default())?;
 /// assert_eq!(parquet::read_parquet(&path, &ReadOptions::default())?.tensor, t);

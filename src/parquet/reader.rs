@@ -94,7 +94,8 @@ pub struct RangeRead {
 /// ```
 /// use arrow_sparse::parquet::{self, ParquetReader, WriteOptions};
 /// use arrow_sparse::{AnyTensor, CooTensor};
-/// let path = std::env::temp_dir().join("doc_parquet_reader.parquet");
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("doc_parquet_reader.parquet");
 /// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![10, 2], &[(vec![1, 0], 1.0), (vec![8, 1], 2.0)])?.into();
 /// parquet::write_parquet(&path, &t.clone().into(), &WriteOptions::default().with_row_group_size(1))?;
 /// let r = ParquetReader::open(&path)?; // reads the footer only

@@ -64,7 +64,8 @@ pub struct WriteSummary {
 /// use arrow_sparse::parquet::{ParquetWriter, TensorSpec, WriteOptions};
 /// use arrow_sparse::{CooTensor, IndexType, ValueType};
 ///
-/// let path = std::env::temp_dir().join("doc_parquet_chunks.parquet");
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("doc_parquet_chunks.parquet");
 /// let spec = TensorSpec::coo(vec![1000, 10], ValueType::Float32, IndexType::Int32);
 /// let mut w = ParquetWriter::create(&path, spec, &WriteOptions::default().with_row_group_size(2))?;
 /// for block in 0..3usize {
