@@ -72,6 +72,15 @@ pub(crate) fn typed_slice<T: ArrowNativeType>(
 
 /// Whether a buffer's data pointer lies inside `region` (used by tests and by the
 /// memory-mapped reader to report zero-copy reads).
+///
+/// ```
+/// use arrow_buffer::Buffer;
+/// use arrow_sparse::buffer::points_into;
+/// let region = Buffer::from_vec((0u8..16).collect::<Vec<_>>());
+/// assert!(points_into(&region.slice_with_length(4, 8), &region)); // a slice shares the bytes
+/// let copy = Buffer::from_vec(region.as_slice().to_vec());
+/// assert!(!points_into(&copy, &region)); // a copy does not
+/// ```
 pub fn points_into(buffer: &Buffer, region: &Buffer) -> bool {
     let start = region.as_ptr() as usize;
     let end = start + region.len();
@@ -80,7 +89,21 @@ pub fn points_into(buffer: &Buffer, region: &Buffer) -> bool {
 }
 
 /// Map a whole file read-only and return it as an Arrow [`Buffer`] that keeps the
-/// mapping alive for as long as any slice of it is referenced.
+/// mapping alive for as long as any slice of it is referenced. An empty file gives
+/// an empty buffer; a file that cannot be opened gives [`Error::Io`].
+///
+/// ```
+/// use arrow_sparse::{buffer::map_file, Error};
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("bytes.bin");
+/// std::fs::write(&path, b"sparse")?;
+/// let map = map_file(&path)?;
+/// assert_eq!(map.as_slice(), b"sparse");
+/// std::fs::write(dir.path().join("empty.bin"), b"")?;
+/// assert!(map_file(&dir.path().join("empty.bin"))?.is_empty());
+/// assert!(matches!(map_file(&dir.path().join("missing.bin")), Err(Error::Io(_))));
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
 pub fn map_file(path: &Path) -> Result<Buffer> {
     let file = File::open(path)?;
     let len = file.metadata()?.len();
@@ -98,6 +121,9 @@ pub fn map_file(path: &Path) -> Result<Buffer> {
     Ok(Buffer::from(bytes))
 }
 
+// The doc examples inside the macro are shared by both expansions: type names are
+// spliced in with `concat!` / `stringify!`, so they only use variants (Int8 ... Int64,
+// UInt8 ... UInt64) that both the value and the index enums have.
 macro_rules! buffer_enum {
     ($(#[$m:meta])* $name:ident, $slice:ident, $tag:ident, { $($v:ident => $t:ty),* $(,)? }) => {
         $(#[$m])*
@@ -106,26 +132,67 @@ macro_rules! buffer_enum {
         pub enum $name { $($v(ScalarBuffer<$t>)),* }
 
         /// A borrowed, typed view of the elements of a buffer.
+        ///
+        /// ```
+        #[doc = concat!(" use arrow_sparse::{", stringify!($name), ", ", stringify!($slice), "};")]
+        #[doc = concat!(" let b = ", stringify!($name), "::Int32(vec![4, 5, 6].into());")]
+        #[doc = concat!(" assert!(matches!(b.as_slice(), ", stringify!($slice), "::Int32([4, 5, 6])));")]
+        #[doc = concat!(" let s = ", stringify!($slice), "::UInt8(&[1, 2]);")]
+        /// assert_eq!(s.len(), 2);
+        /// ```
         #[derive(Clone, Copy, Debug)]
         #[allow(missing_docs)]
         pub enum $slice<'a> { $($v(&'a [$t])),* }
 
         impl $name {
             /// The element type.
+            ///
+            /// ```
+            #[doc = concat!(" use arrow_sparse::{", stringify!($name), ", ", stringify!($tag), "};")]
+            #[doc = concat!(" let b = ", stringify!($name), "::Int16(vec![1, 2].into());")]
+            #[doc = concat!(" assert_eq!(b.data_type(), ", stringify!($tag), "::Int16);")]
+            /// ```
             pub fn data_type(&self) -> $tag {
                 match self { $($name::$v(_) => $tag::$v),* }
             }
             /// Number of elements.
+            ///
+            /// ```
+            #[doc = concat!(" use arrow_sparse::", stringify!($name), ";")]
+            #[doc = concat!(" let b = ", stringify!($name), "::Int64(vec![7, 8, 9].into());")]
+            /// assert_eq!(b.len(), 3);
+            /// assert_eq!(b.inner().len(), 24); // bytes, not elements
+            /// ```
             pub fn len(&self) -> usize {
                 match self { $($name::$v(b) => b.len()),* }
             }
             /// Whether the buffer has no elements.
+            ///
+            /// ```
+            #[doc = concat!(" use arrow_sparse::", stringify!($name), ";")]
+            #[doc = concat!(" assert!(", stringify!($name), "::UInt32(Vec::<u32>::new().into()).is_empty());")]
+            #[doc = concat!(" assert!(!", stringify!($name), "::UInt32(vec![0].into()).is_empty());")]
+            /// ```
             pub fn is_empty(&self) -> bool { self.len() == 0 }
             /// The underlying untyped bytes (zero-copy).
+            ///
+            /// ```
+            #[doc = concat!(" use arrow_sparse::", stringify!($name), ";")]
+            #[doc = concat!(" let b = ", stringify!($name), "::Int16(vec![1, -2].into());")]
+            /// assert_eq!(b.inner().as_slice(), &[1, 0, 0xfe, 0xff]); // little-endian
+            /// ```
             pub fn inner(&self) -> &Buffer {
                 match self { $($name::$v(b) => b.inner()),* }
             }
             /// A borrowed typed view.
+            ///
+            /// ```
+            #[doc = concat!(" use arrow_sparse::{", stringify!($name), ", ", stringify!($slice), "};")]
+            #[doc = concat!(" let b = ", stringify!($name), "::UInt8(vec![3, 1, 2].into());")]
+            #[doc = concat!(" let ", stringify!($slice), "::UInt8(s) = b.as_slice() else { unreachable!() };")]
+            /// assert_eq!(s, &[3, 1, 2]);
+            /// assert_eq!(s.as_ptr(), b.inner().as_ptr()); // no copy
+            /// ```
             pub fn as_slice(&self) -> $slice<'_> {
                 match self { $($name::$v(b) => $slice::$v(b.as_ref())),* }
             }
@@ -143,10 +210,21 @@ macro_rules! buffer_enum {
 
         impl<'a> $slice<'a> {
             /// Number of elements.
+            ///
+            /// ```
+            #[doc = concat!(" use arrow_sparse::", stringify!($slice), ";")]
+            #[doc = concat!(" assert_eq!(", stringify!($slice), "::Int32(&[10, 20, 30]).len(), 3);")]
+            /// ```
             pub fn len(&self) -> usize {
                 match self { $($slice::$v(s) => s.len()),* }
             }
             /// Whether there are no elements.
+            ///
+            /// ```
+            #[doc = concat!(" use arrow_sparse::", stringify!($slice), ";")]
+            #[doc = concat!(" assert!(", stringify!($slice), "::Int8(&[]).is_empty());")]
+            #[doc = concat!(" assert!(!", stringify!($slice), "::Int8(&[0]).is_empty());")]
+            /// ```
             pub fn is_empty(&self) -> bool { self.len() == 0 }
         }
     };
@@ -154,6 +232,13 @@ macro_rules! buffer_enum {
 
 buffer_enum!(
     /// A value buffer of any [`ValueType`].
+    ///
+    /// ```
+    /// use arrow_sparse::{ValueBuffer, ValueType};
+    /// let b = ValueBuffer::Float64(vec![1.5, -2.0].into());
+    /// assert_eq!((b.data_type(), b.len()), (ValueType::Float64, 2));
+    /// assert_ne!(b, ValueBuffer::Float32(vec![1.5, -2.0].into())); // the type is part of the value
+    /// ```
     ValueBuffer, ValueSlice, ValueType, {
     Int8 => i8, Int16 => i16, Int32 => i32, Int64 => i64,
     UInt8 => u8, UInt16 => u16, UInt32 => u32, UInt64 => u64,
@@ -162,6 +247,13 @@ buffer_enum!(
 
 buffer_enum!(
     /// An index buffer (coordinates, indices or indptr) of any [`IndexType`].
+    ///
+    /// ```
+    /// use arrow_sparse::{IndexBuffer, IndexType};
+    /// let indptr = IndexBuffer::Int32(vec![0, 2, 3].into());
+    /// assert_eq!((indptr.data_type(), indptr.len()), (IndexType::Int32, 3));
+    /// assert_eq!(indptr.get_usize(1), Some(2));
+    /// ```
     IndexBuffer, IndexSlice, IndexType, {
     Int8 => i8, Int16 => i16, Int32 => i32, Int64 => i64,
     UInt8 => u8, UInt16 => u16, UInt32 => u32, UInt64 => u64,
@@ -186,12 +278,30 @@ pub(crate) use with_index_slice;
 
 impl IndexBuffer {
     /// Element `i` as `usize` (`None` if negative or `i` out of range).
+    ///
+    /// ```
+    /// use arrow_sparse::IndexBuffer;
+    /// let b = IndexBuffer::Int16(vec![7, -1].into());
+    /// assert_eq!(b.get_usize(0), Some(7));
+    /// assert_eq!(b.get_usize(1), None); // negative
+    /// assert_eq!(b.get_usize(2), None); // out of range
+    /// ```
     pub fn get_usize(&self, i: usize) -> Option<usize> {
         use crate::types::Index;
         with_index_slice!(self.as_slice(), s => s.get(i).and_then(|x| x.index()))
     }
 
-    /// Convert every element to `ty`, failing if one does not fit.
+    /// Convert every element to `ty`, failing with [`Error::Overflow`] (naming
+    /// `what`) if one does not fit. Casting to the same type is a zero-copy clone.
+    ///
+    /// ```
+    /// use arrow_sparse::{Error, IndexBuffer, IndexType};
+    /// let b = IndexBuffer::Int64(vec![1, 300].into());
+    /// assert_eq!(b.cast(IndexType::UInt16, "indices")?, IndexBuffer::UInt16(vec![1, 300].into()));
+    /// let err = b.cast(IndexType::Int8, "indices").unwrap_err();
+    /// assert!(matches!(err, Error::Overflow { value, target, .. } if value == "300" && target == "int8"));
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn cast(&self, ty: IndexType, what: &str) -> Result<IndexBuffer> {
         if ty == self.data_type() {
             return Ok(self.clone());

@@ -18,7 +18,15 @@ use crate::tensor::AnyTensor;
 use crate::types::Value;
 use crate::with_value_type;
 
-/// Append `s` as a JSON string literal.
+/// Append `s` as a JSON string literal (quoted; `"`, `\` and control characters
+/// escaped).
+///
+/// ```
+/// use arrow_sparse::dump::write_json_string;
+/// let mut out = String::from("name=");
+/// write_json_string(&mut out, "a \"b\"\n\u{1}é");
+/// assert_eq!(out, r#"name="a \"b\"\n\u0001é""#);
+/// ```
 pub fn write_json_string(out: &mut String, s: &str) {
     out.push('"');
     for c in s.chars() {
@@ -128,6 +136,26 @@ fn write_entries<V: Value>(out: &mut String, tensor: &AnyTensor) -> Result<()> {
 
 /// A human-readable, multi-line summary of one message (no trailing newline).
 /// `message_bytes` is the encoded size when known.
+///
+/// ```
+/// use arrow_sparse::{dump::summary, ipc::TensorMessage, AnyTensor, CooTensor};
+/// let t = CooTensor::<f64, i32>::from_entries(vec![2, 4], &[(vec![0, 1], 1.0), (vec![1, 3], 2.0)])?;
+/// let t: AnyTensor = t.with_dim_names(vec!["row".into(), String::new()])?.into();
+/// let mut msg = TensorMessage::from(t);
+/// msg.custom_metadata.push(("origin".into(), "docs".into()));
+/// assert_eq!(
+///     summary(3, &msg, Some(512)),
+///     "tensor 3: coo
+///   shape:       [2, 4]  dim names: [row, -]
+///   value type:  float64
+///   index type:  int32
+///   layout:      RowMajor coordinates, canonical: false
+///   nnz:         2 of 8 elements (density 25.0000%)
+///   bytes:       index 16 + values 16 (message 512)
+///   metadata:    origin = docs"
+/// );
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
 pub fn summary(index: usize, msg: &TensorMessage, message_bytes: Option<usize>) -> String {
     let t = &msg.tensor;
     let mut s = String::new();

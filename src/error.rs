@@ -17,9 +17,28 @@
 use std::fmt;
 
 /// Shorthand for `std::result::Result<T, arrow_sparse::Error>`.
+///
+/// ```
+/// use arrow_sparse::{CooTensor, Result};
+/// fn nnz_of(shape: Vec<usize>) -> Result<usize> {
+///     Ok(CooTensor::<f64, i64>::from_entries(shape, &[(vec![1], 1.0)])?.nnz())
+/// }
+/// assert_eq!(nnz_of(vec![3])?, 1);
+/// assert!(nnz_of(vec![1]).is_err()); // coordinate 1 is outside a dimension of 1
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// Everything that can go wrong in arrow-sparse.
+///
+/// ```
+/// use arrow_sparse::{CompressedAxis, CsxMatrix, Error};
+/// // a 2 x 2 CSR matrix needs 3 indptr entries
+/// let err = CsxMatrix::<f64, i32>::try_new(
+///     CompressedAxis::Row, vec![2, 2], vec![0, 1].into(), vec![0].into(), vec![1.0].into()).unwrap_err();
+/// assert!(matches!(&err, Error::Length { buffer, expected: 3, found: 2 } if buffer == "indptr"));
+/// assert_eq!(err.to_string(), "buffer indptr has 2 elements, expected 3");
+/// ```
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum Error {

@@ -34,6 +34,20 @@ use crate::types::{Index, IndexType};
 use crate::with_index_type;
 
 /// How a level stores its coordinates.
+///
+/// ```
+/// use arrow_sparse::tensor::levels::LevelKind;
+/// use arrow_sparse::{AnyTensor, CompressedAxis, Convert, CooTensor};
+/// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![1, 2], 5.0)])?;
+/// let kinds = |t: AnyTensor| -> arrow_sparse::Result<Vec<LevelKind>> {
+///     Ok(t.levels()?.levels.iter().map(|l| l.kind).collect())
+/// };
+/// assert_eq!(kinds(coo.clone().into())?, [LevelKind::Compressed, LevelKind::Singleton]);
+/// let csr = coo.to_csx::<i32, i32>(CompressedAxis::Row)?;
+/// assert_eq!(kinds(csr.into())?, [LevelKind::Dense, LevelKind::Compressed]);
+/// assert_eq!(kinds(coo.to_dense()?.into())?, [LevelKind::Dense, LevelKind::Dense]);
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LevelKind {
     /// Every coordinate of the level is present; nothing stored.
@@ -46,6 +60,18 @@ pub enum LevelKind {
 
 /// A zero-copy, possibly strided, view of index elements: element `i` is
 /// `buffer[offset + i * stride]`.
+///
+/// ```
+/// use arrow_sparse::{AnyTensor, CooTensor, IndexBuffer};
+/// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 2], 1.0), (vec![1, 0], 2.0)])?;
+/// let view = AnyTensor::from(coo).levels()?;
+/// // row-major coordinates [0, 2, 1, 0]: level 1 (dimension 1) reads every 2nd one from 1
+/// let crd = view.levels[1].coordinates.as_ref().unwrap();
+/// assert_eq!(crd.buffer, IndexBuffer::Int64(vec![0, 2, 1, 0].into()));
+/// assert_eq!((crd.offset, crd.stride, crd.len), (1, 2, 2));
+/// assert_eq!((crd.get(0), crd.get(1)), (Some(2), Some(0)));
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct Strided {
     /// The buffer (shared with the tensor).
@@ -68,6 +94,18 @@ impl Strided {
         }
     }
     /// Element `i` as usize (`None` if out of range or negative).
+    ///
+    /// ```
+    /// use arrow_sparse::{tensor::levels::Strided, IndexBuffer};
+    /// let buffer = IndexBuffer::Int8(vec![0, 10, -1, 30, 40].into());
+    /// // elements 1, 3 of the buffer, then 5 (past its end)
+    /// let s = Strided { buffer, offset: 1, stride: 2, len: 3 };
+    /// assert_eq!((s.get(0), s.get(1)), (Some(10), Some(30)));
+    /// assert_eq!(s.get(2), None); // buffer element 5 does not exist
+    /// assert_eq!(s.get(3), None); // i >= len
+    /// let neg = Strided { offset: 2, len: 1, ..s };
+    /// assert_eq!(neg.get(0), None); // -1 is negative
+    /// ```
     pub fn get(&self, i: usize) -> Option<usize> {
         (i < self.len)
             .then(|| self.buffer.get_usize(self.offset + i * self.stride))
@@ -76,6 +114,20 @@ impl Strided {
 }
 
 /// One storage level.
+///
+/// ```
+/// use arrow_sparse::tensor::levels::LevelKind;
+/// use arrow_sparse::{AnyTensor, CompressedAxis, Convert, CooTensor, IndexBuffer};
+/// // [[0, 0, 1], [2, 3, 0]] as CSR: level 1 holds the columns
+/// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 2], 1.0), (vec![1, 0], 2.0), (vec![1, 1], 3.0)])?;
+/// let csr: AnyTensor = coo.to_csx::<i32, i32>(CompressedAxis::Row)?.into();
+/// let view = csr.levels()?;
+/// let cols = &view.levels[1];
+/// assert_eq!((cols.kind, cols.size, cols.non_unique, cols.non_ordered), (LevelKind::Compressed, 3, false, false));
+/// assert_eq!(cols.positions.as_ref().unwrap().buffer, IndexBuffer::Int32(vec![0, 1, 3].into()));
+/// assert_eq!(cols.coordinates.as_ref().unwrap().buffer, IndexBuffer::Int32(vec![2, 0, 1].into()));
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct Level {
     /// The level's kind.
@@ -96,9 +148,34 @@ pub struct Level {
 
 /// A level coordinate as a linear combination `sum(coef * d[dim])` of dimension
 /// coordinates (one term for plain formats; several for GCS and DM parts).
+/// Each term is a `(dimension, coefficient)` pair.
+///
+/// ```
+/// use arrow_sparse::tensor::levels::LevelExpr;
+/// use arrow_sparse::{dims::DimMap, AnyTensor, CompressedAxis, CooTensor, IndexType};
+/// let t: AnyTensor = CooTensor::<f32, i64>::from_entries(vec![2, 3, 4], &[(vec![1, 2, 3], 9.0)])?.into();
+/// // rows = dimension 2, columns = dimensions (1, 0): column = d1 * 2 + d0
+/// let map = DimMap::try_new(vec![2, 3, 4], vec![2, 1, 0], vec![1])?;
+/// let gcs = t.to_gcs(map, CompressedAxis::Row, IndexType::Int32)?;
+/// let exprs: Vec<LevelExpr> = gcs.levels()?.dim_to_lvl;
+/// assert_eq!(exprs, [vec![(2, 1)], vec![(1, 2), (0, 1)]]);
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
 pub type LevelExpr = Vec<(usize, usize)>;
 
 /// The level view of a tensor.
+///
+/// ```
+/// use arrow_sparse::{AnyTensor, CompressedAxis, Convert, CooTensor, ValueBuffer};
+/// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 2], 1.0), (vec![1, 0], 2.0)])?;
+/// let csr: AnyTensor = coo.to_csx::<i16, i64>(CompressedAxis::Row)?.into();
+/// let view = csr.levels()?;
+/// assert_eq!((view.ndim, view.levels.len()), (2, 2));
+/// assert_eq!(view.dim_to_lvl, [vec![(0, 1)], vec![(1, 1)]]);
+/// assert_eq!((view.pos_width, view.crd_width), (64, 16)); // int64 indptr, int16 indices
+/// assert_eq!(view.values, ValueBuffer::Float64(vec![1.0, 2.0].into()));
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct LevelView {
     /// Number of dimensions.
@@ -140,6 +217,21 @@ fn prop_name(l: &Level) -> String {
 
 impl LevelView {
     /// The equivalent MLIR `#sparse_tensor.encoding` attribute.
+    ///
+    /// ```
+    /// use arrow_sparse::{AnyTensor, Convert, CooTensor};
+    /// let coo = CooTensor::<f64, i32>::from_entries(vec![2, 3], &[(vec![0, 1], 1.0), (vec![1, 2], 2.0)])?.canonicalize()?;
+    /// assert_eq!(
+    ///     AnyTensor::from(coo.clone()).levels()?.mlir_encoding(),
+    ///     "#sparse_tensor.encoding<{ map = (d0, d1) -> (d0 : compressed(nonunique), d1 : singleton), posWidth = 32, crdWidth = 32 }>"
+    /// );
+    /// // a dense tensor has no positions or coordinates, hence no widths
+    /// assert_eq!(
+    ///     AnyTensor::from(coo.to_dense()?).levels()?.mlir_encoding(),
+    ///     "#sparse_tensor.encoding<{ map = (d0, d1) -> (d0 : dense, d1 : dense) }>"
+    /// );
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn mlir_encoding(&self) -> String {
         let dims: Vec<String> = (0..self.ndim).map(|d| format!("d{d}")).collect();
         let mut s = format!(
@@ -242,6 +334,19 @@ impl AnyTensor {
     /// The level view of this tensor (zero-copy apart from the two-element root
     /// positions of COO and CSF). DM tensors with views have none: materialise
     /// them first.
+    ///
+    /// ```
+    /// use arrow_sparse::{AnyTensor, CompressedAxis, Convert, CooTensor};
+    /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 2], 1.0), (vec![1, 0], 2.0)])?;
+    /// let csr: AnyTensor = coo.to_csx::<i32, i32>(CompressedAxis::Row)?.into();
+    /// let view = csr.levels()?;
+    /// let AnyTensor::Csx(m) = &csr else { unreachable!() };
+    /// // zero-copy: the levels share the matrix's buffers
+    /// let positions = view.levels[1].positions.as_ref().unwrap();
+    /// assert_eq!(positions.buffer.inner().as_ptr(), m.indptr().inner().as_ptr());
+    /// assert_eq!(view.values.inner().as_ptr(), m.values().inner().as_ptr());
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
     pub fn levels(&self) -> Result<LevelView> {
         let bits = |t: IndexType| t.byte_width() * 8;
         match self {

@@ -10,6 +10,16 @@ use crate::error::{Error, Result};
 use crate::types::Index;
 
 /// How much checking a constructor or decoder does.
+///
+/// ```
+/// use arrow_sparse::{CompressedAxis, CsxMatrix, Validation};
+/// // column index 5 in a 2 x 2 matrix: only the full O(nnz) pass sees it
+/// let build = |v| CsxMatrix::<f64, i32>::try_new_with(
+///     CompressedAxis::Row, vec![2, 2], vec![0, 1, 1].into(), vec![5].into(), vec![1.0].into(), v);
+/// assert!(build(Validation::Full).is_err());
+/// assert!(build(Validation::Trusted).is_ok());
+/// assert_eq!(Validation::default(), Validation::Full);
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Validation {
     /// Check everything, O(nnz): the default and the right choice for untrusted data.
@@ -23,10 +33,26 @@ pub enum Validation {
 }
 
 /// Largest extent accepted for one dimension (Arrow stores extents as int64).
+///
+/// ```
+/// use arrow_sparse::tensor::validate::{check_shape, MAX_EXTENT};
+/// assert_eq!(MAX_EXTENT as u64, (1 << 63) - 1);
+/// assert!(check_shape(&[MAX_EXTENT], "shape").is_ok());
+/// assert!(check_shape(&[MAX_EXTENT + 1], "shape").is_err());
+/// ```
 pub const MAX_EXTENT: usize = i64::MAX as usize;
 
 /// Check a shape: every extent fits int64. Returns the element count when it fits
 /// `usize`, `None` when the product overflows (allowed for sparse tensors).
+///
+/// ```
+/// use arrow_sparse::{tensor::validate::check_shape, Error};
+/// assert_eq!(check_shape(&[2, 3, 4], "shape")?, Some(24));
+/// assert_eq!(check_shape(&[1 << 40, 1 << 40], "shape")?, None); // 2^80 elements
+/// let err = check_shape(&[3, usize::MAX], "shape").unwrap_err();
+/// assert!(matches!(err, Error::Shape { what, .. } if what == "shape dimension 1"));
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
 pub fn check_shape(shape: &[usize], what: &str) -> Result<Option<usize>> {
     if let Some((i, &d)) = shape.iter().enumerate().find(|&(_, &d)| d > MAX_EXTENT) {
         return Err(Error::shape(
@@ -38,7 +64,18 @@ pub fn check_shape(shape: &[usize], what: &str) -> Result<Option<usize>> {
     Ok(shape.iter().try_fold(1usize, |acc, &d| acc.checked_mul(d)))
 }
 
-/// Check that a list of dimension names is empty or has one name per dimension.
+/// Check that a list of dimension names has exactly one name per dimension
+/// (unnamed dimensions have empty names). An empty list is accepted only for a 0-D
+/// tensor: the constructors that take an empty list to mean "no names" replace it
+/// with `ndim` empty names before calling this.
+///
+/// ```
+/// use arrow_sparse::{tensor::validate::check_dim_names, Error};
+/// check_dim_names(&["row".into(), String::new()], 2)?;
+/// assert!(matches!(check_dim_names(&["row".into()], 2), Err(Error::Shape { .. })));
+/// assert!(check_dim_names(&[], 2).is_err());
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
 pub fn check_dim_names(names: &[String], ndim: usize) -> Result<()> {
     if names.len() != ndim {
         return Err(Error::shape(
@@ -57,7 +94,16 @@ pub(crate) fn check_len(what: &str, found: usize, expected: usize) -> Result<()>
     Ok(())
 }
 
-/// Every element of `idx` lies in `0..bound`.
+/// Every element of `idx` lies in `0..bound`. The error names `what` and the
+/// first offending position.
+///
+/// ```
+/// use arrow_sparse::{tensor::validate::check_bounds, Error, IndexSlice};
+/// check_bounds("indices", IndexSlice::Int32(&[0, 2, 1]), 3)?;
+/// let err = check_bounds("indices", IndexSlice::Int32(&[0, -1, 3]), 3).unwrap_err();
+/// assert!(matches!(err, Error::IndexOutOfBounds { position: 1, value: -1, bound: 3, .. }));
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
 pub fn check_bounds(what: &str, idx: IndexSlice<'_>, bound: usize) -> Result<()> {
     with_index_slice!(idx, s => check_bounds_typed(what, s, bound))
 }
@@ -101,6 +147,15 @@ fn check_bounds_typed<I: Index>(what: &str, s: &[I], bound: usize) -> Result<()>
 
 /// `indptr` starts at 0, never decreases and ends at `end`. Its length must have
 /// been checked by the caller. Returns nothing; errors name the first bad position.
+///
+/// ```
+/// use arrow_sparse::{tensor::validate::check_indptr, Error, IndexSlice};
+/// check_indptr("indptr", IndexSlice::Int64(&[0, 2, 2, 5]), 5)?;
+/// let err = check_indptr("indptr", IndexSlice::Int64(&[0, 3, 2, 5]), 5).unwrap_err();
+/// assert!(matches!(err, Error::Invariant { position: Some(2), .. })); // 3 -> 2 decreases
+/// assert!(check_indptr("indptr", IndexSlice::Int64(&[0, 2, 4]), 5).is_err()); // ends at 4, not 5
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
 pub fn check_indptr(what: &str, indptr: IndexSlice<'_>, end: usize) -> Result<()> {
     with_index_slice!(indptr, s => check_indptr_typed(what, s, end))
 }
@@ -147,6 +202,15 @@ fn check_indptr_typed<P: Index>(what: &str, s: &[P], end: usize) -> Result<()> {
 }
 
 /// Check that `order` is a permutation of `0..ndim`.
+///
+/// ```
+/// use arrow_sparse::{tensor::validate::check_permutation, Error};
+/// check_permutation("axis_order", &[2, 0, 1], 3)?;
+/// let err = check_permutation("axis_order", &[2, 2, 1], 3).unwrap_err();
+/// assert!(matches!(err, Error::Invariant { position: Some(1), .. })); // 2 repeated
+/// assert!(check_permutation("axis_order", &[0, 1], 3).is_err()); // too short
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
 pub fn check_permutation(what: &str, order: &[usize], ndim: usize) -> Result<()> {
     let mut seen = vec![false; ndim];
     if order.len() != ndim {
