@@ -6,7 +6,8 @@
 //!
 //! ```
 //! use arrow_sparse::{buffer, ipc, AnyTensor, CooTensor};
-//! let path = std::env::temp_dir().join("doc_buffer_module.arrow");
+//! let dir = tempfile::tempdir()?;
+//! let path = dir.path().join("doc_buffer_module.arrow");
 //! let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![4], &[(vec![1], 2.0)])?.into();
 //! ipc::write_file(&path, &[t.into()], &ipc::WriteOptions::default())?;
 //! let map = buffer::map_file(&path)?; // the file as an Arrow Buffer

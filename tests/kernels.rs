@@ -410,7 +410,7 @@ fn integer_duplicates_and_differences_accumulate_wide() {
         let mut entries: Vec<(Vec<usize>, i8)> = Vec::new();
         let mut want = [0i128; 6];
         for step in 0..4 {
-            for cell in 0..6 {
+            for (cell, total) in want.iter_mut().enumerate() {
                 if (round + cell) % 4 == 0 {
                     continue; // an absent cell
                 }
@@ -421,7 +421,7 @@ fn integer_duplicates_and_differences_accumulate_wide() {
                     _ if round % 5 == 0 && cell == 1 => 100,
                     _ => t,
                 };
-                want[cell] += v as i128;
+                *total += v as i128;
                 entries.push((vec![cell / 2, cell % 2], v));
             }
         }
