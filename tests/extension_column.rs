@@ -285,6 +285,29 @@ fn sliced_columns_and_null_rows() {
     assert!(SparseTensorArray::from_tensors([]).is_err());
 }
 
+/// CSF tensors with three different axis orders and GCS tensors with three
+/// different maps (3 x 4 x 5): columns of either need per-row children.
+fn per_row_tensors(r: &mut Rng, nnz: usize) -> (Vec<AnyTensor>, Vec<AnyTensor>) {
+    let csf = [[0, 1, 2], [2, 0, 1], [1, 2, 0]]
+        .iter()
+        .map(|o| {
+            random_coo(r, &[3, 4, 5], nnz, ValueType::Float32)
+                .convert(Format::Csf, IndexType::Int32, Some(o))
+                .unwrap()
+        })
+        .collect();
+    let gcs = [(vec![0, 1, 2], 1), (vec![2, 0, 1], 2), (vec![1, 2, 0], 0)]
+        .into_iter()
+        .map(|(d, p)| {
+            let map = DimMap::try_new(vec![3, 4, 5], d, vec![p]).unwrap();
+            random_coo(r, &[3, 4, 5], nnz, ValueType::Int16)
+                .to_gcs(map, CompressedAxis::Column, IndexType::Int64)
+                .unwrap()
+        })
+        .collect();
+    (csf, gcs)
+}
+
 /// Null rows survive Arrow IPC and Parquet files in every format, also with
 /// per-row CSF axis orders and GCS maps (a Parquet reader hands back the fixed-size
 /// children of a null row as nulls, which are ignored, SPEC 10.1).
@@ -292,23 +315,7 @@ fn sliced_columns_and_null_rows() {
 fn null_rows_round_trip_through_ipc_and_parquet_files() {
     let dir = tempfile::tempdir().unwrap();
     let mut r = Rng(17);
-    let per_row_csf: Vec<AnyTensor> = [[0, 1, 2], [2, 0, 1]]
-        .iter()
-        .map(|o| {
-            random_coo(&mut r, &[3, 4, 5], 6, ValueType::Float64)
-                .convert(Format::Csf, IndexType::Int32, Some(o))
-                .unwrap()
-        })
-        .collect();
-    let per_row_gcs: Vec<AnyTensor> = [(vec![0, 1, 2], 1), (vec![2, 0, 1], 2)]
-        .into_iter()
-        .map(|(d, p)| {
-            let map = DimMap::try_new(vec![3, 4, 5], d, vec![p]).unwrap();
-            random_coo(&mut r, &[3, 4, 5], 6, ValueType::Int16)
-                .to_gcs(map, CompressedAxis::Row, IndexType::Int64)
-                .unwrap()
-        })
-        .collect();
+    let (per_row_csf, per_row_gcs) = per_row_tensors(&mut r, 6);
     let mut cases: Vec<Vec<AnyTensor>> = FORMATS
         .iter()
         .map(|&f| tensors(f, ValueType::Float32, IndexType::Int32, 3, 23))
@@ -348,23 +355,7 @@ fn null_rows_round_trip_through_ipc_and_parquet_files() {
 #[test]
 fn per_row_axis_orders_and_maps_become_children() {
     let mut r = Rng(5);
-    let csf: Vec<AnyTensor> = [[0, 1, 2], [2, 0, 1], [1, 2, 0]]
-        .iter()
-        .map(|o| {
-            random_coo(&mut r, &[3, 4, 5], 9, ValueType::Float32)
-                .convert(Format::Csf, IndexType::Int32, Some(o))
-                .unwrap()
-        })
-        .collect();
-    let gcs: Vec<AnyTensor> = [(vec![0, 1, 2], 1), (vec![2, 0, 1], 2), (vec![1, 2, 0], 0)]
-        .into_iter()
-        .map(|(d, p)| {
-            let map = DimMap::try_new(vec![3, 4, 5], d, vec![p]).unwrap();
-            random_coo(&mut r, &[3, 4, 5], 9, ValueType::Int16)
-                .to_gcs(map, CompressedAxis::Column, IndexType::Int64)
-                .unwrap()
-        })
-        .collect();
+    let (csf, gcs) = per_row_tensors(&mut r, 9);
     for (ts, extra) in [
         (&csf, &["axis_order"][..]),
         (&gcs, &["dimensions", "partitioning"]),

@@ -475,33 +475,62 @@ pub fn canonicalize<V: Value, I: Index>(coo: &CooTensor<V, I>) -> Result<CooTens
     if coo.is_canonical() && coo.layout() == CoordLayout::RowMajor {
         return Ok(coo.clone());
     }
+    let (coords, values) = fold_duplicates(
+        coo,
+        |v| v,
+        |sum: V, v: V| {
+            sum.checked_sum(v).ok_or_else(|| {
+                Error::overflow(
+                    "sum of duplicate entries",
+                    format!("{sum:?} + {v:?}"),
+                    V::TYPE.name(),
+                )
+            })
+        },
+    )?;
+    canonical_coo(coo, coords, values)
+}
+
+/// The coordinates of `coo` sorted row-major without duplicates, and for each
+/// one its values folded in storage order: `start` on the first, `add` on the
+/// others (the radix sort is stable).
+pub(crate) fn fold_duplicates<V: Value, I: Index, A: Copy>(
+    coo: &CooTensor<V, I>,
+    start: impl Fn(V) -> A,
+    add: impl Fn(A, V) -> Result<A>,
+) -> Result<(Vec<I>, Vec<A>)> {
     let (nnz, ndim) = (coo.nnz(), coo.ndim());
     let order: Vec<usize> = (0..ndim).collect();
     let perm = sort_permutation(coo, &order)?;
-    let (c, layout) = (&coo.coords()[..], coo.layout());
+    let (c, layout, vals) = (&coo.coords()[..], coo.layout(), &coo.values()[..]);
     let at = |k: usize, d: usize| match layout {
         CoordLayout::RowMajor => c[k * ndim + d],
         CoordLayout::ColumnMajor => c[d * nnz + k],
     };
     let mut coords: Vec<I> = Vec::with_capacity(nnz * ndim);
-    let mut values: Vec<V> = Vec::with_capacity(nnz);
+    let mut folded: Vec<A> = Vec::with_capacity(nnz);
     let mut prev: Option<usize> = None;
     for &k in &perm {
-        if prev.is_some_and(|p| (0..ndim).all(|d| at(p, d) == at(k, d))) {
-            let last = values.len() - 1;
-            values[last] = values[last].checked_sum(coo.values()[k]).ok_or_else(|| {
-                Error::overflow(
-                    "sum of duplicate entries",
-                    format!("{:?} + {:?}", values[last], coo.values()[k]),
-                    V::TYPE.name(),
-                )
-            })?;
+        if let Some(last) = folded.last_mut()
+            && prev.is_some_and(|p| (0..ndim).all(|d| at(p, d) == at(k, d)))
+        {
+            *last = add(*last, vals[k])?;
         } else {
             coords.extend((0..ndim).map(|d| at(k, d)));
-            values.push(coo.values()[k]);
+            folded.push(start(vals[k]));
         }
         prev = Some(k);
     }
+    Ok((coords, folded))
+}
+
+/// A canonical row-major COO tensor with `coo`'s shape and dimension names, from
+/// coordinates and values that are sorted and unique by construction.
+pub(crate) fn canonical_coo<V: Value, I: Index>(
+    coo: &CooTensor<V, I>,
+    coords: Vec<I>,
+    values: Vec<V>,
+) -> Result<CooTensor<V, I>> {
     CooTensor::try_new_with(
         coo.shape().to_vec(),
         coords.into(),

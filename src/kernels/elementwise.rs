@@ -49,15 +49,7 @@ pub fn sum_duplicates<V: Numeric, I: Index>(coo: &CooTensor<V, I>) -> Result<Coo
         .into_iter()
         .map(|a| super::narrow::<V>(a, "sum of duplicate entries"))
         .collect::<Result<Vec<V>>>()?;
-    CooTensor::try_new_with(
-        coo.shape().to_vec(),
-        coords.into(),
-        CoordLayout::RowMajor,
-        values.into(),
-        true,
-        Validation::Trusted,
-    )?
-    .with_dim_names(coo.dim_names().to_vec())
+    super::convert::canonical_coo(coo, coords, values)
 }
 
 /// The coordinates of `coo` sorted row-major without duplicates, and each one's
@@ -65,36 +57,11 @@ pub fn sum_duplicates<V: Numeric, I: Index>(coo: &CooTensor<V, I>) -> Result<Coo
 pub(super) fn canonical_sums<V: Numeric, I: Index>(
     coo: &CooTensor<V, I>,
 ) -> Result<(Vec<I>, Vec<V::Acc>)> {
-    let (nnz, ndim) = (coo.nnz(), coo.ndim());
-    let vals = &coo.values()[..];
     if coo.is_canonical() && coo.layout() == CoordLayout::RowMajor {
-        return Ok((
-            coo.coords().to_vec(),
-            vals.iter().map(|v| v.to_acc()).collect(),
-        ));
+        let sums = coo.values().iter().map(|v| v.to_acc()).collect();
+        return Ok((coo.coords().to_vec(), sums));
     }
-    let order: Vec<usize> = (0..ndim).collect();
-    let perm = super::convert::sort_permutation(coo, &order)?;
-    let (c, layout) = (&coo.coords()[..], coo.layout());
-    let at = |k: usize, d: usize| match layout {
-        CoordLayout::RowMajor => c[k * ndim + d],
-        CoordLayout::ColumnMajor => c[d * nnz + k],
-    };
-    let mut coords: Vec<I> = Vec::with_capacity(nnz * ndim);
-    let mut sums: Vec<V::Acc> = Vec::with_capacity(nnz);
-    let mut prev: Option<usize> = None;
-    for &k in &perm {
-        if let Some(last) = sums.last_mut()
-            && prev.is_some_and(|p| (0..ndim).all(|d| at(p, d) == at(k, d)))
-        {
-            *last = V::acc_add(*last, vals[k].to_acc());
-        } else {
-            coords.extend((0..ndim).map(|d| at(k, d)));
-            sums.push(vals[k].to_acc());
-        }
-        prev = Some(k);
-    }
-    Ok((coords, sums))
+    super::convert::fold_duplicates(coo, V::to_acc, |sum, v: V| Ok(V::acc_add(sum, v.to_acc())))
 }
 
 /// The operation of [`binary`].
