@@ -4,7 +4,7 @@
 # single-threaded and on all cores, with the memory bandwidth measured in the same run.
 #
 #   benches/compare_kernels.sh [--nnz 1e6,1e7] [--iters N] [--rounds N] [--budget S]
-#                              [--filter SUBSTRING] [--dir DIR] [--no-results]
+#                              [--filter SUBSTRING[,SUBSTRING...]] [--dir DIR] [--no-results]
 #
 # 1. builds the C++ peer and the Python venv with numpy + scipy
 #    (scripts/setup-interop.sh; a no-op when they are up to date),

@@ -4,7 +4,7 @@
 //! ```text
 //! cargo run --release --example bench_kernels -- --peer target/peer/arrow-sparse-peer \
 //!     --python .venv/bin/python [--nnz 1e6,1e7] [--iters 5] [--budget 1.5] \
-//!     [--filter spmv] [--dir DIR] [--results benches/RESULTS.md]
+//!     [--filter spmv,convert/] [--dir DIR] [--results benches/RESULTS.md]
 //! ```
 //! (`benches/compare_kernels.sh` builds the peer and runs this.)
 //!
@@ -79,7 +79,7 @@ fn parse_count(s: &str) -> Option<usize> {
 }
 
 const USAGE: &str = "usage: bench_kernels [--nnz N[,N..]] [--iters N] [--budget SECONDS] [--rounds N] \
-[--peer PATH] [--python PATH] [--script PATH] [--dir DIR] [--filter SUBSTRING] [--results FILE]";
+[--peer PATH] [--python PATH] [--script PATH] [--dir DIR] [--filter SUBSTRING[,SUBSTRING...]] [--results FILE]";
 
 fn parse_args() -> Args {
     let mut a = Args {
@@ -360,7 +360,7 @@ impl Ctx<'_> {
         self.args
             .filter
             .as_ref()
-            .is_none_or(|f| id.contains(f.as_str()))
+            .is_none_or(|f| f.split(',').any(|part| id.contains(part)))
     }
 }
 

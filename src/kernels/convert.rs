@@ -16,6 +16,7 @@
 use arrow_buffer::ScalarBuffer;
 use rayon::prelude::*;
 
+use crate::buffer::advise_huge_pages;
 use crate::error::{Error, Result};
 use crate::tensor::{
     CompressedAxis, CooTensor, CoordLayout, CsfTensor, CsxMatrix, DenseTensor, Validation,
@@ -115,6 +116,8 @@ fn scatter<I: Index, V: Value>(
 ) -> (Vec<I>, Vec<V>) {
     let mut idx = vec![I::usize_as(0); n];
     let mut val = vec![V::ZERO; n];
+    advise_huge_pages(&idx);
+    advise_huge_pages(&val);
     let parts = if n >= PARALLEL_MIN {
         rayon::current_num_threads().max(1)
     } else {
@@ -264,6 +267,7 @@ fn sorted_indptr<I: Index, P: Index>(
     // nnz elements, like the input: `vec!` of zeros is a zeroed allocation
     // (fresh pages, no write pass before the real one)
     let mut cols: Vec<I> = vec![I::usize_as(0); if stride == 2 { nnz } else { 0 }];
+    advise_huge_pages(&cols);
     let unsorted = |k: usize| {
         Error::invariant(
             "COO canonical flag",
@@ -446,6 +450,7 @@ pub fn sort_permutation<V: Value, I: Index>(
     let (c, layout) = (&coo.coords()[..], coo.layout());
     let mut perm: Vec<usize> = (0..nnz).collect();
     let mut tmp = vec![0usize; nnz];
+    advise_huge_pages(&tmp);
     for &d in order.iter().rev() {
         let key = coord_fn(c, layout, nnz, ndim, d);
         let extent = coo.shape()[d];
@@ -654,6 +659,7 @@ fn dense_nonzeros<V: Value>(d: &DenseTensor<V>) -> Result<(Vec<usize>, usize)> {
         .collect();
     let total = parts.iter().map(Vec::len).sum();
     let mut flat = Vec::with_capacity(total);
+    advise_huge_pages(&flat);
     for p in parts {
         flat.extend(p);
     }
@@ -688,6 +694,7 @@ pub fn dense_to_coo<V: Value, I: Index>(d: &DenseTensor<V>) -> Result<CooTensor<
     let ndim = shape.len();
     let strides = crate::tensor::dense::row_major_strides(&shape);
     let mut coords = vec![I::usize_as(0); nnz * ndim];
+    advise_huge_pages(&coords);
     coords
         .par_chunks_mut(ndim.max(1) * super::CHUNK)
         .zip(flat.par_chunks(super::CHUNK))

@@ -12,6 +12,7 @@
 use rayon::prelude::*;
 
 use super::{CHUNK, Numeric, narrow};
+use crate::buffer::advise_huge_pages;
 use crate::error::{Error, Result};
 use crate::tensor::{
     AnyDm, AnyTensor, CompressedAxis, CooTensor, CoordLayout, CsxMatrix, DenseTensor, GcsTensor,
@@ -299,6 +300,7 @@ pub fn spmm_csx<V: Numeric, I: Index, P: Index>(
             // each row sums into a local n-length accumulator, then narrows into
             // its slice of C: no m x n accumulator and no extra pass over C
             let mut c = vec![V::ZERO; m * n];
+            advise_huge_pages(&c);
             let bad = std::sync::atomic::AtomicBool::new(false);
             let block = (CHUNK / n.max(1)).max(1);
             let run = |(bi, out): (usize, &mut [V])| {
@@ -350,6 +352,7 @@ pub fn spmm_csx<V: Numeric, I: Index, P: Index>(
         }
         CompressedAxis::Column => {
             let mut acc = vec![V::acc_zero(); m * n];
+            advise_huge_pages(&acc);
             for j in 0..k {
                 for kk in bound(ptr[j])..bound(ptr[j + 1]).max(bound(ptr[j])) {
                     let i = idx[kk].as_usize();
