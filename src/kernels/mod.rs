@@ -18,6 +18,10 @@
 //! task in a fixed order, so results are bit-for-bit the same on every run and
 //! every machine.
 //!
+//! On Linux, output buffers of 8 MiB and more are advised to use transparent huge
+//! pages (`madvise(MADV_HUGEPAGE)`) before they are first written; set the
+//! environment variable `ARROW_SPARSE_HUGE_PAGES=0` to turn that off.
+//!
 //! ```
 //! use arrow_sparse::kernels::{reduce, spmv};
 //! use arrow_sparse::{AnyTensor, CompressedAxis, Convert, CooTensor};
