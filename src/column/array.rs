@@ -158,32 +158,20 @@ impl ListCol {
         }
     }
 
-    fn byte_offset(&self, start: usize) -> usize {
-        (self.start + start) * self.width
+    /// The byte offset in the data buffer and the element count of `row`.
+    fn slot(&self, row: usize) -> Result<(usize, usize)> {
+        let (a, b) = self.range(row)?;
+        Ok(((self.start + a) * self.width, b - a))
     }
 
     fn index(&self, row: usize, ty: IndexType) -> Result<IndexBuffer> {
-        let (a, b) = self.range(row)?;
-        IndexBuffer::from_body(
-            ty,
-            &self.buffer,
-            self.byte_offset(a),
-            b - a,
-            &self.name,
-            false,
-        )
+        let (offset, len) = self.slot(row)?;
+        IndexBuffer::from_body(ty, &self.buffer, offset, len, &self.name, false)
     }
 
     fn values(&self, row: usize, ty: ValueType) -> Result<ValueBuffer> {
-        let (a, b) = self.range(row)?;
-        ValueBuffer::from_body(
-            ty,
-            &self.buffer,
-            self.byte_offset(a),
-            b - a,
-            &self.name,
-            false,
-        )
+        let (offset, len) = self.slot(row)?;
+        ValueBuffer::from_body(ty, &self.buffer, offset, len, &self.name, false)
     }
 }
 

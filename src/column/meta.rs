@@ -75,7 +75,7 @@ pub const CSF_NAME: &str = "arrow_sparse.csf";
 /// assert_eq!(GCS_NAME, arrow_sparse::ipc::extension::GCS_NAME);
 /// # Ok::<(), arrow_sparse::Error>(())
 /// ```
-pub const GCS_NAME: &str = "arrow_sparse.gcs";
+pub const GCS_NAME: &str = crate::ipc::extension::GCS_NAME;
 /// The column metadata version this crate writes and reads.
 ///
 /// ```
@@ -274,65 +274,50 @@ impl SparseTensorType {
             row,
             source: Box::new(e),
         })?;
-        if self.format != other.format
-            || self.ndim != other.ndim
-            || self.value_type != other.value_type
-            || self.index_type != other.index_type
-            || self.indptr_type != other.indptr_type
-            || self.dim_names != other.dim_names
-        {
-            let fields: [(&str, String, String); 6] = [
-                ("format", self.format.to_string(), other.format.to_string()),
-                ("ndim", self.ndim.to_string(), other.ndim.to_string()),
-                (
-                    "value type",
-                    self.value_type.to_string(),
-                    other.value_type.to_string(),
-                ),
-                (
-                    "index type",
-                    self.index_type.to_string(),
-                    other.index_type.to_string(),
-                ),
-                (
-                    "indptr type",
-                    format!("{:?}", self.indptr_type),
-                    format!("{:?}", other.indptr_type),
-                ),
-                (
-                    "dim names",
-                    format!("{:?}", self.dim_names),
-                    format!("{:?}", other.dim_names),
-                ),
-            ];
-            if let Some((what, a, b)) = fields.into_iter().find(|(_, a, b)| a != b) {
-                return Err(mismatch(row, what, a, b));
+        // the first field that differs, formatted only then
+        let field = |what: &str, same: bool, show: &dyn Fn() -> (String, String)| {
+            if same {
+                return Ok(());
             }
-        }
-        if self.compressed_axis != other.compressed_axis {
-            return Err(mismatch(
-                row,
-                "GCS compressed axis",
-                format!("{:?}", self.compressed_axis),
-                format!("{:?}", other.compressed_axis),
-            ));
-        }
-        if self.axis_order.is_some() && self.axis_order != other.axis_order {
-            return Err(mismatch(
-                row,
-                "CSF axis order (a column constant)",
-                format!("{:?}", self.axis_order),
-                format!("{:?}", other.axis_order),
-            ));
-        }
-        if self.map.is_some() && self.map != other.map {
-            return Err(mismatch(
-                row,
-                "GCS dimensions and partitioning (column constants)",
-                format!("{:?}", self.map),
-                format!("{:?}", other.map),
-            ));
-        }
+            let (expected, found) = show();
+            Err(mismatch(row, what, expected, found))
+        };
+        let debug =
+            |a: &dyn std::fmt::Debug, b: &dyn std::fmt::Debug| (format!("{a:?}"), format!("{b:?}"));
+        let (s, o) = (self, &other);
+        field("format", s.format == o.format, &|| {
+            (s.format.to_string(), o.format.to_string())
+        })?;
+        field("ndim", s.ndim == o.ndim, &|| {
+            (s.ndim.to_string(), o.ndim.to_string())
+        })?;
+        field("value type", s.value_type == o.value_type, &|| {
+            (s.value_type.to_string(), o.value_type.to_string())
+        })?;
+        field("index type", s.index_type == o.index_type, &|| {
+            (s.index_type.to_string(), o.index_type.to_string())
+        })?;
+        field("indptr type", s.indptr_type == o.indptr_type, &|| {
+            debug(&s.indptr_type, &o.indptr_type)
+        })?;
+        field("dim names", s.dim_names == o.dim_names, &|| {
+            debug(&s.dim_names, &o.dim_names)
+        })?;
+        field(
+            "GCS compressed axis",
+            s.compressed_axis == o.compressed_axis,
+            &|| debug(&s.compressed_axis, &o.compressed_axis),
+        )?;
+        field(
+            "CSF axis order (a column constant)",
+            s.axis_order.is_none() || s.axis_order == o.axis_order,
+            &|| debug(&s.axis_order, &o.axis_order),
+        )?;
+        field(
+            "GCS dimensions and partitioning (column constants)",
+            s.map.is_none() || s.map == o.map,
+            &|| debug(&s.map, &o.map),
+        )?;
         Ok(())
     }
 

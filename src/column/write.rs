@@ -11,7 +11,7 @@ use arrow_schema::{DataType, Field};
 use super::meta::{Child, SparseTensorType};
 use crate::buffer::with_index_slice;
 use crate::error::{Error, Result};
-use crate::tensor::{AnyTensor, CoordLayout};
+use crate::tensor::{AnyCsx, AnyTensor, CoordLayout};
 
 /// One `List<T>` child being filled.
 struct ListBuilder {
@@ -176,6 +176,18 @@ pub(crate) fn build<'a>(
     Ok(StructArray::try_new(fields, arrays, nulls)?)
 }
 
+/// The indptr, indices and values children of a CSR / CSC matrix (also the
+/// storage of a GCS tensor).
+fn append_csx(b: &mut [Builder], m: &AnyCsx) -> Result<()> {
+    b[1].list()?
+        .extend_bytes(m.indptr().inner(), m.indptr().len());
+    b[2].list()?
+        .extend_bytes(m.indices().inner(), m.indices().len());
+    b[3].list()?
+        .extend_bytes(m.values().inner(), m.values().len());
+    Ok(())
+}
+
 /// Append one tensor's buffers to the children (in [`SparseTensorType::children`]
 /// order; the row is closed by the caller).
 fn append(b: &mut [Builder], tensor: &AnyTensor) -> Result<()> {
@@ -203,22 +215,9 @@ fn append(b: &mut [Builder], tensor: &AnyTensor) -> Result<()> {
                 _ => return Err(internal()),
             }
         }
-        AnyTensor::Csx(c) => {
-            b[1].list()?
-                .extend_bytes(c.indptr().inner(), c.indptr().len());
-            b[2].list()?
-                .extend_bytes(c.indices().inner(), c.indices().len());
-            b[3].list()?
-                .extend_bytes(c.values().inner(), c.values().len());
-        }
+        AnyTensor::Csx(c) => append_csx(b, c)?,
         AnyTensor::Gcs(g) => {
-            let m = g.matrix();
-            b[1].list()?
-                .extend_bytes(m.indptr().inner(), m.indptr().len());
-            b[2].list()?
-                .extend_bytes(m.indices().inner(), m.indices().len());
-            b[3].list()?
-                .extend_bytes(m.values().inner(), m.values().len());
+            append_csx(b, g.matrix())?;
             if b.len() > 4 {
                 b[4].fixed(g.map().dimensions())?;
                 b[5].fixed(g.map().partitioning())?;
