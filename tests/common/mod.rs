@@ -82,19 +82,33 @@ pub fn repo() -> PathBuf {
 /// The C++ interop peer, built by `scripts/setup-interop.sh`. `None` when it is
 /// not built, unless running in CI (`CI=true`), where its absence is a failure.
 pub fn peer() -> Option<PathBuf> {
-    let p = std::env::var_os("ARROW_SPARSE_PEER")
+    installed(
+        "ARROW_SPARSE_PEER",
+        "target/peer/arrow-sparse-peer",
+        "interop peer",
+    )
+}
+
+/// A program that `scripts/setup-interop.sh` installs: from the environment
+/// variable `var`, else `default` in the repository. `None` (the test skips) when
+/// it is missing, unless running in CI (`CI=true`), where that is a failure.
+fn installed(var: &str, default: &str, what: &str) -> Option<PathBuf> {
+    let p = std::env::var_os(var)
         .map(PathBuf::from)
-        .unwrap_or_else(|| repo().join("target/peer/arrow-sparse-peer"));
+        .unwrap_or_else(|| repo().join(default));
     if p.exists() {
         return Some(p);
     }
     if std::env::var("CI").is_ok_and(|v| v == "true" || v == "1") {
         panic!(
-            "the interop peer {} is missing in CI: run scripts/setup-interop.sh",
+            "the {what} {} is missing in CI: run scripts/setup-interop.sh",
             p.display()
         );
     }
-    eprintln!("SKIPPED: interop peer not built (run scripts/setup-interop.sh)");
+    eprintln!(
+        "SKIPPED: no {what} at {} (run scripts/setup-interop.sh)",
+        p.display()
+    );
     None
 }
 
@@ -123,20 +137,11 @@ pub fn try_peer(peer: &Path, args: &[&str]) -> (bool, String, String) {
 /// `ARROW_SPARSE_PYTHON` or `.venv/bin/python`. `None` when it is missing, unless
 /// running in CI (`CI=true`), where its absence is a failure.
 pub fn python() -> Option<PathBuf> {
-    let p = std::env::var_os("ARROW_SPARSE_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| repo().join(".venv/bin/python"));
-    if p.exists() {
-        return Some(p);
-    }
-    if std::env::var("CI").is_ok_and(|v| v == "true" || v == "1") {
-        panic!(
-            "{} is missing in CI: run scripts/setup-interop.sh",
-            p.display()
-        );
-    }
-    eprintln!("SKIPPED: no Python venv (run scripts/setup-interop.sh)");
-    None
+    installed(
+        "ARROW_SPARSE_PYTHON",
+        ".venv/bin/python",
+        "Python of the venv",
+    )
 }
 
 /// xorshift64*: deterministic, no dependency.
