@@ -37,6 +37,7 @@ mod atomic;
 pub mod buffer;
 pub mod column;
 mod compat;
+pub mod convert;
 pub mod dims;
 pub mod dump;
 pub mod error;
@@ -57,9 +58,10 @@ pub use compat::parquet;
 #[doc(hidden)]
 #[allow(deprecated)]
 pub use compat::parquet::{read_parquet, write_parquet};
+pub use convert::Convert;
 pub use error::{Error, Result};
 pub use tensor::{
-    AnyCoo, AnyCsf, AnyCsx, AnyDense, AnyDm, AnyGcs, AnyTensor, CompressedAxis, Convert, CooTensor,
+    AnyCoo, AnyCsf, AnyCsx, AnyDense, AnyDm, AnyGcs, AnyTensor, CompressedAxis, CooTensor,
     CoordLayout, CsfTensor, CsxMatrix, DenseTensor, DmTensor, Format, GcsTensor, Validation,
 };
 pub use types::{Index, IndexType, Value, ValueType};

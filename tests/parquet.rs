@@ -1557,8 +1557,7 @@ fn run_python_checks(python: &Path, dir: &Path, archives: Vec<serde_json::Value>
     };
     let mut spmvs = Vec::new();
     let write_vec = |name: &str, t: AnyTensor| {
-        archive::write_archive(dir.join(name), &t.into(), &ArchiveWriteOptions::default())
-            .unwrap();
+        archive::write_archive(dir.join(name), &t.into(), &ArchiveWriteOptions::default()).unwrap();
     };
     write_vec("a.parquet", a.clone());
     write_vec(

@@ -506,7 +506,7 @@ fn reduce(map: &DimMap, coords: &[Vec<usize>], n: usize) -> [Vec<usize>; 2] {
         for (x, col) in c.iter_mut().zip(coords) {
             *x = col[i];
         }
-        map.reduce(&c, &mut r);
+        map.reduce_into(&c, &mut r);
         out[0].push(r[0]);
         out[1].push(r[1]);
     }

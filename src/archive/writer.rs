@@ -462,7 +462,7 @@ impl ArchiveWriter {
         let mut r = [0usize; 2];
         let mut last = match &self.prev {
             Some(p) => {
-                map.reduce(p, &mut r);
+                map.reduce_into(p, &mut r);
                 r[major]
             }
             None => 0,
@@ -472,7 +472,7 @@ impl ArchiveWriter {
             for (x, col) in c.iter_mut().zip(&rows.coords) {
                 *x = col[i];
             }
-            map.reduce(&c, &mut r);
+            map.reduce_into(&c, &mut r);
             if r[major] < last {
                 return Err(Error::invariant(
                     "GCS row order",

@@ -177,7 +177,7 @@ mod tests {
         assert_eq!(SparseTensorType::from(csr.clone()), ty);
         assert!(CooType::try_from(ty.clone()).is_err());
         // metadata and storage must agree
-        let plain = Field::new("m", DataType::Int64, true);
+        let mut plain = Field::new("m", DataType::Int64, true);
         assert!(plain.try_with_extension_type(csr.clone()).is_err());
         let mut no_meta = field.clone();
         no_meta.set_metadata(HashMap::from([(
@@ -197,7 +197,7 @@ mod tests {
         let mut broken = field.clone();
         broken
             .metadata_mut()
-            .insert("ARROW:extension:metadata".into(), "{".into());
+            .insert("ARROW:extension:metadata".to_string(), "{".to_string());
         let e = broken.try_extension_type::<CsrType>().unwrap_err();
         let ArrowError::ExternalError(inner) = e else {
             panic!("{e:?}")

@@ -38,10 +38,11 @@ use super::text::{
     parse_u64, push_u64, show, strictly_sorted,
 };
 use super::{ImportOptions, meta, meta_get, open, write_atomic};
+use crate::convert::Convert;
 use crate::error::{Error, Result};
 use crate::ipc::TensorMessage;
 use crate::tensor::validate::MAX_EXTENT;
-use crate::tensor::{AnyTensor, Convert, CooTensor, CoordLayout, DenseTensor};
+use crate::tensor::{AnyTensor, CooTensor, CoordLayout, DenseTensor};
 use crate::types::ValueType;
 use crate::{with_index_type, with_value_type};
 

@@ -51,7 +51,7 @@ use crate::dims::DimMap;
 use crate::error::{Error, Result};
 use crate::ipc::TensorMessage;
 use crate::tensor::{AnyCoo, AnyCsx, AnyGcs, AnyTensor, CompressedAxis, CoordLayout, Validation};
-use crate::types::{Index, IndexType};
+use crate::types::IndexType;
 use crate::with_value_type;
 
 /// Which library's npz layout.
@@ -627,7 +627,7 @@ fn dimension_major(c: &AnyCoo) -> IndexBuffer {
         for d in 0..ndim {
             out.extend((0..nnz).map(|k| s[k * ndim + d]));
         }
-        Index::wrap(arrow_buffer::ScalarBuffer::from(out))
+        crate::buffer::IndexBuffer::from(arrow_buffer::ScalarBuffer::from(out))
     })
 }
 
