@@ -487,7 +487,7 @@ impl AnyTensor {
     }
 
     /// All stored entries as a typed COO tensor (row-major, storage order,
-    /// duplicates kept; see [`Convert::to_coo`]). Fails if the value type is not `V`
+    /// duplicates kept; see [`Convert::to_coo`](crate::Convert::to_coo)). Fails if the value type is not `V`
     /// or a coordinate does not fit `I`.
     ///
     /// ```

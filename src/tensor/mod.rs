@@ -1,5 +1,5 @@
 //! The tensor formats: one module each, a type-erased [`AnyTensor`] for data of
-//! unknown type, and the [`Convert`] trait that turns any format into any other.
+//! unknown type, and the [`Convert`](crate::Convert) trait that turns any format into any other.
 //!
 //! Every format has one struct holding type-erased buffers (`AnyCoo`, `AnyCsx`, ...)
 //! with one validating constructor, and a typed view (`CooTensor<V, I>`, ...) that
