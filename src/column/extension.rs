@@ -47,7 +47,7 @@ macro_rules! extension_type {
             ///
             /// ```
             #[doc = concat!(" use arrow_sparse::column::{", stringify!($name), ", SparseTensorArray};")]
-            /// use arrow_sparse::{AnyTensor, CompressedAxis, Convert, CooTensor, Format, ValueType};
+            /// use arrow_sparse::{AnyTensor, CompressedAxis, Convert, CooTensor, Format, IndexType, ValueType};
             /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![1, 2], 4.0), (vec![0, 1], 1.5)])?;
             #[doc = concat!(" let t: AnyTensor = ", $tensor, ";")]
             /// let field = SparseTensorArray::from_tensors([&t])?.field("m");
