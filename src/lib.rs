@@ -37,9 +37,11 @@ pub mod column;
 pub mod dims;
 pub mod dump;
 pub mod error;
+mod guard;
 pub mod io;
 pub mod ipc;
 pub mod kernels;
+pub mod limit;
 #[cfg(feature = "parquet")]
 pub mod parquet;
 pub mod tensor;

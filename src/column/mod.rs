@@ -45,6 +45,7 @@
 //! ```
 
 mod array;
+mod checked;
 pub mod io;
 mod meta;
 mod write;

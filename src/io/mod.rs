@@ -268,6 +268,13 @@ pub struct ReadOptions {
     /// `.tns` without a header: the shape (default: the largest coordinate along
     /// each dimension). With a header it must agree with it.
     pub shape: Option<Vec<usize>>,
+    /// The memory reading may take (default
+    /// [`ReadLimit::DEFAULT`](crate::limit::ReadLimit::DEFAULT): 16 × the file,
+    /// at least 64 MiB). npz: the bytes the arrays inflate to, checked before
+    /// each is read. Text files: what a header announces is reserved only up to
+    /// a fixed cap, the rest grows with the entries read (`format/SPEC.md`
+    /// section 11).
+    pub limit: crate::limit::ReadLimit,
 }
 
 impl ReadOptions {
@@ -325,6 +332,24 @@ impl ReadOptions {
     /// ```
     pub fn with_shape(mut self, shape: Vec<usize>) -> Self {
         self.shape = Some(shape);
+        self
+    }
+    /// Set the memory limit.
+    ///
+    /// ```
+    /// use std::io::Cursor;
+    /// use arrow_sparse::io::{npz, ReadOptions};
+    /// use arrow_sparse::{limit::ReadLimit, AnyTensor, DenseTensor, Error};
+    /// // 1 MB of zeros deflates to about a kilobyte
+    /// let t: AnyTensor = DenseTensor::<f64>::try_new(vec![125_000], vec![0.0; 125_000].into())?.into();
+    /// let zeros = npz::write_to(Cursor::new(Vec::new()), &t.clone().into(), &npz::NpzWriteOptions::default())?.into_inner();
+    /// let tight = ReadOptions::default().with_limit(ReadLimit::relative(16, 0));
+    /// assert!(matches!(npz::read_from(Cursor::new(&zeros), "zeros.npz", &tight), Err(Error::Limit { .. })));
+    /// assert_eq!(npz::read_from(Cursor::new(&zeros), "zeros.npz", &ReadOptions::default())?.tensor.shape(), &[125_000]);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
+    pub fn with_limit(mut self, limit: crate::limit::ReadLimit) -> Self {
+        self.limit = limit;
         self
     }
 }
