@@ -57,9 +57,19 @@ impl Default for ReadLimit {
 
 impl ReadLimit {
     /// Default bytes allowed per input byte.
+    ///
+    /// ```
+    /// use arrow_sparse::limit::ReadLimit;
+    /// assert_eq!(ReadLimit::DEFAULT.budget(1 << 30), ReadLimit::DEFAULT_RATIO << 30);
+    /// ```
     pub const DEFAULT_RATIO: u64 = 16;
     /// Default budget of any input, however small (64 MiB, the preallocation cap
     /// of arrow-rs's IPC reader).
+    ///
+    /// ```
+    /// use arrow_sparse::limit::ReadLimit;
+    /// assert_eq!(ReadLimit::DEFAULT.budget(0), ReadLimit::DEFAULT_FLOOR);
+    /// ```
     pub const DEFAULT_FLOOR: u64 = 64 << 20;
     /// The default: 16 × the input, at least 64 MiB.
     ///

@@ -557,13 +557,13 @@ mod tests {
             assert!(PageHeader::parse(&b[..k]).is_err(), "{k}");
         }
         // a binary field longer than the bytes left
-        let mut b = vec![0x18, 0xFF, 0xFF, 0xFF, 0xFF, 0x0F];
+        let mut b = vec![0x48, 0xFF, 0xFF, 0xFF, 0xFF, 0x0F]; // field 4, binary
         b.extend([0; 4]);
         assert!(PageHeader::parse(&b).unwrap_err().contains("bytes left"));
         // a list announcing more elements than bytes
         assert!(PageHeader::parse(&[0x19, 0xF5, 0xFF, 0xFF, 0x03]).is_err());
         // deep nesting is refused
-        let deep: Vec<u8> = std::iter::repeat_n(0x1C, 100).collect();
+        let deep: Vec<u8> = std::iter::repeat_n(0x4C, 100).collect(); // field 4, struct
         assert!(PageHeader::parse(&deep).unwrap_err().contains("nested"));
     }
 }
