@@ -232,7 +232,8 @@ pub fn read_batches(path: &Path) -> Result<(SchemaRef, Vec<RecordBatch>)> {
 /// // 800 kB of decoded values is more than a limit of 100 kB allows
 /// let tight = ReadOptions::default().with_limit(ReadLimit::bytes(100_000));
 /// assert!(matches!(io::read_batches_with(&path, &tight), Err(Error::Limit { .. })));
-/// assert_eq!(io::read_batches_with(&path, &ReadOptions::default())?.1[0].num_rows(), 100_000);
+/// let (_, batches) = io::read_batches_with(&path, &ReadOptions::default())?;
+/// assert_eq!(batches.iter().map(|b| b.num_rows()).sum::<usize>(), 100_000);
 /// # Ok::<(), arrow_sparse::Error>(())
 /// ```
 pub fn read_batches_with(

@@ -340,12 +340,15 @@ impl ReadOptions {
     /// use std::io::Cursor;
     /// use arrow_sparse::io::{npz, ReadOptions};
     /// use arrow_sparse::{limit::ReadLimit, AnyTensor, DenseTensor, Error};
-    /// // 1 MB of zeros deflates to about a kilobyte
-    /// let t: AnyTensor = DenseTensor::<f64>::try_new(vec![125_000], vec![0.0; 125_000].into())?.into();
-    /// let zeros = npz::write_to(Cursor::new(Vec::new()), &t.clone().into(), &npz::NpzWriteOptions::default())?.into_inner();
-    /// let tight = ReadOptions::default().with_limit(ReadLimit::relative(16, 0));
-    /// assert!(matches!(npz::read_from(Cursor::new(&zeros), "zeros.npz", &tight), Err(Error::Limit { .. })));
-    /// assert_eq!(npz::read_from(Cursor::new(&zeros), "zeros.npz", &ReadOptions::default())?.tensor.shape(), &[125_000]);
+    /// // 125,000 ones: a pydata COO npz of 2 MB of arrays, deflated to less than 1 MB
+    /// let t: AnyTensor = DenseTensor::<f64>::try_new(vec![125_000], vec![1.0; 125_000].into())?.into();
+    /// let deflated = npz::NpzWriteOptions::default().with_compressed(true);
+    /// let ones = npz::write_to(Cursor::new(Vec::new()), &t.into(), &deflated)?.into_inner();
+    /// assert!(ones.len() < 1_000_000);
+    /// // at most one byte of arrays per byte of file: refused before inflating
+    /// let tight = ReadOptions::default().with_limit(ReadLimit::relative(1, 0));
+    /// assert!(matches!(npz::read_from(Cursor::new(&ones), "ones.npz", &tight), Err(Error::Limit { .. })));
+    /// assert_eq!(npz::read_from(Cursor::new(&ones), "ones.npz", &ReadOptions::default())?.tensor.nnz(), 125_000);
     /// # Ok::<(), arrow_sparse::Error>(())
     /// ```
     pub fn with_limit(mut self, limit: crate::limit::ReadLimit) -> Self {

@@ -171,10 +171,11 @@ impl ReadOptions {
     /// ```
     /// use arrow_sparse::limit::ReadLimit;
     /// use arrow_sparse::{dims::DimMap, ipc, AnyDm, AnyTensor, DenseTensor, DmTensor, Error};
-    /// // a dense [1, 1024] tensor broadcast to [4096, 1024]: 4 Mi logical entries
+    /// // a dense [1, 1024] tensor broadcast to [2048, 1024]: 2 Mi logical entries
+    /// // of 17 bytes (two coordinates and the value), 34 MiB from a 1 KiB body
     /// let dense = DenseTensor::<i8>::try_new(vec![1, 1024], vec![1; 1024].into())?;
-    /// let dm: AnyDm = DmTensor::<i8>::try_new(DimMap::identity(vec![1, 1024])?, dense.into(), vec![])?.into();
-    /// let t = AnyTensor::Dm(dm.broadcast(&[4096, 1024])?);
+    /// let dm: AnyDm = DmTensor::<i8>::try_new(DimMap::identity(vec![1, 1024])?, dense.into())?.into();
+    /// let t = AnyTensor::Dm(dm.broadcast(&[2048, 1024])?);
     /// let bytes = arrow_buffer::Buffer::from(ipc::encode(&t, &[], &ipc::WriteOptions::default())?.to_vec());
     /// let tight = ipc::ReadOptions::default().with_limit(ReadLimit::bytes(1 << 20));
     /// assert!(matches!(ipc::decode(&bytes, &tight), Err(Error::Limit { .. })));
