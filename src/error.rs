@@ -134,6 +134,17 @@ pub enum Error {
         /// What is wrong with it.
         source: Box<Error>,
     },
+    /// Reading an input would take more memory than its read limit allows (see
+    /// [`ReadLimit`](crate::limit::ReadLimit)): a declared size (rows, a page, a
+    /// dictionary, a broadcast) is out of proportion to the bytes of the input.
+    Limit {
+        /// What would have been allocated, and for which input.
+        what: String,
+        /// Bytes it needs.
+        needed: u64,
+        /// Bytes the limit allows for this input.
+        limit: u64,
+    },
     /// An I/O error.
     Io(std::io::Error),
     /// An error from the Arrow crates.
@@ -260,6 +271,14 @@ impl fmt::Display for Error {
             Error::Unsupported(s) => write!(f, "unsupported: {s}"),
             Error::Parse { what, detail } => write!(f, "cannot parse {what}: {detail}"),
             Error::Row { row, source } => write!(f, "row {row}: {source}"),
+            Error::Limit {
+                what,
+                needed,
+                limit,
+            } => write!(
+                f,
+                "{what} needs {needed} bytes, more than the read limit of {limit} bytes for this input (a size declared out of proportion to the file; raise the limit in the read options if the file is trusted)"
+            ),
             Error::Io(e) => write!(f, "I/O error: {e}"),
             Error::Arrow(e) => write!(f, "Arrow error: {e}"),
             #[cfg(feature = "parquet")]
@@ -378,4 +397,30 @@ impl From<flatbuffers::InvalidFlatbuffer> for Error {
     fn from(e: flatbuffers::InvalidFlatbuffer) -> Self {
         Error::ipc(None, format!("flatbuffer verification failed: {e}"))
     }
+}
+
+/// Install a panic hook that prints every panic as the current hook does, except
+/// the panics of a dependency that this crate catches and returns as an error.
+///
+/// On hostile input a few dependency decoders panic (`fuzz/FINDINGS.md` lists
+/// them); the readers validate their input to avoid them and, as a last resort,
+/// run such calls under `catch_unwind`, returning [`Error::Parquet`] /
+/// [`Error::Arrow`]. The default panic hook still prints the caught panic on
+/// stderr before the error reaches the caller. A program that reports errors
+/// itself (the `arrow-sparse` CLI does) calls this once at start: caught panics
+/// are then silent, and every other panic, in this crate, a dependency or the
+/// program, is printed as before.
+///
+/// ```
+/// arrow_sparse::error::install_panic_hook();
+/// // an ordinary panic still reaches the previous hook (and is caught here)
+/// assert!(std::panic::catch_unwind(|| panic!("printed as usual")).is_err());
+/// ```
+pub fn install_panic_hook() {
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if !crate::guard::active() {
+            previous(info)
+        }
+    }));
 }

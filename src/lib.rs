@@ -41,9 +41,11 @@ pub mod convert;
 pub mod dims;
 pub mod dump;
 pub mod error;
+mod guard;
 pub mod io;
 pub mod ipc;
 pub mod kernels;
+pub mod limit;
 pub mod tensor;
 pub mod types;
 

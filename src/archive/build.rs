@@ -116,10 +116,26 @@ enum Kind {
     },
 }
 
+/// The bounds a [`Builder`] checks before reserving anything.
+pub(crate) struct Limits<'a> {
+    /// The reader's memory limit.
+    pub(crate) limit: crate::limit::ReadLimit,
+    /// Bytes of the archive.
+    pub(crate) input_bytes: u64,
+    /// The archive's path, for messages.
+    pub(crate) name: &'a str,
+    /// `ArchiveReadOptions::max_indptr_len`.
+    pub(crate) max_indptr_len: usize,
+    /// `ArchiveReadOptions::max_broadcast`.
+    pub(crate) max_broadcast: u64,
+}
+
 /// Accumulates rows in storage order and builds the tensor of a [`TensorSpec`].
 pub(crate) struct Builder {
     spec: TensorSpec,
     max_broadcast: u64,
+    /// Bytes the logical entries of DM views may take.
+    budget: u64,
     rows: usize,
     value_type: ValueType,
     values: MutableBuffer,
@@ -127,15 +143,36 @@ pub(crate) struct Builder {
 }
 
 impl Builder {
-    /// A builder for `spec` (whose shape is the rows'), expecting about
-    /// `expect` rows; `max_indptr_len` bounds the CSX / GCS indptr,
-    /// `max_broadcast` the broadcast views of DM levels.
-    pub(crate) fn new(
-        spec: TensorSpec,
-        expect: usize,
-        max_indptr_len: usize,
-        max_broadcast: u64,
-    ) -> Result<Self> {
+    /// A builder for `spec` (whose shape is the rows'), expecting `expect` rows
+    /// (the footer's count); `limits` bound the CSX / GCS indptr, the broadcast
+    /// views of DM levels, and the bytes of everything built.
+    pub(crate) fn new(spec: TensorSpec, expect: u64, limits: &Limits) -> Result<Self> {
+        let max_indptr_len = limits.max_indptr_len;
+        let budget = limits.limit.budget(limits.input_bytes);
+        // what each row leaves in the tensor: its value, and its coordinates as
+        // the layout stores them (CSF: an index and an indptr entry per level at
+        // most; the CSR / CSC indptr is checked below)
+        let n64 = spec.shape.len() as u64;
+        let coords = match spec.layout.rows() {
+            ArchiveLayout::Dense { .. } => 0,
+            ArchiveLayout::Coo { index_type, .. } => n64 * index_type.byte_width() as u64,
+            ArchiveLayout::Csx { index_type, .. } | ArchiveLayout::Gcs { index_type, .. } => {
+                index_type.byte_width() as u64
+            }
+            ArchiveLayout::Csf {
+                index_type,
+                indptr_type,
+                ..
+            } => n64 * (index_type.byte_width() + indptr_type.byte_width()) as u64,
+            ArchiveLayout::Dm { .. } => n64 * 8,
+        };
+        let per_row = coords + spec.value_type.byte_width() as u64;
+        limits.limit.check(
+            format!("the {expect} rows of {}", limits.name),
+            expect.saturating_mul(per_row),
+            limits.input_bytes,
+        )?;
+        let expect = usize::try_from(expect).unwrap_or(usize::MAX);
         let n = spec.shape.len();
         let gcs = spec.gcs_map()?;
         let kind = match spec.layout.rows() {
@@ -184,6 +221,11 @@ impl Builder {
                         format!("ArchiveReadOptions::max_indptr_len ({max_indptr_len})"),
                     ));
                 }
+                limits.limit.check(
+                    format!("the indptr of {} ({len} elements)", limits.name),
+                    (len as u64).saturating_mul(indptr_type.byte_width() as u64),
+                    limits.input_bytes,
+                )?;
                 Kind::Csx {
                     axis: *axis,
                     major,
@@ -220,7 +262,8 @@ impl Builder {
         };
         let value_type = spec.value_type;
         Ok(Builder {
-            max_broadcast,
+            max_broadcast: limits.max_broadcast,
+            budget,
             values: MutableBuffer::new(expect.min(MAX_RESERVE) * value_type.byte_width()),
             value_type,
             spec,
@@ -370,10 +413,10 @@ impl Builder {
             ArchiveLayout::Dm { chain, .. } => Some(chain.clone()),
             _ => None,
         };
-        let max_broadcast = self.max_broadcast;
+        let (max_broadcast, budget) = (self.max_broadcast, self.budget);
         let rows = self.finish_rows(validation)?;
         match chain {
-            Some(chain) => chain.wrap(rows, max_broadcast),
+            Some(chain) => chain.wrap_within(rows, max_broadcast, budget),
             None => Ok(rows),
         }
     }

@@ -347,7 +347,18 @@ impl DmChain {
     /// # Ok::<(), arrow_sparse::Error>(())
     /// ```
     pub fn wrap(&self, storage: AnyTensor, max_broadcast: u64) -> Result<AnyTensor> {
-        crate::ipc::extension::raise_levels(&self.maps, storage, max_broadcast)
+        self.wrap_within(storage, max_broadcast, u64::MAX)
+    }
+
+    /// [`wrap`](Self::wrap), also refusing views whose logical entries take more
+    /// than `budget` bytes.
+    pub(crate) fn wrap_within(
+        &self,
+        storage: AnyTensor,
+        max_broadcast: u64,
+        budget: u64,
+    ) -> Result<AnyTensor> {
+        crate::ipc::extension::raise_levels(&self.maps, storage, max_broadcast, budget)
     }
 }
 

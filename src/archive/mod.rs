@@ -40,6 +40,7 @@
 //! ```
 
 mod build;
+pub(crate) mod checked;
 mod encoding;
 mod meta;
 mod reader;
@@ -57,6 +58,7 @@ pub use writer::{ArchiveWriter, WriteSummary};
 
 use crate::error::{Error, Result};
 use crate::ipc::TensorMessage;
+use crate::limit::ReadLimit;
 use crate::tensor::Validation;
 
 /// The compression applied to every column.
@@ -243,6 +245,12 @@ pub struct ArchiveReadOptions {
     /// Largest number of times the broadcast views of a DM archive's levels may
     /// repeat one stored entry (default 65,536, as [`crate::ipc::StreamReadOptions`]).
     pub max_broadcast: u64,
+    /// The memory the reader may use for this file (default [`ReadLimit::DEFAULT`]:
+    /// 16 × the file's size, at least 64 MiB). Checked before anything is
+    /// decoded or reserved: the pages' uncompressed sizes and decoded values,
+    /// the rows' coordinates and values, the CSR / CSC indptr, and the entries
+    /// a DM archive's broadcast views make (`format/SPEC.md` section 11).
+    pub limit: ReadLimit,
 }
 
 impl Default for ArchiveReadOptions {
@@ -253,6 +261,7 @@ impl Default for ArchiveReadOptions {
             batch_size: 1 << 16,
             max_indptr_len: 1 << 28,
             max_broadcast: 1 << 16,
+            limit: ReadLimit::DEFAULT,
         }
     }
 }
@@ -292,6 +301,31 @@ impl ArchiveReadOptions {
     /// ```
     pub fn with_verify_checksums(mut self, verify: bool) -> Self {
         self.verify_checksums = verify;
+        self
+    }
+    /// Set the memory limit.
+    ///
+    /// ```
+    /// use arrow_sparse::limit::ReadLimit;
+    /// use arrow_sparse::parquet::{self, ReadOptions, WriteOptions};
+    /// use arrow_sparse::{AnyTensor, CompressedAxis, CsxMatrix, Error};
+    /// let dir = tempfile::tempdir()?;
+    /// let path = dir.path().join("csr.parquet");
+    /// // 2^24 rows, one entry: an indptr of 128 MiB from an archive of a few hundred bytes
+    /// let rows = 1 << 24;
+    /// let mut indptr = vec![0i64; rows + 1];
+    /// indptr[rows] = 1;
+    /// let t: AnyTensor = CsxMatrix::<f64, i32, i64>::try_new(
+    ///     CompressedAxis::Row, vec![rows, 2], indptr.into(), vec![1].into(), vec![2.0].into())?.into();
+    /// parquet::write_parquet(&path, &t.clone().into(), &WriteOptions::default())?;
+    /// let err = parquet::read_parquet(&path, &ReadOptions::default()).unwrap_err();
+    /// assert!(matches!(err, Error::Limit { .. }), "{err}");
+    /// let trusted = ReadOptions::default().with_limit(ReadLimit::bytes(1 << 30));
+    /// assert_eq!(parquet::read_parquet(&path, &trusted)?.tensor, t);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
+    pub fn with_limit(mut self, limit: ReadLimit) -> Self {
+        self.limit = limit;
         self
     }
 }

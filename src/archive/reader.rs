@@ -14,7 +14,8 @@ use arrow_array::{Array, ArrayRef, RecordBatch};
 use arrow_buffer::{Buffer, MutableBuffer};
 use arrow_schema::DataType;
 
-use super::build::Builder;
+use super::build::{Builder, Limits};
+use super::checked::{self, BoundedFile};
 use super::meta::{Archive, ArchiveLayout, TensorSpec, packed_strides_like};
 use super::rows::{Rows, advance, column_usizes, unravel, value_array, with_bytes};
 use super::writer::combine;
@@ -108,7 +109,9 @@ pub struct RangeRead {
 /// ```
 #[derive(Debug)]
 pub struct ArchiveReader {
-    file: File,
+    file: BoundedFile,
+    /// The path, for messages.
+    name: String,
     meta: ArrowReaderMetadata,
     archive: Archive,
     options: ArchiveReadOptions,
@@ -116,6 +119,8 @@ pub struct ArchiveReader {
     roots: Vec<usize>,
     /// Leaf (statistics) index of each coordinate column.
     leaves: Vec<usize>,
+    /// Leaf index of every column read (coordinates, value, level).
+    read_leaves: Vec<usize>,
     mask: ProjectionMask,
     /// CRC-32 per row group, when recorded for these row groups.
     checksums: Vec<Option<u32>>,
@@ -169,13 +174,14 @@ impl ArchiveReader {
     /// ```
     pub fn open_with(path: impl AsRef<Path>, options: &ArchiveReadOptions) -> Result<Self> {
         let path = path.as_ref();
-        let file = File::open(path)?;
+        let file = BoundedFile::new(File::open(path)?)?;
         let meta = guard("footer", || {
             Ok(ArrowReaderMetadata::load(
                 &file,
                 ArrowReaderOptions::new().with_skip_arrow_metadata(true),
             )?)
         })?;
+        checked::check_footer(meta.metadata(), file.bytes())?;
         let kv = meta.metadata().file_metadata().key_value_metadata();
         let mut texts = kv
             .into_iter()
@@ -223,6 +229,7 @@ impl ArchiveReader {
         names.extend(archive.level_column.as_deref());
         let mut roots = Vec::new();
         let mut leaves = Vec::new();
+        let mut read_leaves = Vec::new();
         for (i, name) in names.iter().enumerate() {
             let found: Vec<usize> = schema
                 .fields()
@@ -268,6 +275,7 @@ impl ArchiveReader {
                 });
             };
             roots.push(root);
+            read_leaves.push(leaf);
             if i < archive.columns.len() {
                 leaves.push(leaf);
             }
@@ -306,11 +314,13 @@ impl ArchiveReader {
         let mask = ProjectionMask::roots(descr, roots.iter().copied());
         Ok(ArchiveReader {
             file,
+            name: path.display().to_string(),
             meta,
             archive,
             options: options.clone(),
             roots,
             leaves,
+            read_leaves,
             mask,
             checksums,
             first_rows,
@@ -563,6 +573,7 @@ impl ArchiveReader {
     /// # Ok::<(), arrow_sparse::Error>(())
     /// ```
     pub fn read_row_group(&self, i: usize) -> Result<AnyTensor> {
+        self.row_group_info(i)?; // an error for a row group that does not exist
         let spec = &self.archive.spec;
         let index_type = match spec.index_type() {
             Some(t)
@@ -622,16 +633,29 @@ impl ArchiveReader {
         filter: Option<(usize, usize, usize)>,
     ) -> Result<AnyTensor> {
         let spec = &self.archive.spec;
-        let expect: usize = groups
-            .iter()
-            .map(|&i| self.meta.metadata().row_group(i).num_rows().max(0) as usize)
-            .sum();
-        let mut builder = Builder::new(
-            result,
-            expect,
-            self.options.max_indptr_len,
-            self.options.max_broadcast,
+        let mut expect: u64 = 0;
+        for &g in groups {
+            expect = expect.saturating_add(self.row_group_info(g)?.rows as u64);
+        }
+        // what the pages decode to, and what the rows become, must fit the limit
+        // before anything is decoded or reserved
+        checked::check_chunks(
+            &self.file,
+            self.meta.metadata(),
+            groups,
+            Some(&self.read_leaves),
+            false,
+            &self.options.limit,
+            &self.name,
         )?;
+        let limit = Limits {
+            limit: self.options.limit,
+            input_bytes: self.file.bytes(),
+            name: &self.name,
+            max_indptr_len: self.options.max_indptr_len,
+            max_broadcast: self.options.max_broadcast,
+        };
+        let mut builder = Builder::new(result, expect, &limit)?;
         let dense = matches!(spec.layout.rows(), ArchiveLayout::Dense { .. });
         let mut pending_level = 0usize;
         let mut last_group: Option<usize> = None;
@@ -829,22 +853,9 @@ fn value_type_of(t: &DataType) -> Result<crate::types::ValueType> {
         })
 }
 
-/// Run a step of the Parquet decoder, turning a panic inside it (the parquet
-/// crate has some on malformed input) into [`Error::Parquet`].
+/// Run a step of the Parquet decoder under the crate's last-resort guard.
 fn guard<T>(what: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
-    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
-        Ok(r) => r,
-        Err(payload) => {
-            let msg = payload
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| payload.downcast_ref::<String>().cloned())
-                .unwrap_or_default();
-            Err(Error::Parquet(::parquet::errors::ParquetError::General(
-                format!("malformed {what}: the decoder failed ({msg})"),
-            )))
-        }
-    }
+    crate::guard::guard(crate::guard::Dependency::Parquet, what, f)
 }
 
 /// `(min, max)` of an integer column chunk's statistics.
@@ -871,34 +882,5 @@ fn stats_range(s: Option<&Statistics>, unsigned: bool) -> Option<(i128, i128)> {
             Some((f(v.min_opt()?), f(v.max_opt()?)))
         }
         _ => None,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_panic_in_a_guarded_step_is_an_error_and_the_step_is_not_resumed() {
-        let mut state = vec![1, 2, 3];
-        let r: Result<i32> = guard("row group", || {
-            state.push(4);
-            let i = state.len();
-            // an out-of-bounds index, as the parquet crate's decoders hit on some
-            // malformed pages
-            Ok(state[i])
-        });
-        match r {
-            Err(Error::Parquet(e)) => assert!(
-                e.to_string().contains("malformed row group")
-                    && e.to_string().contains("index out of bounds"),
-                "{e}"
-            ),
-            other => panic!("{other:?}"),
-        }
-        // the guarded closure's effects before the panic remain; callers drop
-        // whatever the step was decoding and return the error
-        assert_eq!(state, [1, 2, 3, 4]);
-        assert_eq!(guard("footer", || Ok(7)).unwrap(), 7);
     }
 }

@@ -7,14 +7,16 @@
 //! on such batches directly.
 
 use std::fs::File;
-use std::io::{BufReader, Read};
+use std::io::Read;
 use std::path::Path;
 
 use arrow_array::RecordBatch;
+use arrow_buffer::Buffer;
 use arrow_schema::SchemaRef;
 
-use super::{SparseTensorArray, sparse_columns};
+use super::{SparseTensorArray, checked, sparse_columns};
 use crate::error::{Error, Result};
+use crate::limit::ReadLimit;
 use crate::tensor::AnyTensor;
 
 /// What a file holds, judged from its first bytes (and its name for Parquet).
@@ -139,8 +141,46 @@ fn read_up_to(f: &mut File, buf: &mut [u8]) -> Result<usize> {
     Ok(n)
 }
 
+/// Options for reading files of record batches.
+///
+/// ```
+/// use arrow_sparse::column::io::ColumnReadOptions;
+/// use arrow_sparse::limit::ReadLimit;
+/// assert_eq!(ColumnReadOptions::default().limit, ReadLimit::DEFAULT);
+/// let trusted = ColumnReadOptions::default().with_limit(ReadLimit::bytes(8 << 30));
+/// assert_eq!(trusted.limit.budget(0), 8 << 30);
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct ColumnReadOptions {
+    /// The memory reading may take, relative to the file's size (default
+    /// [`ReadLimit::DEFAULT`]: 16 ×, at least 64 MiB). Arrow IPC batches are
+    /// slices of the file read once (at most about twice its size); for Parquet
+    /// tables it bounds, before any page is decoded, the decompressed pages and
+    /// every decoded value (`format/SPEC.md` section 11).
+    pub limit: ReadLimit,
+}
+
+impl ColumnReadOptions {
+    /// Set the memory limit.
+    ///
+    /// ```
+    /// use arrow_sparse::column::io::ColumnReadOptions;
+    /// use arrow_sparse::limit::ReadLimit;
+    /// assert_eq!(ColumnReadOptions::default().with_limit(ReadLimit::UNLIMITED).limit, ReadLimit::UNLIMITED);
+    /// ```
+    pub fn with_limit(mut self, limit: ReadLimit) -> Self {
+        self.limit = limit;
+        self
+    }
+}
+
 /// Every record batch of an Arrow IPC file or stream, or of a Parquet file read as
-/// a table, with its schema.
+/// a table, with its schema (default [`ColumnReadOptions`]).
+///
+/// Hostile files give errors, never panics or allocations out of proportion to
+/// the file: the file is checked before arrow-ipc or the parquet crate decode it
+/// (block, message and buffer ranges, field nodes, page headers, the memory
+/// limit), and those decoders run under a last-resort guard.
 ///
 /// ```
 /// use std::sync::Arc;
@@ -159,6 +199,12 @@ fn read_up_to(f: &mut File, buf: &mut [u8]) -> Result<usize> {
 ///     let (read_schema, batches) = io::read_batches(&path)?;
 ///     assert_eq!(read_schema.field(0).extension_type_name(), Some(COO_NAME));
 ///     assert_eq!(SparseTensorArray::from_batch(&batches[0], "t")?.value(0)?, Some(t.clone()));
+///     // a damaged file is an error
+///     let mut bytes = std::fs::read(&path)?;
+///     let n = bytes.len();
+///     bytes[n / 2..n - 12].fill(0xFF);
+///     std::fs::write(&path, &bytes)?;
+///     assert!(io::read_batches(&path).is_err());
 /// }
 /// // a file of tensor messages is not a table
 /// let messages = dir.path().join("tensors.arrow");
@@ -167,20 +213,48 @@ fn read_up_to(f: &mut File, buf: &mut [u8]) -> Result<usize> {
 /// # Ok::<(), arrow_sparse::Error>(())
 /// ```
 pub fn read_batches(path: impl AsRef<Path>) -> Result<(SchemaRef, Vec<RecordBatch>)> {
-    let path = path.as_ref();
+    read_batches_with(path, &ColumnReadOptions::default())
+}
+
+/// [`read_batches`] with options.
+///
+/// ```
+/// use std::sync::Arc;
+/// use arrow_array::{Int64Array, RecordBatch};
+/// use arrow_schema::{DataType, Field, Schema};
+/// use arrow_sparse::column::io::{self, ColumnReadOptions};
+/// use arrow_sparse::{limit::ReadLimit, Error};
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("ids.parquet");
+/// let schema = Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, false)]));
+/// let ids = Int64Array::from_iter_values(0..100_000);
+/// let batch = RecordBatch::try_new(schema.clone(), vec![Arc::new(ids)])?;
+/// io::write_batches(&path, schema, &[batch])?;
+/// // 800 kB of decoded values is more than a limit of 100 kB allows
+/// let tight = ColumnReadOptions::default().with_limit(ReadLimit::bytes(100_000));
+/// assert!(matches!(io::read_batches_with(&path, &tight), Err(Error::Limit { .. })));
+/// let (_, batches) = io::read_batches_with(&path, &ColumnReadOptions::default())?;
+/// assert_eq!(batches.iter().map(|b| b.num_rows()).sum::<usize>(), 100_000);
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
+pub fn read_batches_with(
+    path: impl AsRef<Path>,
+    options: &ColumnReadOptions,
+) -> Result<(SchemaRef, Vec<RecordBatch>)> {
+    read_projected(path.as_ref(), options, &|_| Ok(None))
+}
+
+/// Every record batch of `path`, decoding only the columns `pick` chooses from
+/// the schema.
+fn read_projected(
+    path: &Path,
+    options: &ColumnReadOptions,
+    pick: checked::Projection,
+) -> Result<(SchemaRef, Vec<RecordBatch>)> {
     match detect(path)? {
-        FileKind::IpcFile => {
-            let r = arrow_ipc::reader::FileReader::try_new(File::open(path)?, None)?;
-            let schema = r.schema();
-            Ok((schema, r.collect::<Result<_, _>>()?))
-        }
-        FileKind::IpcStream => {
-            let r =
-                arrow_ipc::reader::StreamReader::try_new(BufReader::new(File::open(path)?), None)?;
-            let schema = r.schema();
-            Ok((schema, r.collect::<Result<_, _>>()?))
-        }
-        FileKind::Parquet => read_parquet(path),
+        FileKind::IpcFile => checked::read_file(&read_whole(path)?, pick),
+        FileKind::IpcStream => checked::read_stream(&read_whole(path)?, pick),
+        FileKind::Parquet => read_parquet(path, options, pick),
         FileKind::TensorMessages => Err(Error::Unsupported(format!(
             "{} is not a file of record batches (Arrow IPC file / stream or Parquet)",
             path.display()
@@ -188,17 +262,77 @@ pub fn read_batches(path: impl AsRef<Path>) -> Result<(SchemaRef, Vec<RecordBatc
     }
 }
 
+/// The whole file, once, as one buffer (its size is what it allocates).
+fn read_whole(path: &Path) -> Result<Buffer> {
+    Ok(Buffer::from_vec(std::fs::read(path)?))
+}
+
 #[cfg(feature = "parquet")]
-fn read_parquet(path: &Path) -> Result<(SchemaRef, Vec<RecordBatch>)> {
-    let b =
-        parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(File::open(path)?)?;
-    let schema = b.schema().clone();
-    let batches = b.build()?.collect::<Result<_, _>>()?;
+fn read_parquet(
+    path: &Path,
+    options: &ColumnReadOptions,
+    pick: checked::Projection,
+) -> Result<(SchemaRef, Vec<RecordBatch>)> {
+    use crate::archive::checked::{self as pq, BoundedFile};
+    use crate::guard::{Dependency, guard};
+    use parquet::arrow::ProjectionMask;
+    use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+    let file = BoundedFile::new(File::open(path)?)?;
+    let name = path.display().to_string();
+    let b = guard(Dependency::Parquet, "footer", || {
+        Ok(ParquetRecordBatchReaderBuilder::try_new(file.try_clone()?)?)
+    })?;
+    pq::check_footer(b.metadata(), file.bytes())?;
+    let roots = pick(b.schema())?;
+    let descr = b.parquet_schema();
+    let (mask, leaves) = match &roots {
+        None => (ProjectionMask::all(), None),
+        Some(r) => {
+            if let Some(&bad) = r.iter().find(|&&c| c >= b.schema().fields().len()) {
+                return Err(Error::Unsupported(format!("column {bad} does not exist")));
+            }
+            let leaves: Vec<usize> = (0..descr.num_columns())
+                .filter(|&l| r.contains(&descr.get_column_root_idx(l)))
+                .collect();
+            (
+                ProjectionMask::roots(descr, r.iter().copied()),
+                Some(leaves),
+            )
+        }
+    };
+    let groups: Vec<usize> = (0..b.metadata().num_row_groups()).collect();
+    pq::check_chunks(
+        &file,
+        b.metadata(),
+        &groups,
+        leaves.as_deref(),
+        true,
+        &options.limit,
+        &name,
+    )?;
+    let schema = match &roots {
+        None => b.schema().clone(),
+        Some(r) => std::sync::Arc::new(b.schema().project(r)?),
+    };
+    let reader = guard(Dependency::Parquet, "row groups", || {
+        Ok(b.with_projection(mask).build()?)
+    })?;
+    let mut batches = Vec::new();
+    let mut reader = reader;
+    while let Some(batch) = guard(Dependency::Parquet, "row group", || {
+        Ok(reader.next().transpose()?)
+    })? {
+        batches.push(batch);
+    }
     Ok((schema, batches))
 }
 
 #[cfg(not(feature = "parquet"))]
-fn read_parquet(_: &Path) -> Result<(SchemaRef, Vec<RecordBatch>)> {
+fn read_parquet(
+    _: &Path,
+    _: &ColumnReadOptions,
+    _: checked::Projection,
+) -> Result<(SchemaRef, Vec<RecordBatch>)> {
     Err(Error::Unsupported(
         "Parquet (arrow-sparse was built without the parquet feature)".into(),
     ))
@@ -208,8 +342,12 @@ fn read_parquet(_: &Path) -> Result<(SchemaRef, Vec<RecordBatch>)> {
 /// arrow-sparse archive of one tensor).
 #[cfg(feature = "parquet")]
 fn parquet_has_column(path: &Path) -> Result<bool> {
-    let b =
-        parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(File::open(path)?)?;
+    use crate::archive::checked::BoundedFile;
+    use crate::guard::{Dependency, guard};
+    let file = BoundedFile::new(File::open(path)?)?;
+    let b = guard(Dependency::Parquet, "footer", || {
+        Ok(parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file)?)
+    })?;
     Ok(!sparse_columns(b.schema()).is_empty())
 }
 
@@ -244,22 +382,49 @@ fn parquet_has_column(_: &Path) -> Result<bool> {
 /// # Ok::<(), arrow_sparse::Error>(())
 /// ```
 pub fn read_tensors(path: impl AsRef<Path>) -> Result<Option<Vec<AnyTensor>>> {
+    read_tensors_with(path, &ColumnReadOptions::default())
+}
+
+/// [`read_tensors`] with options. Only the sparse tensor column is decoded (the
+/// other columns are checked, not decoded).
+///
+/// ```
+/// use std::sync::Arc;
+/// use arrow_array::RecordBatch;
+/// use arrow_schema::Schema;
+/// use arrow_sparse::column::{io, SparseTensorArray};
+/// use arrow_sparse::{limit::ReadLimit, AnyTensor, CooTensor};
+/// let dir = tempfile::tempdir()?;
+/// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![3], &[(vec![2], 1.0)])?.into();
+/// let column = SparseTensorArray::from_tensors([&t])?;
+/// let schema = Arc::new(Schema::new(vec![column.field("t")]));
+/// let table = dir.path().join("table.parquet");
+/// io::write_batches(&table, schema.clone(), &[RecordBatch::try_new(schema, vec![column.into_array()])?])?;
+/// let options = io::ColumnReadOptions::default().with_limit(ReadLimit::bytes(1 << 20));
+/// assert_eq!(io::read_tensors_with(&table, &options)?, Some(vec![t]));
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
+pub fn read_tensors_with(
+    path: impl AsRef<Path>,
+    options: &ColumnReadOptions,
+) -> Result<Option<Vec<AnyTensor>>> {
     let path = path.as_ref();
     match detect(path)? {
         FileKind::TensorMessages => return Ok(None),
         FileKind::Parquet if !parquet_has_column(path)? => return Ok(None),
         _ => {}
     }
-    let (schema, batches) = read_batches(path)?;
-    let Some(&col) = sparse_columns(&schema).first() else {
-        return Err(Error::Unsupported(format!(
+    let pick = |schema: &arrow_schema::Schema| match sparse_columns(schema).first() {
+        Some(&c) => Ok(Some(vec![c])),
+        None => Err(Error::Unsupported(format!(
             "{} has no arrow_sparse.* column",
             path.display()
-        )));
+        ))),
     };
+    let (schema, batches) = read_projected(path, options, &pick)?;
     let mut out = Vec::new();
     for batch in &batches {
-        let array = SparseTensorArray::try_new(schema.field(col), batch.column(col))?;
+        let array = SparseTensorArray::try_new(schema.field(0), batch.column(0))?;
         for t in array.iter() {
             out.extend(t?);
         }

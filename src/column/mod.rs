@@ -45,6 +45,7 @@
 //! ```
 
 mod array;
+mod checked;
 mod extension;
 pub mod io;
 mod meta;

@@ -273,6 +273,13 @@ pub struct ImportOptions {
     /// `.tns` without a header: the shape (default: the largest coordinate along
     /// each dimension). With a header it must agree with it.
     pub shape: Option<Vec<usize>>,
+    /// The memory reading may take (default
+    /// [`ReadLimit::DEFAULT`](crate::limit::ReadLimit::DEFAULT): 16 × the file,
+    /// at least 64 MiB). npz: the bytes the arrays inflate to, checked before
+    /// each is read. Text files: what a header announces is reserved only up to
+    /// a fixed cap, the rest grows with the entries read (`format/SPEC.md`
+    /// section 11).
+    pub limit: crate::limit::ReadLimit,
 }
 
 impl ImportOptions {
@@ -330,6 +337,27 @@ impl ImportOptions {
     /// ```
     pub fn with_shape(mut self, shape: Vec<usize>) -> Self {
         self.shape = Some(shape);
+        self
+    }
+    /// Set the memory limit.
+    ///
+    /// ```
+    /// use std::io::Cursor;
+    /// use arrow_sparse::io::{npz, ReadOptions};
+    /// use arrow_sparse::{limit::ReadLimit, AnyTensor, DenseTensor, Error};
+    /// // 125,000 ones: a pydata COO npz of 2 MB of arrays, deflated to less than 1 MB
+    /// let t: AnyTensor = DenseTensor::<f64>::try_new(vec![125_000], vec![1.0; 125_000].into())?.into();
+    /// let deflated = npz::NpzWriteOptions::default().with_compressed(true);
+    /// let ones = npz::write_to(Cursor::new(Vec::new()), &t.into(), &deflated)?.into_inner();
+    /// assert!(ones.len() < 1_000_000);
+    /// // at most one byte of arrays per byte of file: refused before inflating
+    /// let tight = ReadOptions::default().with_limit(ReadLimit::relative(1, 0));
+    /// assert!(matches!(npz::read_from(Cursor::new(&ones), "ones.npz", &tight), Err(Error::Limit { .. })));
+    /// assert_eq!(npz::read_from(Cursor::new(&ones), "ones.npz", &ReadOptions::default())?.tensor.nnz(), 125_000);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
+    pub fn with_limit(mut self, limit: crate::limit::ReadLimit) -> Self {
+        self.limit = limit;
         self
     }
 }

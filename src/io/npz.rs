@@ -218,6 +218,11 @@ struct Archive<R> {
     zip: ZipArchive<R>,
     name: String,
     arrays: Vec<String>,
+    /// The reader's memory limit, the archive's size and the uncompressed bytes
+    /// of the arrays loaded so far.
+    limit: crate::limit::ReadLimit,
+    input_bytes: u64,
+    loaded: u64,
 }
 
 impl<R: Read + Seek> Archive<R> {
@@ -232,6 +237,17 @@ impl<R: Read + Seek> Archive<R> {
             .by_name(&format!("{key}.npy"))
             .map_err(|e| err(&what, format!("cannot open the archive entry: {e}")))?;
         let size = f.size();
+        // a deflated entry can declare (and hold) a thousand times its size:
+        // what the arrays inflate to must fit the read limit before it is read
+        self.loaded = self.loaded.saturating_add(size);
+        self.limit.check(
+            format!(
+                "{what} ({size} bytes once inflated, {} bytes of arrays in all)",
+                self.loaded
+            ),
+            self.loaded,
+            self.input_bytes,
+        )?;
         npy::read(f, size, &what)
     }
 
@@ -290,7 +306,8 @@ pub fn read(path: impl AsRef<Path>, options: &ImportOptions) -> Result<TensorMes
 
 /// Read an npz archive from any seekable byte source; `name` is used in error
 /// messages. The text-only [`ImportOptions`] do not apply: the file's dtypes are
-/// kept.
+/// kept. [`ImportOptions::limit`] bounds the bytes the arrays inflate to, checked
+/// from the archive's directory before each array is read.
 ///
 /// ```
 /// use std::io::Cursor;
@@ -306,10 +323,14 @@ pub fn read(path: impl AsRef<Path>, options: &ImportOptions) -> Result<TensorMes
 /// # Ok::<(), arrow_sparse::Error>(())
 /// ```
 pub fn read_from<R: Read + Seek>(
-    reader: R,
+    mut reader: R,
     name: &str,
-    _options: &ImportOptions,
+    options: &ImportOptions,
 ) -> Result<TensorMessage> {
+    let input_bytes = reader
+        .seek(std::io::SeekFrom::End(0))
+        .and_then(|n| reader.rewind().map(|_| n))
+        .map_err(|e| err(name, format!("cannot read: {e}")))?;
     let zip =
         ZipArchive::new(reader).map_err(|e| err(name, format!("not an npz (zip) archive: {e}")))?;
     let arrays: Vec<String> = zip
@@ -323,6 +344,9 @@ pub fn read_from<R: Read + Seek>(
         zip,
         name: name.to_string(),
         arrays,
+        limit: options.limit,
+        input_bytes,
+        loaded: 0,
     };
     let (tensor, metadata) = if a.has("format") {
         read_scipy(&mut a)?

@@ -156,8 +156,13 @@ pub(crate) fn decode_parsed(
     } else {
         return Err(Error::ipc(Some(at), "message has no tensor header"));
     };
-    let (tensor, custom_metadata) =
-        super::extension::raise(tensor, custom_metadata, options.max_broadcast).map_err(err_at)?;
+    let (tensor, custom_metadata) = super::extension::raise(
+        tensor,
+        custom_metadata,
+        options.max_broadcast,
+        options.limit.budget(body.len() as u64),
+    )
+    .map_err(err_at)?;
     Ok(TensorMessage {
         tensor,
         custom_metadata,

@@ -308,6 +308,7 @@ pub(crate) fn raise(
     tensor: AnyTensor,
     custom: Vec<(String, String)>,
     max_broadcast: u64,
+    budget: u64,
 ) -> Result<(AnyTensor, Vec<(String, String)>)> {
     let name = custom
         .iter()
@@ -340,7 +341,7 @@ pub(crate) fn raise(
                 )));
             }
         };
-        raise_levels(&levels, tensor, max_broadcast)?
+        raise_levels(&levels, tensor, max_broadcast, budget)?
     };
     let rest = custom
         .into_iter()
@@ -350,11 +351,15 @@ pub(crate) fn raise(
 }
 
 /// Wrap `storage` in `levels` (JSON map objects of SPEC 8.3, outermost first, kinds
-/// `dm` and `gcs`), checking every map, view and the broadcast limit.
+/// `dm` and `gcs`), checking every map, view and the broadcast limits: no stored
+/// entry repeated more than `max_broadcast` times, and the logical entries the
+/// views make (stored entries × repeats, each a coordinate per dimension and a
+/// value, what a dump or a conversion to COO materializes) within `budget` bytes.
 pub(crate) fn raise_levels(
     levels: &[J],
     storage: AnyTensor,
     max_broadcast: u64,
+    budget: u64,
 ) -> Result<AnyTensor> {
     if levels.len() > MAX_LEVELS {
         return Err(parse_err(format!(
@@ -362,6 +367,14 @@ pub(crate) fn raise_levels(
         )));
     }
     let mut repeat: u64 = 1;
+    // stored entries: every element of a dense storage
+    let stored = match &storage {
+        AnyTensor::Dense(_) => storage
+            .shape()
+            .iter()
+            .fold(1usize, |a, &b| a.saturating_mul(b)),
+        other => other.nnz(),
+    };
     let mut cur = storage;
     for level in levels.iter().rev() {
         let o = object(level, "a map")?;
@@ -393,6 +406,20 @@ pub(crate) fn raise_levels(
             }
             other => return Err(parse_err(format!("unknown map kind {other:?}"))),
         };
+    }
+    if repeat > 1 {
+        let stored = stored as u64;
+        let entry = 8 * cur.shape().len() as u64 + cur.value_type().byte_width() as u64;
+        let needed = stored.saturating_mul(repeat).saturating_mul(entry);
+        if needed > budget {
+            return Err(Error::Limit {
+                what: format!(
+                    "the broadcast views of a DM tensor ({stored} stored entries, each repeated {repeat} times)"
+                ),
+                needed,
+                limit: budget,
+            });
+        }
     }
     Ok(cur)
 }

@@ -115,6 +115,13 @@ pub struct StreamReadOptions {
     /// entry (default 65,536), so that a tiny hostile file cannot describe an
     /// endless tensor.
     pub max_broadcast: u64,
+    /// The memory reading a message may lead to, relative to its body (default
+    /// [`ReadLimit::DEFAULT`](crate::limit::ReadLimit::DEFAULT)). Messages are
+    /// decoded without copying; this bounds the logical entries that the
+    /// broadcast views of a DM tensor make (stored entries × repeats × (8 bytes
+    /// per dimension + the value)), what a dump or a conversion materializes
+    /// (`format/SPEC.md` section 11).
+    pub limit: crate::limit::ReadLimit,
 }
 
 impl Default for StreamReadOptions {
@@ -125,6 +132,7 @@ impl Default for StreamReadOptions {
             max_metadata_len: 64 << 20,
             max_flatbuffer_tables: 1_000_000,
             max_broadcast: 1 << 16,
+            limit: crate::limit::ReadLimit::DEFAULT,
         }
     }
 }
@@ -162,6 +170,26 @@ impl StreamReadOptions {
     /// ```
     pub fn with_require_alignment(mut self, require: bool) -> Self {
         self.require_alignment = require;
+        self
+    }
+    /// Set the memory limit (see [`ReadOptions::limit`]).
+    ///
+    /// ```
+    /// use arrow_sparse::limit::ReadLimit;
+    /// use arrow_sparse::{dims::DimMap, ipc, AnyDm, AnyTensor, DenseTensor, DmTensor, Error};
+    /// // a dense [1, 1024] tensor broadcast to [2048, 1024]: 2 Mi logical entries
+    /// // of 17 bytes (two coordinates and the value), 34 MiB from a 1 KiB body
+    /// let dense = DenseTensor::<i8>::try_new(vec![1, 1024], vec![1; 1024].into())?;
+    /// let dm: AnyDm = DmTensor::<i8>::try_new(DimMap::identity(vec![1, 1024])?, dense.into())?.into();
+    /// let t = AnyTensor::Dm(dm.broadcast(&[2048, 1024])?);
+    /// let bytes = arrow_buffer::Buffer::from(ipc::encode(&t, &[], &ipc::WriteOptions::default())?.to_vec());
+    /// let tight = ipc::ReadOptions::default().with_limit(ReadLimit::bytes(1 << 20));
+    /// assert!(matches!(ipc::decode(&bytes, &tight), Err(Error::Limit { .. })));
+    /// assert_eq!(ipc::decode(&bytes, &ipc::ReadOptions::default())?.expect("a message").0.tensor, t);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
+    pub fn with_limit(mut self, limit: crate::limit::ReadLimit) -> Self {
+        self.limit = limit;
         self
     }
 }

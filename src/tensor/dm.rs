@@ -59,9 +59,30 @@ impl AnyDm {
     /// assert_eq!(dm.get::<f64>(&[1, 2])?, Some(3.0));
     /// // the identity map would need a 2 x 3 storage
     /// assert!(AnyDm::try_new(DimMap::identity(vec![2, 3])?, storage, vec![]).is_err());
+    /// // a storage with more dimensions than the tensor (an empty part) is refused
+    /// let wide = DimMap::try_new(vec![6], vec![0], vec![0])?; // reduced shape [1, 6]
+    /// let row: AnyTensor = DenseTensor::<f64>::try_new(vec![1, 6], vec![0.0; 6].into())?.into();
+    /// assert!(matches!(AnyDm::try_new(wide, row, vec![]), Err(arrow_sparse::Error::Shape { .. })));
     /// # Ok::<(), arrow_sparse::Error>(())
     /// ```
     pub fn try_new(map: DimMap, storage: AnyTensor, dim_names: Vec<String>) -> Result<Self> {
+        // the DM proposal: "The dimensionality of the storage array must not be
+        // greater than the dimensionality of the DM array" (empty parts of the
+        // partitioning would otherwise add storage dimensions)
+        if map.reduced_shape().len() > map.ndim() {
+            return Err(Error::shape(
+                "DM storage",
+                format!(
+                    "at most {} dimensions (no more than the tensor's)",
+                    map.ndim()
+                ),
+                format!(
+                    "{} dimensions (partitioning {:?})",
+                    map.reduced_shape().len(),
+                    map.partitioning()
+                ),
+            ));
+        }
         if storage.shape() != map.reduced_shape() {
             return Err(Error::shape(
                 "DM storage",

@@ -1,5 +1,6 @@
 //! Exit codes, and the error type that carries one.
 
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use arrow_sparse::Error;
@@ -36,6 +37,8 @@ pub struct Failure {
     pub code: u8,
     /// What went wrong.
     pub error: Error,
+    /// The input file it concerns, named in the message when the error does not.
+    pub file: Option<PathBuf>,
 }
 
 impl Failure {
@@ -53,7 +56,11 @@ impl Failure {
             }
             _ => INVALID_INPUT,
         };
-        Failure { code, error }
+        Failure {
+            code,
+            error,
+            file: None,
+        }
     }
 
     /// An error while converting or writing: cannot convert (4), except I/O
@@ -63,7 +70,28 @@ impl Failure {
             Error::Io(_) => ERROR,
             _ => CANNOT_CONVERT,
         };
-        Failure { code, error }
+        Failure {
+            code,
+            error,
+            file: None,
+        }
+    }
+
+    /// The same failure, about input file `path`.
+    pub fn in_file(mut self, path: &Path) -> Failure {
+        self.file.get_or_insert_with(|| path.to_path_buf());
+        self
+    }
+
+    /// The message: the error, after the file's name unless it names it already.
+    pub fn message(&self) -> String {
+        let msg = self.error.to_string();
+        match &self.file {
+            Some(p) if !msg.contains(&*p.to_string_lossy()) => {
+                format!("{}: {msg}", p.display())
+            }
+            _ => msg,
+        }
     }
 
     /// The exit code as the process's.
@@ -74,7 +102,11 @@ impl Failure {
 
 impl From<Error> for Failure {
     fn from(error: Error) -> Failure {
-        Failure { code: ERROR, error }
+        Failure {
+            code: ERROR,
+            error,
+            file: None,
+        }
     }
 }
 

@@ -120,7 +120,7 @@ impl Input {
             .len();
         let column = match kind {
             FileKind::Arrow | FileKind::Parquet => crate::columns::read(path)
-                .map_err(Failure::input)?
+                .map_err(|e| Failure::input(e).in_file(path))?
                 .map(Source::Column),
             _ => None,
         };
@@ -132,7 +132,7 @@ impl Input {
                 read_file(path, kind, bytes, options, progress)
             }
         }
-        .map_err(Failure::input)?;
+        .map_err(|e| Failure::input(e).in_file(path))?;
         Ok(Input {
             path: path.to_path_buf(),
             kind,
@@ -161,7 +161,7 @@ impl Input {
             Source::Read(m) => Ok((**m).clone()),
             Source::Column(t) => Ok(t[i].clone()),
         }
-        .map_err(Failure::input)
+        .map_err(|e| Failure::input(e).in_file(&self.path))
     }
 
     /// Every tensor, or only tensor `index` when given, counting them on the

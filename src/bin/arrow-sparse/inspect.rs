@@ -310,7 +310,9 @@ fn parquet_text(input: &Input) -> Result<String, Failure> {
     }
     let _ = write!(s, "  row groups:  {}", r.num_row_groups());
     for i in 0..r.num_row_groups() {
-        let info = r.row_group_info(i).map_err(Failure::input)?;
+        let info = r
+            .row_group_info(i)
+            .map_err(|e| Failure::input(e).in_file(&input.path))?;
         let ranges: Vec<String> = r
             .columns()
             .iter()
@@ -405,7 +407,9 @@ fn parquet_json(input: &Input) -> Result<Value, Failure> {
     t.insert("metadata".into(), metadata_json(&spec.custom_metadata));
     let mut groups = Vec::with_capacity(r.num_row_groups());
     for i in 0..r.num_row_groups() {
-        let info = r.row_group_info(i).map_err(Failure::input)?;
+        let info = r
+            .row_group_info(i)
+            .map_err(|e| Failure::input(e).in_file(&input.path))?;
         let ranges: Map<String, Value> = r
             .columns()
             .iter()

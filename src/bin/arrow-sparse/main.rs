@@ -316,7 +316,8 @@ fn run(cli: Cli, progress: &Progress) -> Result<(), Failure> {
                 "tensors",
             );
             for i in 0..input.len() {
-                let line = dump::json_line(&input.get(i)?.tensor).map_err(Failure::input)?;
+                let line = dump::json_line(&input.get(i)?.tensor)
+                    .map_err(|e| Failure::input(e).in_file(&file))?;
                 progress.suspend(|| writeln!(out, "{line}"))?;
                 progress.inc(1);
             }
@@ -342,30 +343,19 @@ fn run(cli: Cli, progress: &Progress) -> Result<(), Failure> {
 fn report(failure: &Failure, json: bool) {
     if json {
         let line = serde_json::json!({
-            "error": failure.error.to_string(),
+            "error": failure.message(),
             "exit_code": failure.code,
         });
         eprintln!("{line}");
     } else {
-        eprintln!("arrow-sparse: error: {}", failure.error);
+        eprintln!("arrow-sparse: error: {}", failure.message());
     }
 }
 
 fn main() -> ExitCode {
-    // The Parquet reader reports a panic inside the parquet crate's decoder (on a
-    // malformed file) as an error; do not print it a second time as a panic.
-    #[cfg(feature = "parquet")]
-    {
-        let default = std::panic::take_hook();
-        std::panic::set_hook(Box::new(move |info| {
-            let decoder = info
-                .location()
-                .is_some_and(|l| l.file().replace('\\', "/").contains("/parquet-"));
-            if !decoder {
-                default(info)
-            }
-        }));
-    }
+    // Panics of a dependency that the library catches (and returns as errors) are
+    // not printed; every other panic is.
+    arrow_sparse::error::install_panic_hook();
     let cli = Cli::parse();
     let json = cli.json;
     let progress = Progress::new(cli.quiet);

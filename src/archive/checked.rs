@@ -1,0 +1,569 @@
+//! What the parquet crate is given, checked first: Parquet files read without
+//! trusting their footer or page headers (archives and tables alike).
+//!
+//! The parquet crate (60.1) trusts several numbers of a file (`fuzz/FINDINGS.md`
+//! has the inputs): a column chunk's negative start or length is an assertion
+//! panic (`ColumnChunkMetaData::byte_range`); a page's `uncompressed_page_size`
+//! is reserved before decompressing (up to 2 GiB from a page of a few bytes); a
+//! dictionary page's value count sizes the decoded dictionary (4·10^8 entries
+//! from 982 bytes); a `File` chunk read reserves the requested length before
+//! reading. Here:
+//!
+//! * [`BoundedFile`] is the `ChunkReader` handed to the crate: every range it is
+//!   asked for must lie inside the file, so no read reserves more than the file.
+//! * [`check_chunks`] checks, before a row group is decoded, every column chunk
+//!   of it that will be read: its range lies inside the file, and each page
+//!   header (parsed here, Thrift compact protocol) is sane (sizes non-negative,
+//!   the page inside its chunk, a dictionary's values fitting its page); and the
+//!   memory the pages decode to (their uncompressed sizes plus their values at
+//!   their physical width) fits the reader's [`ReadLimit`].
+//!
+//! Decoders deeper than that (RLE, delta, dictionary indices) still run under
+//! the crate's last-resort guard.
+
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
+
+use ::parquet::basic::Type as PhysicalType;
+use ::parquet::file::metadata::ParquetMetaData;
+use ::parquet::file::reader::{ChunkReader, Length};
+use bytes::Bytes;
+
+use crate::error::{Error, Result};
+use crate::limit::ReadLimit;
+
+/// A file handed to the parquet crate: reads outside it are errors, not
+/// allocations of the requested size.
+#[derive(Debug)]
+pub(crate) struct BoundedFile {
+    file: File,
+    len: u64,
+}
+
+impl BoundedFile {
+    pub(crate) fn new(file: File) -> Result<Self> {
+        let len = file.metadata()?.len();
+        Ok(BoundedFile { file, len })
+    }
+
+    pub(crate) fn try_clone(&self) -> Result<Self> {
+        Ok(BoundedFile {
+            file: self.file.try_clone()?,
+            len: self.len,
+        })
+    }
+
+    /// The file's length in bytes.
+    pub(crate) fn bytes(&self) -> u64 {
+        self.len
+    }
+
+    fn range(&self, start: u64, length: u64) -> ::parquet::errors::Result<()> {
+        match start.checked_add(length) {
+            Some(end) if end <= self.len => Ok(()),
+            _ => Err(::parquet::errors::ParquetError::EOF(format!(
+                "the range of {length} bytes at byte {start} is not inside the file of {} bytes",
+                self.len
+            ))),
+        }
+    }
+}
+
+impl Length for BoundedFile {
+    fn len(&self) -> u64 {
+        self.len
+    }
+}
+
+impl ChunkReader for BoundedFile {
+    type T = std::io::Take<std::io::BufReader<File>>;
+
+    fn get_read(&self, start: u64) -> ::parquet::errors::Result<Self::T> {
+        self.range(start, 0)?;
+        let mut f = self.file.try_clone()?;
+        f.seek(SeekFrom::Start(start))?;
+        Ok(std::io::BufReader::new(f).take(self.len - start))
+    }
+
+    fn get_bytes(&self, start: u64, length: usize) -> ::parquet::errors::Result<Bytes> {
+        self.range(start, length as u64)?;
+        let mut buf = vec![0u8; length];
+        let mut f = self.file.try_clone()?;
+        f.seek(SeekFrom::Start(start))?;
+        f.read_exact(&mut buf)?;
+        Ok(buf.into())
+    }
+}
+
+fn corrupt(what: String, detail: impl Into<String>) -> Error {
+    Error::Parquet(::parquet::errors::ParquetError::General(format!(
+        "malformed {what}: {}",
+        detail.into()
+    )))
+}
+
+/// Check the footer's column chunk ranges (every row group, every column): the
+/// start (dictionary page, else first data page) and length are non-negative and
+/// inside the file, and row counts are non-negative. The parquet crate asserts
+/// on negative ones.
+pub(crate) fn check_footer(meta: &ParquetMetaData, file_len: u64) -> Result<()> {
+    for (g, rg) in meta.row_groups().iter().enumerate() {
+        if rg.num_rows() < 0 {
+            return Err(corrupt(
+                format!("row group {g}"),
+                format!("{} rows", rg.num_rows()),
+            ));
+        }
+        for (c, col) in rg.columns().iter().enumerate() {
+            chunk_range(col, file_len)
+                .map_err(|d| corrupt(format!("column chunk {c} of row group {g}"), d))?;
+        }
+    }
+    Ok(())
+}
+
+fn chunk_range(
+    col: &::parquet::file::metadata::ColumnChunkMetaData,
+    file_len: u64,
+) -> std::result::Result<(u64, u64), String> {
+    let start = col
+        .dictionary_page_offset()
+        .unwrap_or(col.data_page_offset());
+    let len = col.compressed_size();
+    match (u64::try_from(start), u64::try_from(len)) {
+        (Ok(s), Ok(l)) if s.checked_add(l).is_some_and(|e| e <= file_len) => Ok((s, l)),
+        _ => Err(format!(
+            "starts at byte {start} and is {len} bytes long, outside the file of {file_len} bytes"
+        )),
+    }
+}
+
+/// Bytes per value of a physical type once decoded (byte arrays: their offset
+/// and at least a few bytes of data).
+fn width(t: PhysicalType, type_length: i32) -> u64 {
+    match t {
+        PhysicalType::BOOLEAN => 1,
+        PhysicalType::INT32 | PhysicalType::FLOAT => 4,
+        PhysicalType::INT64 | PhysicalType::DOUBLE => 8,
+        PhysicalType::INT96 => 12,
+        PhysicalType::BYTE_ARRAY => 8,
+        PhysicalType::FIXED_LEN_BYTE_ARRAY => u64::try_from(type_length).unwrap_or(0).max(1),
+    }
+}
+
+/// Bytes a value of a physical type takes at least in a PLAIN dictionary page.
+fn plain_width(t: PhysicalType, type_length: i32) -> u64 {
+    match t {
+        // bit-packed
+        PhysicalType::BOOLEAN => 0,
+        // a 4-byte length before each value
+        PhysicalType::BYTE_ARRAY => 4,
+        _ => width(t, type_length),
+    }
+}
+
+/// Check the column chunks `columns` (leaf indices; `None`: all) of row groups
+/// `groups` before the parquet crate decodes them, and that the memory decoding
+/// takes fits `limit` for the file: per column chunk, its largest page
+/// (decompressed) and its dictionary (page and decoded values) are alive at
+/// once; with `retained`, every decoded value is kept too (a table read whole),
+/// else values are consumed batch by batch (an archive, whose rebuilt tensor
+/// the caller bounds). `what` names the file.
+pub(crate) fn check_chunks(
+    file: &BoundedFile,
+    meta: &ParquetMetaData,
+    groups: &[usize],
+    columns: Option<&[usize]>,
+    retained: bool,
+    limit: &ReadLimit,
+    what: &str,
+) -> Result<()> {
+    let file_len = file.bytes();
+    let mut needed: u64 = 0;
+    for &g in groups {
+        let rg = meta.row_groups().get(g).ok_or_else(|| {
+            Error::Unsupported(format!(
+                "row group {g} does not exist ({} row groups)",
+                meta.num_row_groups()
+            ))
+        })?;
+        let all: Vec<usize>;
+        let cols = match columns {
+            Some(c) => c,
+            None => {
+                all = (0..rg.num_columns()).collect();
+                &all
+            }
+        };
+        for &c in cols {
+            let col = rg
+                .columns()
+                .get(c)
+                .ok_or_else(|| corrupt(format!("row group {g}"), format!("no column chunk {c}")))?;
+            let here = format!("column chunk {c} of row group {g}");
+            let (start, len) = chunk_range(col, file_len).map_err(|d| corrupt(here.clone(), d))?;
+            let descr = col.column_descr();
+            let w = width(col.column_type(), descr.type_length());
+            let pw = plain_width(col.column_type(), descr.type_length());
+            let levels: u64 = if descr.max_def_level() > 0 || descr.max_rep_level() > 0 {
+                4
+            } else {
+                0
+            };
+            let mut f = file.file.try_clone()?;
+            let mut pos = 0u64;
+            let mut largest_page = 0u64;
+            while pos < len {
+                let at = format!("{here}, page at byte {}", start + pos);
+                let (h, hlen) = read_header(&mut f, start + pos, len - pos)
+                    .map_err(|d| corrupt(at.clone(), d))?;
+                let body_end = u64::try_from(h.compressed)
+                    .ok()
+                    .and_then(|c| (pos + hlen).checked_add(c))
+                    .filter(|&e| e <= len);
+                let Some(body_end) = body_end else {
+                    return Err(corrupt(
+                        at,
+                        format!(
+                            "compressed size {} runs past the end of the column chunk",
+                            h.compressed
+                        ),
+                    ));
+                };
+                let uncompressed = u64::try_from(h.uncompressed).map_err(|_| {
+                    corrupt(at.clone(), format!("uncompressed size {}", h.uncompressed))
+                })?;
+                let num_values = u64::try_from(h.num_values)
+                    .map_err(|_| corrupt(at.clone(), format!("{} values", h.num_values)))?;
+                largest_page = largest_page.max(uncompressed);
+                if h.dictionary {
+                    if num_values.saturating_mul(pw) > uncompressed {
+                        return Err(corrupt(
+                            at,
+                            format!(
+                                "a dictionary of {num_values} values does not fit its page of {uncompressed} bytes"
+                            ),
+                        ));
+                    }
+                    needed = needed
+                        .saturating_add(uncompressed)
+                        .saturating_add(num_values.saturating_mul(w));
+                } else if retained {
+                    needed = needed.saturating_add(num_values.saturating_mul(w + levels));
+                }
+                pos = body_end;
+            }
+            needed = needed.saturating_add(largest_page);
+        }
+    }
+    limit.check(format!("decoding the pages of {what}"), needed, file_len)
+}
+
+/// The page header at `offset` of `f`, with at most `left` bytes of its column
+/// chunk from there: a window of 4 KiB first, larger while the header (whose
+/// statistics may be long) does not fit it.
+fn read_header(f: &mut File, offset: u64, left: u64) -> TResult<(PageHeader, u64)> {
+    let mut window = left.min(4096);
+    loop {
+        let mut buf = vec![0u8; window as usize];
+        f.seek(SeekFrom::Start(offset))
+            .and_then(|_| f.read_exact(&mut buf))
+            .map_err(|e| format!("cannot read the page header: {e}"))?;
+        match PageHeader::parse(&buf) {
+            Ok((h, n)) => return Ok((h, n as u64)),
+            Err(e) if e.contains(ENDS_EARLY) && window < left => window = left.min(window * 16),
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+const ENDS_EARLY: &str = "the page header ends early";
+
+/// The fields of a Parquet `PageHeader` that size allocations.
+#[derive(Debug, Default)]
+struct PageHeader {
+    uncompressed: i64,
+    compressed: i64,
+    dictionary: bool,
+    num_values: i64,
+}
+
+/// Thrift compact protocol types.
+const T_TRUE: u8 = 1;
+const T_FALSE: u8 = 2;
+const T_BYTE: u8 = 3;
+const T_I16: u8 = 4;
+const T_I32: u8 = 5;
+const T_I64: u8 = 6;
+const T_DOUBLE: u8 = 7;
+const T_BINARY: u8 = 8;
+const T_LIST: u8 = 9;
+const T_SET: u8 = 10;
+const T_MAP: u8 = 11;
+const T_STRUCT: u8 = 12;
+const T_UUID: u8 = 13;
+
+/// A Thrift compact protocol reader over a byte slice: every length is checked
+/// against the bytes left, nesting is bounded.
+struct Thrift<'a> {
+    buf: &'a [u8],
+    pos: usize,
+}
+
+type TResult<T> = std::result::Result<T, String>;
+
+impl Thrift<'_> {
+    fn byte(&mut self) -> TResult<u8> {
+        let b = *self.buf.get(self.pos).ok_or(ENDS_EARLY)?;
+        self.pos += 1;
+        Ok(b)
+    }
+
+    fn varint(&mut self) -> TResult<u64> {
+        let mut v: u64 = 0;
+        for shift in (0..70).step_by(7) {
+            let b = self.byte()?;
+            if shift == 63 && b > 1 {
+                return Err("a varint overflows 64 bits".into());
+            }
+            v |= u64::from(b & 0x7F) << shift;
+            if b & 0x80 == 0 {
+                return Ok(v);
+            }
+        }
+        Err("a varint longer than 10 bytes".into())
+    }
+
+    fn zigzag(&mut self) -> TResult<i64> {
+        let v = self.varint()?;
+        Ok((v >> 1) as i64 ^ -((v & 1) as i64))
+    }
+
+    fn skip_bytes(&mut self, n: u64) -> TResult<()> {
+        let left = (self.buf.len() - self.pos) as u64;
+        if n > left {
+            return Err(format!(
+                "{ENDS_EARLY}: a field of {n} bytes with {left} bytes left"
+            ));
+        }
+        self.pos += n as usize;
+        Ok(())
+    }
+
+    /// Skip a value of type `t`.
+    fn skip(&mut self, t: u8, depth: usize) -> TResult<()> {
+        if depth > 32 {
+            return Err("page header nested too deeply".into());
+        }
+        match t {
+            T_TRUE | T_FALSE => Ok(()),
+            T_BYTE => self.skip_bytes(1),
+            T_I16 | T_I32 | T_I64 => self.varint().map(drop),
+            T_DOUBLE => self.skip_bytes(8),
+            T_UUID => self.skip_bytes(16),
+            T_BINARY => {
+                let n = self.varint()?;
+                self.skip_bytes(n)
+            }
+            T_LIST | T_SET => {
+                let h = self.byte()?;
+                let n = match h >> 4 {
+                    15 => self.varint()?,
+                    n => u64::from(n),
+                };
+                let et = h & 0x0F;
+                // every element takes at least one byte
+                if n > (self.buf.len() - self.pos) as u64 {
+                    return Err(format!(
+                        "{ENDS_EARLY}: a list of {n} elements with fewer bytes left"
+                    ));
+                }
+                for _ in 0..n {
+                    if et == T_TRUE || et == T_FALSE {
+                        self.skip_bytes(1)?;
+                    } else {
+                        self.skip(et, depth + 1)?;
+                    }
+                }
+                Ok(())
+            }
+            T_MAP => {
+                let n = self.varint()?;
+                if n == 0 {
+                    return Ok(());
+                }
+                let kv = self.byte()?;
+                if n > (self.buf.len() - self.pos) as u64 {
+                    return Err(format!(
+                        "{ENDS_EARLY}: a map of {n} entries with fewer bytes left"
+                    ));
+                }
+                for _ in 0..n {
+                    self.skip(kv >> 4, depth + 1)?;
+                    self.skip(kv & 0x0F, depth + 1)?;
+                }
+                Ok(())
+            }
+            T_STRUCT => {
+                self.fields(depth + 1, &mut |_, t, r| r.skip(t, depth + 1))?;
+                Ok(())
+            }
+            other => Err(format!("unknown Thrift type {other}")),
+        }
+    }
+
+    /// Read a struct's fields up to its stop byte, calling `each(id, type, self)`
+    /// for each field (which must consume its value).
+    fn fields(
+        &mut self,
+        depth: usize,
+        each: &mut dyn FnMut(i16, u8, &mut Self) -> TResult<()>,
+    ) -> TResult<()> {
+        if depth > 32 {
+            return Err("page header nested too deeply".into());
+        }
+        let mut last: i16 = 0;
+        loop {
+            let h = self.byte()?;
+            if h == 0 {
+                return Ok(());
+            }
+            let t = h & 0x0F;
+            let id = match h >> 4 {
+                0 => i16::try_from(self.zigzag()?).map_err(|_| "a field id out of range")?,
+                d => last
+                    .checked_add(i16::from(d))
+                    .ok_or("a field id out of range")?,
+            };
+            last = id;
+            each(id, t, self)?;
+        }
+    }
+
+    fn int(&mut self, t: u8) -> TResult<i64> {
+        match t {
+            T_I16 | T_I32 | T_I64 => self.zigzag(),
+            other => Err(format!("an integer field of Thrift type {other}")),
+        }
+    }
+}
+
+impl PageHeader {
+    /// Parse the header at the start of `buf`: the header and its length.
+    fn parse(buf: &[u8]) -> TResult<(PageHeader, usize)> {
+        let mut r = Thrift { buf, pos: 0 };
+        let mut h = PageHeader::default();
+        let (mut seen_u, mut seen_c, mut page_type) = (false, false, None);
+        // num_values of the data page (v1), dictionary page and data page v2
+        // headers (fields 5, 7, 8; field 1 of each)
+        let mut values = [0i64; 3];
+        r.fields(0, &mut |id, t, r| {
+            match id {
+                1 => page_type = Some(r.int(t)?),
+                2 => {
+                    h.uncompressed = r.int(t)?;
+                    seen_u = true;
+                }
+                3 => {
+                    h.compressed = r.int(t)?;
+                    seen_c = true;
+                }
+                5 | 7 | 8 if t == T_STRUCT => {
+                    let slot = match id {
+                        5 => 0,
+                        7 => 1,
+                        _ => 2,
+                    };
+                    r.fields(1, &mut |sid, st, r| {
+                        if sid == 1 {
+                            values[slot] = r.int(st)?;
+                            Ok(())
+                        } else {
+                            r.skip(st, 2)
+                        }
+                    })?;
+                }
+                _ => r.skip(t, 1)?,
+            }
+            Ok(())
+        })?;
+        if !(seen_u && seen_c) {
+            return Err("a page header without its sizes".into());
+        }
+        // PageType: DATA_PAGE 0, INDEX_PAGE 1, DICTIONARY_PAGE 2, DATA_PAGE_V2 3
+        match page_type {
+            Some(0) => h.num_values = values[0],
+            Some(2) => {
+                h.dictionary = true;
+                h.num_values = values[1];
+            }
+            Some(3) => h.num_values = values[2],
+            Some(_) => {}
+            None => return Err("a page header without its type".into()),
+        }
+        Ok((h, r.pos))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A compact-protocol page header: type, sizes, a dictionary header.
+    fn header(uncompressed: i64, compressed: i64, dict_values: i64) -> Vec<u8> {
+        let zz = |v: i64| -> Vec<u8> {
+            let mut u = ((v << 1) ^ (v >> 63)) as u64;
+            let mut out = Vec::new();
+            loop {
+                let b = (u & 0x7F) as u8;
+                u >>= 7;
+                if u == 0 {
+                    out.push(b);
+                    return out;
+                }
+                out.push(b | 0x80);
+            }
+        };
+        let mut b = vec![0x15];
+        b.extend(zz(2)); // type = DICTIONARY_PAGE
+        b.push(0x15);
+        b.extend(zz(uncompressed));
+        b.push(0x15);
+        b.extend(zz(compressed));
+        b.push(0x4C); // field 7 (delta 4), struct
+        b.push(0x15);
+        b.extend(zz(dict_values));
+        b.push(0x15);
+        b.extend(zz(0)); // encoding
+        b.push(0x00); // end of dictionary header
+        b.push(0x00); // end of page header
+        b
+    }
+
+    #[test]
+    fn page_headers_parse_and_lies_are_reported() {
+        let b = header(800, 12, 100);
+        let (h, n) = PageHeader::parse(&b).unwrap();
+        assert_eq!(n, b.len());
+        assert_eq!(
+            (h.uncompressed, h.compressed, h.num_values, h.dictionary),
+            (800, 12, 100, true)
+        );
+        let b = header(982, 30, 400_000_000);
+        let (h, _) = PageHeader::parse(&b).unwrap();
+        assert_eq!(h.num_values, 400_000_000);
+        // every truncation is an error, not a panic
+        for k in 0..b.len() {
+            assert!(PageHeader::parse(&b[..k]).is_err(), "{k}");
+        }
+        // a binary field longer than the bytes left
+        let mut b = vec![0x48, 0xFF, 0xFF, 0xFF, 0xFF, 0x0F]; // field 4, binary
+        b.extend([0; 4]);
+        assert!(PageHeader::parse(&b).unwrap_err().contains("bytes left"));
+        // a list announcing more elements than bytes
+        assert!(PageHeader::parse(&[0x19, 0xF5, 0xFF, 0xFF, 0x03]).is_err());
+        // deep nesting is refused
+        let deep: Vec<u8> = std::iter::repeat_n(0x4C, 100).collect(); // field 4, struct
+        assert!(PageHeader::parse(&deep).unwrap_err().contains("nested"));
+    }
+}
