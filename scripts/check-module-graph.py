@@ -18,7 +18,7 @@ SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src")
 
 # layer of each top-level module, lowest first
 LAYERS = [
-    {"error", "atomic"},
+    {"error", "atomic", "guard", "limit"},
     {"types"},
     {"buffer"},
     {"dims"},
