@@ -70,6 +70,14 @@
 //   and uint64 is rejected as an index type by all four conversions. libarrow's COO
 //   conversion of a row-major tensor with int64 indices is byte-identical to the
 //   hand-built canonical COO tensor (coo_rowmajor_f64_i64 vs. from-dense of dense_f64).
+// * Conversions and -0.0: Tensor::CountNonZero counts float32/float64 -0.0 as zero (it
+//   sizes the values and CSR/CSC indices buffers), the conversion loops count it as
+//   non-zero (they fill those buffers, the indptr and the CSF tree): libarrow writes
+//   past its buffers (the COO conversion of many -0.0 crashed this peer) and writes
+//   messages describing entries without stored values (CSF: non_zero_length = leaves,
+//   empty data; CSR/CSC: non_zero_length 0, indptr counting them). `dump` prints such
+//   tensors with "valueless_entries" and no entries (format/SPEC.md 3.4). float16 is
+//   compared by bits, so its -0.0 is a stored entry.
 // * `dump` reports what is stored; it does not reject out-of-range coordinates.
 // ---------------------------------------------------------------------------------------
 
