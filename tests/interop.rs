@@ -393,6 +393,9 @@ fn libarrow_dense_to_sparse_conversions_read_and_write_exactly() {
     eprintln!("{cases} libarrow conversions read and rewritten exactly");
 }
 
+/// A dense tensor holding -0.0, the same tensor holding +0.0, the number of -0.0.
+type NegZeroCase = (AnyTensor, AnyTensor, usize);
+
 /// Dense float32 / float64 tensors of `ndim` holding -0.0 (all elements, or one or
 /// two), the same tensors holding +0.0, and the number of -0.0: a one-element
 /// tensor and two small ones (the last column-major when `col_major`).
@@ -401,7 +404,7 @@ fn negative_zero_inputs(
     ndim: usize,
     all_negative: bool,
     col_major: bool,
-) -> Vec<(AnyTensor, AnyTensor, usize)> {
+) -> Vec<NegZeroCase> {
     let mut out = Vec::new();
     macro_rules! each {
         ($($v:ty),*) => {$({
@@ -448,7 +451,7 @@ fn libarrow_conversions_of_negative_zeros_read_as_the_empty_tensor() {
     // -0.0 ones): its CSR / CSC / CSF conversions run a stream of such tensors in
     // one process, but its COO conversion corrupts the process enough to crash on
     // a later tensor, so COO gets one process per tensor (index type int32).
-    let mut groups: Vec<(&str, Vec<&str>, Vec<(AnyTensor, AnyTensor, usize)>)> = Vec::new();
+    let mut groups: Vec<(&str, Vec<&str>, Vec<NegZeroCase>)> = Vec::new();
     for ndim in 1..=5 {
         for pair in negative_zero_inputs(&mut r, ndim, false, false) {
             groups.push(("coo", vec!["int32"], vec![pair]));
