@@ -23,6 +23,9 @@ step "API docs: no rustdoc warnings, a runnable example on every public item"
 RUSTDOCFLAGS="-D warnings" cargo doc --locked --no-deps --lib
 python3 scripts/check-doc-examples.py
 
+step "module graph flows one way (types -> buffer -> dims -> tensor -> kernels -> convert -> ipc/column/archive/io)"
+python3 scripts/check-module-graph.py
+
 # Tests that need the C++ peer or the venv are #[ignore]d ("needs the libarrow
 # peer" / "needs the Python venv"), so a plain `cargo test` reports them as ignored
 # instead of passing them. This script runs them (--include-ignored: without the

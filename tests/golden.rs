@@ -7,7 +7,7 @@
 mod common;
 
 use arrow_sparse::dump::json_line;
-use arrow_sparse::ipc::{MmapReader, ReadOptions, StreamReader, StreamWriter};
+use arrow_sparse::ipc::{MmapReader, StreamReadOptions, TensorStreamReader, TensorStreamWriter};
 
 fn golden_files() -> Vec<std::path::PathBuf> {
     let dir = common::repo().join("format/golden");
@@ -66,7 +66,7 @@ fn golden_files_read_like_libarrow_reads_them() {
         // the streaming reader agrees with the mmap reader
         let bytes = std::fs::read(&path).unwrap();
         // (compared through the dump: NaN values make PartialEq useless here)
-        let streamed: String = StreamReader::new(&bytes[..])
+        let streamed: String = TensorStreamReader::new(&bytes[..])
             .map(|m| json_line(&m.unwrap().tensor).unwrap() + "\n")
             .collect();
         assert_eq!(streamed, ours, "{}", path.display());
@@ -77,8 +77,8 @@ fn golden_files_read_like_libarrow_reads_them() {
 fn golden_files_are_rewritten_byte_for_byte() {
     for path in golden_files() {
         let bytes = std::fs::read(rewritten_as(&path)).unwrap();
-        let mut w = StreamWriter::new(Vec::new());
-        for m in MmapReader::open_with(&path, ReadOptions::default())
+        let mut w = TensorStreamWriter::new(Vec::new());
+        for m in MmapReader::open_with(&path, &StreamReadOptions::default())
             .unwrap()
             .iter()
         {
@@ -126,7 +126,7 @@ fn valueless_entries_read_as_the_empty_tensor_libarrow_meant() {
         assert!(ours.iter().all(|t| t.nnz() == 0), "{}", path.display());
         // the streaming reader agrees
         let bytes = std::fs::read(&path).unwrap();
-        let streamed: Vec<_> = StreamReader::new(&bytes[..])
+        let streamed: Vec<_> = TensorStreamReader::new(&bytes[..])
             .map(|m| m.unwrap().tensor)
             .collect();
         assert_eq!(streamed, ours, "{}", path.display());
@@ -148,7 +148,7 @@ fn libarrow_files_that_lost_values_are_refused() {
         }
         n += 1;
         for result in [
-            arrow_sparse::ipc::read_file(&path, &ReadOptions::default()).map(|_| ()),
+            arrow_sparse::ipc::read_tensor_stream(&path, &StreamReadOptions::default()).map(|_| ()),
             MmapReader::open(&path).and_then(|r| r.get(0)).map(|_| ()),
         ] {
             let e = result.unwrap_err();
@@ -173,7 +173,7 @@ fn valueless_entries_are_checked_like_stored_ones() {
     let refused = |bytes: &[u8], label: &str| {
         let e = arrow_sparse::ipc::decode(
             &arrow_buffer::Buffer::from_vec(bytes.to_vec()),
-            &ReadOptions::default(),
+            &StreamReadOptions::default(),
         )
         .map(|_| ())
         .unwrap_err();

@@ -23,7 +23,7 @@ use corpus::{Gen, Reach, names, random_coo};
 use std::path::Path;
 
 use arrow_sparse::dump::json_line;
-use arrow_sparse::ipc::{self, MmapReader, TensorMessage, WriteOptions};
+use arrow_sparse::ipc::{self, MmapReader, StreamWriteOptions, TensorMessage};
 use arrow_sparse::{
     AnyTensor, CompressedAxis, Convert, CooTensor, CoordLayout, DenseTensor, Format, IndexType,
     Value, ValueType,
@@ -32,7 +32,7 @@ use half::f16;
 
 fn write(path: &Path, tensors: &[AnyTensor]) {
     let msgs: Vec<TensorMessage> = tensors.iter().cloned().map(TensorMessage::from).collect();
-    ipc::write_file(path, &msgs, &WriteOptions::default()).unwrap();
+    ipc::write_tensor_stream(path, &msgs, &StreamWriteOptions::default()).unwrap();
 }
 
 fn our_dump(path: &Path) -> String {
@@ -346,7 +346,7 @@ fn libarrow_dense_to_sparse_conversions_read_and_write_exactly() {
                 }
                 // we write -> the same bytes, which libarrow reads as above
                 let reader = MmapReader::open(&out).unwrap();
-                let mut w = ipc::StreamWriter::new(Vec::new());
+                let mut w = ipc::TensorStreamWriter::new(Vec::new());
                 for (k, d) in dense.iter().enumerate() {
                     let theirs_t = reader.get(k).unwrap().tensor;
                     let order = theirs_t.axis_order().map(|o| o.to_vec());
@@ -510,7 +510,7 @@ fn libarrow_conversions_of_negative_zeros_read_as_the_empty_tensor() {
             assert_eq!(ours, twins, "{context}");
             assert!(ours.iter().all(|t| t.nnz() == 0), "{context}");
             // and write what libarrow writes for it, which libarrow reads
-            let mut w = ipc::StreamWriter::new(Vec::new());
+            let mut w = ipc::TensorStreamWriter::new(Vec::new());
             for t in &ours {
                 w.write(t).unwrap();
             }
@@ -616,7 +616,7 @@ fn libarrow_conversions_of_negative_zeros_among_values() {
                 let out = dir.path().join(format!("mixed{i}_{single}_{fmt}.arrow"));
                 libarrow_converts(&peer, &src, &out, fmt, "int32");
                 let (ok, theirs, _) = common::try_peer(&peer, &["dump", out.to_str().unwrap()]);
-                let ours = ipc::read_file(&out, &Default::default());
+                let ours = ipc::read_tensor_stream(&out, &Default::default());
                 let context = format!("{fmt} of {shape:?} {vals:?} (float32: {single})");
                 match ours {
                     Ok(_) => {
@@ -669,7 +669,7 @@ fn libarrow_conversions_of_negative_zeros_among_values() {
 fn check_both_directions_of(peer: &Path, path: &Path, context: &str) {
     let theirs = common::run_peer(peer, &["dump", path.to_str().unwrap()]);
     common::assert_same_dump(&our_dump(path), &theirs, context);
-    let mut w = ipc::StreamWriter::new(Vec::new());
+    let mut w = ipc::TensorStreamWriter::new(Vec::new());
     for m in MmapReader::open(path).unwrap().iter() {
         w.write(&m.unwrap().tensor).unwrap();
     }
@@ -702,16 +702,16 @@ fn custom_metadata_is_invisible_to_libarrow_and_kept_by_us() {
         ("k".to_string(), "v".to_string()),
     ];
     let path = dir.path().join("meta.arrow");
-    ipc::write_file(
+    ipc::write_tensor_stream(
         &path,
         &[TensorMessage {
             tensor: t.clone(),
             custom_metadata: meta.clone(),
         }],
-        &WriteOptions::default(),
+        &StreamWriteOptions::default(),
     )
     .unwrap();
-    let back = ipc::read_file(&path, &Default::default()).unwrap();
+    let back = ipc::read_tensor_stream(&path, &Default::default()).unwrap();
     assert_eq!(back[0].custom_metadata, meta);
     let theirs = common::run_peer(&peer, &["dump", path.to_str().unwrap()]);
     common::assert_same_dump(&our_dump(&path), &theirs, "custom metadata");
@@ -781,7 +781,7 @@ fn gcs_and_dm_files_degrade_to_their_storage_for_libarrow() {
         );
     }
     // what arrow-sparse sees: the N-D tensors, exactly
-    let back: Vec<AnyTensor> = ipc::read_file(&path, &Default::default())
+    let back: Vec<AnyTensor> = ipc::read_tensor_stream(&path, &Default::default())
         .unwrap()
         .into_iter()
         .map(|m| m.tensor)
