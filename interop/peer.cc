@@ -70,6 +70,14 @@
 //   and uint64 is rejected as an index type by all four conversions. libarrow's COO
 //   conversion of a row-major tensor with int64 indices is byte-identical to the
 //   hand-built canonical COO tensor (coo_rowmajor_f64_i64 vs. from-dense of dense_f64).
+// * Conversions and -0.0: Tensor::CountNonZero counts float32/float64 -0.0 as zero (it
+//   sizes the values and CSR/CSC indices buffers), the conversion loops count it as
+//   non-zero (they fill those buffers, the indptr and the CSF tree): libarrow writes
+//   past its buffers (the COO conversion of many -0.0 crashed this peer) and writes
+//   messages describing entries without stored values (CSF: non_zero_length = leaves,
+//   empty data; CSR/CSC: non_zero_length 0, indptr counting them). `dump` prints such
+//   tensors with "valueless_entries" and no entries (format/SPEC.md 3.4). float16 is
+//   compared by bits, so its -0.0 is a stored entry.
 // * `dump` reports what is stored; it does not reject out-of-range coordinates.
 // ---------------------------------------------------------------------------------------
 
@@ -331,6 +339,9 @@ struct Entries {
   arrow::Type::type value_type = arrow::Type::NA;
   std::vector<int64_t> coords;      // ndim per entry
   std::vector<const uint8_t*> values;
+  // Entries the index describes but stores no value for (see ValuelessEntries);
+  // they are counted and checked, not collected.
+  int64_t valueless = 0;
 
   size_t size() const { return values.size(); }
 
@@ -408,7 +419,7 @@ void CollectCOO(const SparseTensor& st, const Span& body, Entries* e) {
 // CSR (compressed_axis 0) or CSC (compressed_axis 1).
 void CollectCSX(const SparseTensor& st, const Span& body, int compressed_axis,
                 const std::shared_ptr<Tensor>& indptr, const std::shared_ptr<Tensor>& indices,
-                Entries* e) {
+                Entries* e, bool valueless) {
   if (st.ndim() != 2) Fail("CSR/CSC tensor must be 2-D");
   if (!IsIntegerIndexType(indptr->type_id()) || !IsIntegerIndexType(indices->type_id())) {
     Fail("CSR/CSC index type is not an integer");
@@ -425,6 +436,20 @@ void CollectCSX(const SparseTensor& st, const Span& body, int compressed_axis,
                 "indices");
   CheckReadable(body, st.data(), st.raw_data(), CheckedMul(nnz, vw, "values"), "values");
   int64_t c[2];
+  if (valueless) {
+    // indptr counts entries of which neither indices nor values are stored: check
+    // that it is a plausible count (from 0, never decreasing, at most one entry per
+    // element of a row / column) and count them.
+    const int64_t n_inner = st.shape()[1 - compressed_axis];
+    if (LoadIndex(indptr->type_id(), indptr->raw_data()) != 0) Fail("indptr does not start at 0");
+    for (int64_t o = 0; o < n_outer; ++o) {
+      int64_t begin = LoadIndex(indptr->type_id(), indptr->raw_data() + o * pw);
+      int64_t end = LoadIndex(indptr->type_id(), indptr->raw_data() + (o + 1) * pw);
+      if (end < begin || end - begin > n_inner) Fail("indptr counts are not plausible");
+      e->valueless += end - begin;
+    }
+    return;
+  }
   for (int64_t o = 0; o < n_outer; ++o) {
     int64_t begin = LoadIndex(indptr->type_id(), indptr->raw_data() + o * pw);
     int64_t end = LoadIndex(indptr->type_id(), indptr->raw_data() + (o + 1) * pw);
@@ -438,7 +463,7 @@ void CollectCSX(const SparseTensor& st, const Span& body, int compressed_axis,
   }
 }
 
-void CollectCSF(const SparseTensor& st, const Span& body, Entries* e) {
+void CollectCSF(const SparseTensor& st, const Span& body, Entries* e, bool valueless) {
   const auto& index = static_cast<const arrow::SparseCSFIndex&>(*st.sparse_index());
   const int ndim = st.ndim();
   const auto& axis_order = index.axis_order();
@@ -468,7 +493,10 @@ void CollectCSF(const SparseTensor& st, const Span& body, Entries* e) {
   }
   const int64_t nnz = len[ndim - 1];
   const int vw = st.type()->byte_width();
-  CheckReadable(body, st.data(), st.raw_data(), CheckedMul(nnz, vw, "CSF values"), "CSF values");
+  if (!valueless) {
+    CheckReadable(body, st.data(), st.raw_data(), CheckedMul(nnz, vw, "CSF values"),
+                  "CSF values");
+  }
 
   std::vector<int64_t> c(ndim, 0);
   int64_t emitted = 0;
@@ -479,7 +507,14 @@ void CollectCSF(const SparseTensor& st, const Span& body, Entries* e) {
       c[axis_order[l]] = LoadIndex(ind->type_id(), ind->raw_data() + n * iw);
       if (l == ndim - 1) {
         if (++emitted > nnz) Fail("CSF tree has more leaves than values");
-        e->Add(c.data(), st.raw_data() + n * vw);
+        if (valueless) {
+          if (c[axis_order[l]] < 0 || c[axis_order[l]] >= st.shape()[axis_order[l]]) {
+            Fail("CSF coordinate out of range");
+          }
+          ++e->valueless;
+        } else {
+          e->Add(c.data(), st.raw_data() + n * vw);
+        }
       } else {
         const auto& p = indptr[l];
         const int pw = p->type()->byte_width();
@@ -616,12 +651,47 @@ const char* FormatName(const SparseTensor& st) {
   return "?";
 }
 
+// Whether a sparse tensor's index describes entries whose values it does not store
+// at all: libarrow 26's dense -> CSF conversion of a float32/float64 tensor whose
+// only "non-zeros" are -0.0 (non_zero_length = the leaves, empty data buffer), and
+// its dense -> CSR/CSC conversion of one (non_zero_length 0, empty indices and data,
+// indptr counting the -0.0 elements). Tensors that store some values but not all
+// (the same conversions when real non-zeros are present) are not matched: dumping
+// them fails, since their stored values are not those of their entries.
+bool ValuelessEntries(const SparseTensor& st) {
+  const int64_t data_bytes = st.data() ? st.data()->size() : 0;
+  if (data_bytes != 0) return false;
+  switch (st.format_id()) {
+    case arrow::SparseTensorFormat::CSF:
+      return st.non_zero_length() > 0;
+    case arrow::SparseTensorFormat::CSR:
+    case arrow::SparseTensorFormat::CSC: {
+      std::shared_ptr<Tensor> indptr;
+      if (st.format_id() == arrow::SparseTensorFormat::CSR) {
+        indptr = static_cast<const arrow::SparseCSRIndex&>(*st.sparse_index()).indptr();
+      } else {
+        indptr = static_cast<const arrow::SparseCSCIndex&>(*st.sparse_index()).indptr();
+      }
+      const int64_t n = indptr->shape()[0];
+      if (st.non_zero_length() != 0 || n < 1 || !IsIntegerIndexType(indptr->type_id())) {
+        return false;
+      }
+      const int w = indptr->type()->byte_width();
+      if (!SpanOf(indptr->data()).Contains(indptr->raw_data(), n * w)) return false;
+      return LoadIndex(indptr->type_id(), indptr->raw_data() + (n - 1) * w) != 0;
+    }
+    default:
+      return false;
+  }
+}
+
 void CollectItem(const Item& item, Entries* e, std::string* index_type, int64_t* nnz) {
   if (item.sparse) {
     const SparseTensor& st = *item.sparse;
     e->ndim = st.ndim();
     e->value_type = st.type()->id();
     CheckedTypeName(*st.type());
+    const bool valueless = ValuelessEntries(st);
     std::shared_ptr<DataType> itype;
     switch (st.format_id()) {
       case arrow::SparseTensorFormat::COO:
@@ -632,13 +702,13 @@ void CollectItem(const Item& item, Entries* e, std::string* index_type, int64_t*
       case arrow::SparseTensorFormat::CSR: {
         const auto& ix = static_cast<const arrow::SparseCSRIndex&>(*st.sparse_index());
         itype = ix.indices()->type();
-        CollectCSX(st, item.body, 0, ix.indptr(), ix.indices(), e);
+        CollectCSX(st, item.body, 0, ix.indptr(), ix.indices(), e, valueless);
         break;
       }
       case arrow::SparseTensorFormat::CSC: {
         const auto& ix = static_cast<const arrow::SparseCSCIndex&>(*st.sparse_index());
         itype = ix.indices()->type();
-        CollectCSX(st, item.body, 1, ix.indptr(), ix.indices(), e);
+        CollectCSX(st, item.body, 1, ix.indptr(), ix.indices(), e, valueless);
         break;
       }
       case arrow::SparseTensorFormat::CSF: {
@@ -646,13 +716,14 @@ void CollectItem(const Item& item, Entries* e, std::string* index_type, int64_t*
         if (ix.indices().empty()) Fail("CSF index without levels");
         itype = ix.indices()[0]->type();
         e->unsigned64_coords = itype->id() == arrow::Type::UINT64;
-        CollectCSF(st, item.body, e);
+        CollectCSF(st, item.body, e, valueless);
         break;
       }
     }
     *index_type = CheckedTypeName(*itype);
     *nnz = st.non_zero_length();
-    if (static_cast<int64_t>(e->size()) != *nnz) {
+    if (valueless && (e->valueless == 0 || e->size() != 0)) Fail("inconsistent valueless entries");
+    if (!valueless && static_cast<int64_t>(e->size()) != *nnz) {
       Fail("index structure yields " + std::to_string(e->size()) + " entries but nnz is " +
            std::to_string(*nnz));
     }
@@ -708,6 +779,11 @@ std::string DumpLine(const Item& item) {
       AppendInt(out, ao[i]);
     }
     out += ']';
+  }
+  if (e.valueless > 0) {
+    // libarrow's index describes these entries but their values are not stored
+    out += ",\"valueless_entries\":";
+    AppendInt(out, e.valueless);
   }
   out += ",\"entries\":[";
   auto order = e.SortedOrder();
@@ -966,6 +1042,52 @@ std::shared_ptr<SparseTensor> GoldenCsf4d() {
                 "csf tensor");
 }
 
+// A row-major dense tensor of `shape` holding `data` (C type T, Arrow type `type`).
+template <typename T>
+std::shared_ptr<Tensor> DenseOf(const std::shared_ptr<DataType>& type, const std::vector<T>& data,
+                                const std::vector<int64_t>& shape,
+                                const std::vector<std::string>& names) {
+  return Unwrap(Tensor::Make(type, MakeBuf(data), shape, {}, names), "dense tensor");
+}
+
+// libarrow's own dense -> sparse conversions (see "Conversions" in the wire notes).
+// 4x2x3 float64 zeros, dim names x/y/z: CSF axis order [1,2,0] (dimensions by size).
+std::shared_ptr<SparseTensor> GoldenCsfZeros() {
+  return FromDense(*DenseOf(arrow::float64(), std::vector<double>(24, 0.0), {4, 2, 3},
+                            {"x", "y", "z"}),
+                   "csf", arrow::int32());
+}
+
+// The same tensor with -0.0 at (0,0,0), (1,0,1) and (3,1,2): libarrow describes
+// three leaves and stores no values.
+std::shared_ptr<SparseTensor> GoldenCsfNegZero() {
+  std::vector<double> data(24, 0.0);
+  for (int i : {0, 7, 23}) data[i] = -0.0;
+  return FromDense(*DenseOf(arrow::float64(), data, {4, 2, 3}, {"x", "y", "z"}), "csf",
+                   arrow::int32());
+}
+
+// 3x4 float32 zeros as CSR with int16 indices.
+std::shared_ptr<SparseTensor> GoldenCsrZeros() {
+  return FromDense(*DenseOf(arrow::float32(), std::vector<float>(12, 0.0f), {3, 4}, {}), "csr",
+                   arrow::int16());
+}
+
+// The same matrix with -0.0 at (0,1), (2,0) and (2,3): indptr counts them,
+// non_zero_length is 0, no indices and no values are stored.
+std::shared_ptr<SparseTensor> GoldenCsrNegZero() {
+  std::vector<float> data(12, 0.0f);
+  for (int i : {1, 8, 11}) data[i] = -0.0f;
+  return FromDense(*DenseOf(arrow::float32(), data, {3, 4}, {}), "csr", arrow::int16());
+}
+
+// A one-element 1x1x1 float16 tensor holding -0.0 (bits 0x8000) as CSF with uint8
+// indices: for float16 libarrow compares bits, so -0.0 is a stored entry.
+std::shared_ptr<SparseTensor> GoldenCsfOneF16() {
+  return FromDense(*DenseOf(arrow::float16(), std::vector<uint16_t>{0x8000}, {1, 1, 1}, {}),
+                   "csf", arrow::uint8());
+}
+
 std::shared_ptr<Tensor> GoldenDenseF64() {
   return Unwrap(Tensor::Make(arrow::float64(), MakeBuf(kDense3d), {2, 3, 4}, {},
                              {"foo", "bar", "baz"}),
@@ -984,8 +1106,10 @@ const char* kGoldenReadme = R"(# Golden SparseTensor / Tensor IPC files
 Every `.arrow` file here was written by libarrow 26.0.1 (the `libarrow.so.2600`
 bundled in the pyarrow 26.0.1 wheel) using `arrow::ipc::WriteSparseTensor` /
 `arrow::ipc::WriteTensor`. The tensors were built directly in C++ from the
-hard-coded arrays below (see `golden` in `interop/peer.cc`); none of them went
-through files written by arrow-sparse.
+hard-coded arrays below (see `golden` in `interop/peer.cc`), the `*_zeros_*`,
+`*_negzero_*` and `*_one_*` ones by libarrow's own dense -> sparse conversions
+(`SparseCSFTensor::Make` / `SparseCSRMatrix::Make` of a hard-coded dense tensor);
+none of them went through files written by arrow-sparse.
 
 Each file is a *stream*: one or more encapsulated IPC messages
 (`FF FF FF FF`, int32 LE metadata length, flatbuffer `Message`, padding, body)
@@ -995,7 +1119,13 @@ Next to each `NAME.arrow` is `NAME.jsonl`: the output of
 `arrow-sparse-peer dump NAME.arrow`, i.e. libarrow's view of the file (one JSON
 line per message; entries sorted lexicographically by coordinates with a stable
 sort). Before writing, `golden` cross-checks every sparse tensor read back from
-its file against libarrow's own `SparseTensor::ToTensor()` (except the huge shape).
+its file against libarrow's own `SparseTensor::ToTensor()` (except the huge shape
+and the tensors whose values are not stored).
+
+A tensor whose index describes entries that store no value (the `*_negzero_*`
+files, see format/SPEC.md 3.4) dumps with `"valueless_entries": N` and no
+entries; arrow-sparse reads it as the empty tensor of the same shape, dim names
+(and CSF axis order), so its encoding is the `*_zeros_*` file of the same name.
 
 Regenerate (from the repository root):
 
@@ -1073,6 +1203,34 @@ indices[3] = 0 0 1 0 1 1
 values = 1 42 9 128 7 255
 i.e. (0,0,0,0)=1 (1,0,0,1)=42 (0,1,1,1)=9 (1,1,0,1)=128 (0,2,1,3)=7 (1,2,1,3)=255
 
+### csf_zeros_f64_i32.arrow
+libarrow's dense -> CSF conversion (int32 indices) of a float64 tensor of zeros,
+shape [4,2,3], dim names x/y/z: nnz = 0, axis_order [1,2,0] (dimensions sorted by
+extent), indptr[0] = indptr[1] = [0], indices[0..2] empty, no values.
+
+### csf_negzero_f64_i32.arrow
+The same conversion of the same tensor holding -0.0 at (0,0,0), (1,0,1) and
+(3,1,2). libarrow 26 counts -0.0 as zero when it sizes the values buffer and as a
+non-zero when it fills the index: non_zero_length = 3, axis_order [1,2,0],
+indptr[0] = 0 2 3, indptr[1] = 0 1 2 3, indices[0] = 0 1, indices[1] = 0 1 2,
+indices[2] = 0 1 3, and an empty values buffer. arrow-sparse reads the empty
+tensor of csf_zeros_f64_i32.
+
+### csr_zeros_f32_i16.arrow
+libarrow's dense -> CSR conversion (int16 indices) of a 3x4 float32 matrix of
+zeros: nnz = 0, indptr = 0 0 0 0, no indices, no values.
+
+### csr_negzero_f32_i16.arrow
+The same conversion of the matrix holding -0.0 at (0,1), (2,0) and (2,3):
+non_zero_length = 0, no indices, no values, but indptr = 0 1 1 3. arrow-sparse
+reads the empty matrix of csr_zeros_f32_i16.
+
+### csf_one_f16_u8.arrow
+libarrow's dense -> CSF conversion (uint8 indices) of the one-element float16
+tensor [1,1,1] holding -0.0 (bits 0x8000): for float16 libarrow compares bits, so
+it is one stored entry: indptr[0] = indptr[1] = 0 1, indices = 0 / 0 / 0,
+value -0.0.
+
 ### dense_f64.arrow
 Dense Tensor, float64, shape [2,3,4], dim names foo/bar/baz, row-major
 (strides [96,32,8]), data = 1,0,2,0, 0,3,0,4, 5,0,6,0, 0,11,0,12, 13,0,14,0, 0,15,0,16
@@ -1107,6 +1265,11 @@ std::vector<Golden> GoldenSet() {
   g.push_back({"csc_u16_i16", {SparseItem(GoldenCsc())}});
   g.push_back({"csf_f32_i16_order201", {SparseItem(GoldenCsf201())}});
   g.push_back({"csf_u8_i64_4d", {SparseItem(GoldenCsf4d())}});
+  g.push_back({"csf_zeros_f64_i32", {SparseItem(GoldenCsfZeros())}});
+  g.push_back({"csf_negzero_f64_i32", {SparseItem(GoldenCsfNegZero())}});
+  g.push_back({"csr_zeros_f32_i16", {SparseItem(GoldenCsrZeros())}});
+  g.push_back({"csr_negzero_f32_i16", {SparseItem(GoldenCsrNegZero())}});
+  g.push_back({"csf_one_f16_u8", {SparseItem(GoldenCsfOneF16())}});
   g.push_back({"dense_f64", {DenseItem(GoldenDenseF64())}});
   g.push_back({"dense_i16_colmajor", {DenseItem(GoldenDenseI16ColMajor())}});
   g.push_back({"stream_mixed",
@@ -1133,6 +1296,7 @@ std::vector<std::string> NonZeroEntryStrings(const Entries& e) {
 void CrossCheck(const Item& item, const std::string& where) {
   if (!item.sparse) return;
   const SparseTensor& st = *item.sparse;
+  if (ValuelessEntries(st)) return;  // ToTensor() would read values that are not stored
   int64_t size = 1;
   for (int64_t s : st.shape()) {
     if (__builtin_mul_overflow(size, s, &size) || size > (1 << 22)) return;

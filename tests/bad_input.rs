@@ -1661,9 +1661,12 @@ fn corrupted_index_buffers_in_the_body() {
     let mut h = Harness::new("body corruption");
     for input in all_inputs().into_iter().filter(|i| i.is_single()) {
         let variants = body_variants(&input);
+        // (libarrow's `*_negzero_*` golden files decode to empty tensors whose
+        // buffers are not in the body: tests/golden.rs corrupts their index)
         let sparse = !input.name.contains("dense")
             && !input.name.contains("empty")
-            && !input.name.contains("nnz0");
+            && !input.name.contains("nnz0")
+            && !input.name.contains("negzero");
         assert!(
             !sparse || !variants.is_empty(),
             "{}: no index buffer found in the body",

@@ -108,6 +108,10 @@ fn matrix() -> AnyTensor {
 
 #[test]
 fn archiving_from_a_memory_map_keeps_memory_near_one_row_group() {
+    // The measured part runs in a child process: this test, run again by itself.
+    if let Some(src) = std::env::var_os("ARROW_SPARSE_RSS_CHILD") {
+        return rss_child(Path::new(&src));
+    }
     if status_kib("RssAnon:").is_none() {
         eprintln!("SKIPPED: no /proc/self/status RssAnon");
         return;
@@ -119,8 +123,7 @@ fn archiving_from_a_memory_map_keeps_memory_near_one_row_group() {
     let out = Command::new(std::env::current_exe().unwrap())
         .args([
             "--exact",
-            "rss_child",
-            "--ignored",
+            "archiving_from_a_memory_map_keeps_memory_near_one_row_group",
             "--nocapture",
             "--test-threads=1",
         ])
@@ -158,13 +161,8 @@ fn archiving_from_a_memory_map_keeps_memory_near_one_row_group() {
 }
 
 /// The measured part, run in a child process by the test above.
-#[test]
-#[ignore = "run by archiving_from_a_memory_map_keeps_memory_near_one_row_group"]
-fn rss_child() {
-    let Some(src) = std::env::var_os("ARROW_SPARSE_RSS_CHILD") else {
-        return;
-    };
-    let dst = Path::new(&src).with_extension("parquet");
+fn rss_child(src: &Path) {
+    let dst = src.with_extension("parquet");
     let base = status_kib("RssAnon:").unwrap_or(0);
     let stop = Arc::new(AtomicBool::new(false));
     let sampler = {
@@ -178,7 +176,7 @@ fn rss_child() {
             peak
         })
     };
-    let reader = MmapReader::open(Path::new(&src)).unwrap();
+    let reader = MmapReader::open(src).unwrap();
     let msg = reader.get(0).unwrap();
     let options = ArchiveWriteOptions::default().with_row_group_size(ROW_GROUP);
     let summary = archive::write_archive(&dst, &msg, &options).unwrap();

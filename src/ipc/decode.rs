@@ -312,9 +312,31 @@ fn decode_sparse(
             format!("negative non_zero_length {}", st.non_zero_length()),
         )
     })?;
-    let data_bytes = checked_bytes(nnz, vt.byte_width(), "values")?;
-    let data_off = buffer_range(Some(st.data()), "data", data_bytes, body)?;
-    let values = ValueBuffer::from_body(vt, body, data_off, nnz, "values", opts.require_alignment)?;
+    let index_kind = st.sparseIndex_type();
+    // libarrow 26's dense -> CSF conversion of a float tensor whose only "non-zeros"
+    // are -0.0 describes them in the index but stores no value (format/SPEC.md 3.4).
+    let valueless = negative_zero_prone(vt)
+        && index_kind == fb::SparseTensorIndex::SparseTensorIndexCSF
+        && nnz > 0
+        && st.data().length() == 0;
+    let stored = if valueless { 0 } else { nnz };
+    let data_bytes = checked_bytes(stored, vt.byte_width(), "values")?;
+    let data_off = buffer_range(Some(st.data()), "data", data_bytes, body).map_err(|e| {
+        let short = st.data().length() >= 0 && (st.data().length() as u64) < data_bytes as u64;
+        if short && negative_zero_prone(vt) && index_kind == fb::SparseTensorIndex::SparseTensorIndexCSF {
+            lost_entries(
+                "values",
+                format!(
+                    "non_zero_length {nnz} needs {data_bytes} bytes of {vt} values, the data buffer holds {}",
+                    st.data().length()
+                ),
+            )
+        } else {
+            e
+        }
+    })?;
+    let values =
+        ValueBuffer::from_body(vt, body, data_off, stored, "values", opts.require_alignment)?;
     let ra = opts.require_alignment;
     let v = opts.validation;
     match st.sparseIndex_type() {
@@ -411,8 +433,25 @@ fn decode_sparse(
                 checked_bytes(nnz, it.byte_width(), "indices")?,
                 body,
             )?;
-            let indptr = IndexBuffer::from_body(pt, body, poff, plen, "indptr", ra)?;
+            let mut indptr = IndexBuffer::from_body(pt, body, poff, plen, "indptr", ra)?;
             let indices = IndexBuffer::from_body(it, body, ioff, nnz, "indices", ra)?;
+            let end = indptr.get_usize(plen - 1);
+            if negative_zero_prone(vt) && end.is_some_and(|e| e > nnz) {
+                // libarrow 26's dense -> CSR / CSC conversion counted -0.0 elements in
+                // indptr but stored neither their indices nor their values (SPEC 3.4).
+                let minor = shape[axis.dims().1];
+                if nnz > 0 || csx.indicesBuffer().length() != 0 || st.data().length() != 0 {
+                    return Err(lost_entries(
+                        "indptr",
+                        format!(
+                            "indptr ends at {} but non_zero_length is {nnz}",
+                            end.unwrap_or_default()
+                        ),
+                    ));
+                }
+                check_valueless_indptr(&indptr, minor)?;
+                indptr = IndexBuffer::UInt8(vec![0u8; plen].into()).cast(pt, "indptr")?;
+            }
             Ok(AnyTensor::Csx(AnyCsx::try_new(
                 axis, shape, indptr, indices, values, names, v,
             )?))
@@ -421,7 +460,7 @@ fn decode_sparse(
             let csf = st
                 .sparseIndex_as_sparse_tensor_index_csf()
                 .ok_or_else(|| Error::ipc(None, "missing CSF index"))?;
-            decode_csf(csf, shape, names, values, body, opts)
+            decode_csf(csf, shape, names, values, nnz, body, opts)
         }
         other => Err(Error::ipc(
             None,
@@ -430,14 +469,68 @@ fn decode_sparse(
     }
 }
 
+/// Whether libarrow 26's dense -> sparse conversions can write entries without
+/// values for this value type: float32 and float64 -0.0 counts as zero when libarrow
+/// sizes the buffers and as non-zero when it fills them (format/SPEC.md 3.4).
+fn negative_zero_prone(vt: ValueType) -> bool {
+    matches!(vt, ValueType::Float32 | ValueType::Float64)
+}
+
+/// The error for a message whose index describes entries it stores no values
+/// (CSR / CSC: no indices either) for, alongside entries it does store: the lost
+/// entries cannot be told apart from the kept ones.
+fn lost_entries(what: &str, detail: String) -> Error {
+    Error::invariant(
+        what,
+        None,
+        format!(
+            "{detail}: the index describes entries whose values are not stored, as libarrow 26 \
+             writes when converting a dense float tensor that holds -0.0 besides other \
+             non-zeros; values are lost (replace -0.0 by 0.0 before converting; format/SPEC.md 3.4)"
+        ),
+    )
+}
+
+/// Check the indptr of a CSR / CSC message that stores no entries although its
+/// indptr counts some (format/SPEC.md 3.4): it starts at 0, never decreases, and
+/// no row (column) counts more entries than the other dimension has elements.
+fn check_valueless_indptr(indptr: &IndexBuffer, minor: usize) -> Result<()> {
+    let mut prev = 0usize;
+    for i in 0..indptr.len() {
+        let x = indptr
+            .get_usize(i)
+            .ok_or_else(|| Error::invariant("indptr", Some(i), "negative entry in an indptr"))?;
+        let ok = if i == 0 {
+            x == 0
+        } else {
+            x >= prev && x - prev <= minor
+        };
+        if !ok {
+            return Err(Error::invariant(
+                "indptr",
+                Some(i),
+                format!(
+                    "an indptr that counts entries the message does not store must start at 0 \
+                     and grow by at most {minor} per step, found {prev} then {x}"
+                ),
+            ));
+        }
+        prev = x;
+    }
+    Ok(())
+}
+
 fn decode_csf(
     csf: fb::SparseTensorIndexCSF<'_>,
     shape: Vec<usize>,
     names: Vec<String>,
     values: ValueBuffer,
+    nnz: usize,
     body: &Buffer,
     opts: &StreamReadOptions,
 ) -> Result<AnyTensor> {
+    // No values for nnz entries: read (and check) the index, keep none of it.
+    let valueless = values.len() != nnz;
     let n = shape.len();
     let pt = index_type(Some(csf.indptrType()), "CSF indptr type")?;
     let it = index_type(Some(csf.indicesType()), "CSF indices type")?;
@@ -484,6 +577,20 @@ fn decode_csf(
         let indices = (0..n)
             .map(|l| read(&idx_bufs[l], it, ilens[l], format!("indices[{l}]")))
             .collect::<Result<Vec<_>>>()?;
+        if valueless {
+            AnyCsf::check_index(&shape, &order, &indptr, &indices, nnz, opts.validation)?;
+            let root = IndexBuffer::UInt8(vec![0u8; 1].into()).cast(pt, "indptr")?;
+            let none = IndexBuffer::UInt8(Vec::new().into()).cast(it, "indices")?;
+            return Ok(AnyTensor::Csf(AnyCsf::try_new(
+                shape.clone(),
+                order.clone(),
+                vec![root; n - 1],
+                vec![none; n],
+                values.clone(),
+                names.clone(),
+                opts.validation,
+            )?));
+        }
         Ok(AnyTensor::Csf(AnyCsf::try_new(
             shape.clone(),
             order.clone(),
@@ -498,7 +605,7 @@ fn decode_csf(
     if first.is_ok() {
         return first;
     }
-    match csf_lengths_bytes(&ptr_bufs, &idx_bufs, pt, it, body, values.len()) {
+    match csf_lengths_bytes(&ptr_bufs, &idx_bufs, pt, it, body, nnz) {
         Some(lens) => attempt(lens, false).or(first),
         None => first,
     }

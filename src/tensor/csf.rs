@@ -92,30 +92,62 @@ impl AnyCsf {
         dim_names: Vec<String>,
         validation: Validation,
     ) -> Result<Self> {
+        Self::check_index(
+            &shape,
+            &axis_order,
+            &indptr,
+            &indices,
+            values.len(),
+            validation,
+        )?;
+        let n = shape.len();
+        let dim_names = if dim_names.is_empty() {
+            vec![String::new(); n]
+        } else {
+            dim_names
+        };
+        check_dim_names(&dim_names, n)?;
+        Ok(AnyCsf {
+            shape,
+            dim_names,
+            axis_order,
+            indptr,
+            indices,
+            values,
+        })
+    }
+
+    /// The checks of [`AnyCsf::try_new`] on everything but the values buffer, for an
+    /// index whose last level must have `leaves` entries. The IPC reader also uses
+    /// it on the index of a message that stores no values (format/SPEC.md 3.4).
+    pub(crate) fn check_index(
+        shape: &[usize],
+        axis_order: &[usize],
+        indptr: &[IndexBuffer],
+        indices: &[IndexBuffer],
+        leaves: usize,
+        validation: Validation,
+    ) -> Result<()> {
         let n = shape.len();
         if n < 2 {
             return Err(Error::shape("CSF tensor", "ndim >= 2", format!("ndim {n}")));
         }
-        check_shape(&shape, "CSF tensor")?;
-        check_permutation("axis_order", &axis_order, n)?;
+        check_shape(shape, "CSF tensor")?;
+        check_permutation("axis_order", axis_order, n)?;
         check_len("indptr buffers", indptr.len(), n - 1)?;
         check_len("indices buffers", indices.len(), n)?;
         let same_type = |bufs: &[IndexBuffer]| {
             bufs.windows(2)
                 .all(|w| w[0].data_type() == w[1].data_type())
         };
-        if !same_type(&indptr) || !same_type(&indices) {
+        if !same_type(indptr) || !same_type(indices) {
             return Err(Error::invariant(
                 "CSF index types",
                 None,
                 "all indptr buffers (and all indices buffers) must share one type",
             ));
         }
-        check_len(
-            &format!("indices[{}]", n - 1),
-            indices[n - 1].len(),
-            values.len(),
-        )?;
+        check_len(&format!("indices[{}]", n - 1), indices[n - 1].len(), leaves)?;
         for l in 0..n - 1 {
             let what = format!("indptr[{l}]");
             check_len(&what, indptr[l].len(), indices[l].len() + 1)?;
@@ -144,20 +176,7 @@ impl AnyCsf {
                 )?;
             }
         }
-        let dim_names = if dim_names.is_empty() {
-            vec![String::new(); n]
-        } else {
-            dim_names
-        };
-        check_dim_names(&dim_names, n)?;
-        Ok(AnyCsf {
-            shape,
-            dim_names,
-            axis_order,
-            indptr,
-            indices,
-            values,
-        })
+        Ok(())
     }
 
     /// Extents.

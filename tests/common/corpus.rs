@@ -146,6 +146,14 @@ pub fn push_cases<V: Gen, I: Index>(r: &mut Rng, out: &mut Vec<AnyTensor>, reach
             out.push(coo.to_csf::<I, u16>(&order).unwrap().into());
         }
     }
+    // zero density: a random shape and (CSF) axis order with no entries
+    let ndim = 2 + r.below(4);
+    let shape: Vec<usize> = (0..ndim).map(|_| 1 + r.below(cap)).collect();
+    let mut order: Vec<usize> = (0..ndim).collect();
+    order.rotate_left(r.below(ndim));
+    let none = random_coo::<V, I>(r, &shape, 0, true, CoordLayout::RowMajor);
+    out.push(none.to_csf::<I, I>(&order).unwrap().into());
+    out.push(none.into());
     let empty = CooTensor::<V, I>::from_entries(vec![3, 4, 5], &[]).unwrap();
     out.push(empty.clone().into());
     out.push(empty.to_csf::<I, I>(&[1, 2, 0]).unwrap().into());
@@ -155,7 +163,8 @@ pub fn push_cases<V: Gen, I: Index>(r: &mut Rng, out: &mut Vec<AnyTensor>, reach
     }
 }
 
-/// Dense tensors of 1-5 dimensions, row- and column-major, a third of them zeros.
+/// Dense tensors of 1-5 dimensions, row- and column-major, a third of their
+/// elements zeros, and one of zeros only (zero density).
 pub fn push_dense<V: Gen>(r: &mut Rng, out: &mut Vec<AnyTensor>, reach: Reach) {
     for ndim in 1..=5 {
         let shape: Vec<usize> = (0..ndim).map(|_| 1 + r.below(4)).collect();
@@ -181,6 +190,13 @@ pub fn push_dense<V: Gen>(r: &mut Rng, out: &mut Vec<AnyTensor>, reach: Reach) {
                 .unwrap(),
         );
     }
+    let shape: Vec<usize> = (0..1 + r.below(5)).map(|_| 1 + r.below(4)).collect();
+    let zeros = vec![V::ZERO; shape.iter().product()];
+    out.push(
+        DenseTensor::<V>::try_new(shape, zeros.into())
+            .unwrap()
+            .into(),
+    );
     if reach == Reach::All {
         let empty = DenseTensor::<V>::try_new(vec![2, 0, 3], Vec::new().into()).unwrap();
         out.push(empty.into());

@@ -79,37 +79,35 @@ pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// The C++ interop peer, built by `scripts/setup-interop.sh`. `None` when it is
-/// not built, unless running in CI (`CI=true`), where its absence is a failure.
-pub fn peer() -> Option<PathBuf> {
+/// The C++ interop peer, built by `scripts/setup-interop.sh`: `ARROW_SPARSE_PEER`,
+/// else `target/peer/arrow-sparse-peer` in the repository.
+///
+/// Tests that call it are marked `#[ignore = "needs the libarrow peer ..."]`, so a
+/// plain `cargo test` reports them as ignored; `cargo test -- --include-ignored`
+/// (and `scripts/test-all.sh`) runs them, and then a missing peer fails the test:
+/// a test that needs the peer never passes without it.
+pub fn peer() -> PathBuf {
     installed(
         "ARROW_SPARSE_PEER",
         "target/peer/arrow-sparse-peer",
-        "interop peer",
+        "libarrow peer",
     )
 }
 
 /// A program that `scripts/setup-interop.sh` installs: from the environment
-/// variable `var`, else `default` in the repository. `None` (the test skips) when
-/// it is missing, unless running in CI (`CI=true`), where that is a failure.
-fn installed(var: &str, default: &str, what: &str) -> Option<PathBuf> {
+/// variable `var`, else `default` in the repository. Panics when it is missing.
+fn installed(var: &str, default: &str, what: &str) -> PathBuf {
     let p = std::env::var_os(var)
         .map(PathBuf::from)
         .unwrap_or_else(|| repo().join(default));
-    if p.exists() {
-        return Some(p);
-    }
-    if std::env::var("CI").is_ok_and(|v| v == "true" || v == "1") {
+    if !p.exists() {
         panic!(
-            "the {what} {} is missing in CI: run scripts/setup-interop.sh",
+            "this test needs the {what}, which is missing at {} ({var}): run \
+             `bash scripts/setup-interop.sh` (it prints the path) or set {var}",
             p.display()
         );
     }
-    eprintln!(
-        "SKIPPED: no {what} at {} (run scripts/setup-interop.sh)",
-        p.display()
-    );
-    None
+    p
 }
 
 /// Run the peer; panic with its stderr on failure. Returns stdout.
@@ -133,15 +131,100 @@ pub fn try_peer(peer: &Path, args: &[&str]) -> (bool, String, String) {
     )
 }
 
+/// Run this test binary again, with `args` and environment changes `env`
+/// (`None` removes a variable), and return its output. Used to check what the
+/// test summary says when the peer or the venv is missing.
+pub fn rerun_self(args: &[&str], env: &[(&str, Option<&str>)]) -> Output {
+    let mut c = Command::new(std::env::current_exe().unwrap());
+    c.args(args).arg("--test-threads=2");
+    for (k, v) in env {
+        match v {
+            Some(v) => c.env(k, v),
+            None => c.env_remove(k),
+        };
+    }
+    c.output().unwrap()
+}
+
+/// The counts of libtest's summary line: (passed, failed, ignored).
+pub fn test_summary(out: &Output) -> (usize, usize, usize) {
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with("test result:"))
+        .unwrap_or_else(|| panic!("no test summary in:\n{stdout}"));
+    let count = |what: &str| -> usize {
+        line.split(';')
+            .find_map(|part| part.trim().strip_suffix(what))
+            .and_then(|n| n.trim().rsplit(' ').next()?.parse().ok())
+            .unwrap_or_else(|| panic!("no {what} count in {line}"))
+    };
+    (count(" passed"), count(" failed"), count(" ignored"))
+}
+
+/// The `#[ignore]`d tests of this binary (from `--list --ignored`), sorted.
+pub fn ignored_tests() -> Vec<String> {
+    let out = Command::new(std::env::current_exe().unwrap())
+        .args(["--list", "--ignored", "--format=terse"])
+        .output()
+        .unwrap();
+    let mut v: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.strip_suffix(": test"))
+        .map(str::to_string)
+        .collect();
+    v.sort();
+    v
+}
+
+/// Check that the `#[ignore]`d tests of this binary, which need `what` (a program
+/// found through the environment variable `var`), never pass without it: run them
+/// again with `var` pointing nowhere, once plainly (each is reported as ignored
+/// with the reason "needs the `what`", none passes) and once with
+/// `--include-ignored` (each fails, saying what is missing). Returns their names.
+pub fn assert_missing_program_is_never_a_pass(var: &str, what: &str) -> Vec<String> {
+    let tests = ignored_tests();
+    assert!(!tests.is_empty(), "no test is marked as needing the {what}");
+    let nowhere = repo().join("target/no-such-dir/no-such-program");
+    let env = [(var, Some(nowhere.to_str().unwrap())), ("CI", None)];
+    let mut args = vec!["--exact"];
+    args.extend(tests.iter().map(String::as_str));
+    let plain = rerun_self(&args, &env);
+    let stdout = String::from_utf8_lossy(&plain.stdout);
+    assert_eq!(
+        test_summary(&plain),
+        (0, 0, tests.len()),
+        "a plain run reports every test that needs the {what} as ignored:\n{stdout}"
+    );
+    for t in &tests {
+        assert!(
+            stdout.contains(&format!("test {t} ... ignored, needs the {what}")),
+            "{t} is not reported as ignored because it needs the {what}:\n{stdout}"
+        );
+    }
+    args.insert(0, "--include-ignored");
+    let forced = rerun_self(&args, &env);
+    let stdout = String::from_utf8_lossy(&forced.stdout);
+    assert_eq!(
+        test_summary(&forced),
+        (0, tests.len(), 0),
+        "with --include-ignored and no {what}, every test that needs it fails:\n{stdout}"
+    );
+    assert_eq!(
+        stdout
+            .matches(&format!("this test needs the {what}, which is missing"))
+            .count(),
+        tests.len(),
+        "each failure says what is missing:\n{stdout}"
+    );
+    tests
+}
+
 /// The Python of the project's venv (pyarrow, numpy, scipy, sparse, duckdb), from
-/// `ARROW_SPARSE_PYTHON` or `.venv/bin/python`. `None` when it is missing, unless
-/// running in CI (`CI=true`), where its absence is a failure.
-pub fn python() -> Option<PathBuf> {
-    installed(
-        "ARROW_SPARSE_PYTHON",
-        ".venv/bin/python",
-        "Python of the venv",
-    )
+/// `ARROW_SPARSE_PYTHON` or `.venv/bin/python`. Tests that call it are marked
+/// `#[ignore = "needs the Python venv ..."]` (see [`peer`]); panics when missing.
+pub fn python() -> PathBuf {
+    installed("ARROW_SPARSE_PYTHON", ".venv/bin/python", "Python venv")
 }
 
 /// xorshift64*: deterministic, no dependency.
