@@ -18,6 +18,7 @@ export ARROW_SPARSE_PYTHON="${ARROW_SPARSE_VENV:-$PWD/.venv}/bin/python"
 step "format and lints"
 cargo fmt --all -- --check
 cargo clippy --all-targets --locked -- -D warnings
+cargo clippy -p arrow-sparse-python --locked -- -D warnings
 
 step "API docs: no rustdoc warnings, a runnable example on every public item"
 RUSTDOCFLAGS="-D warnings" cargo doc --locked --no-deps --lib
@@ -25,6 +26,12 @@ python3 scripts/check-doc-examples.py
 
 step "unit, integration, interop and property tests"
 cargo test --locked --lib --bins --tests --examples
+
+step "Python package arrow_sparse (python/): build into the venv, pytest and doctests"
+bash scripts/setup-python.sh
+ARROW_SPARSE_CLI="${CARGO_TARGET_DIR:-$PWD/target}/debug/arrow-sparse" \
+  "${ARROW_SPARSE_VENV:-.venv}/bin/python" -m pytest -q -p no:cacheprovider \
+  --doctest-modules python/arrow_sparse python/tests
 
 step "doc tests"
 cargo test --locked --doc
