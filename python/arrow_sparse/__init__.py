@@ -31,7 +31,9 @@ from . import _native
 from .errors import *  # noqa: F401,F403
 from .errors import __all__ as _error_names
 
-__all__ = ["Tensor", "Reader", "read", "open", "write"] + list(_error_names)
+__all__ = ["Tensor", "Reader", "read", "open", "write", "spmv", "sum", "add", "subtract", "multiply"] + list(
+    _error_names
+)
 
 # scipy.sparse holds int32 / int64 indices and no float16
 _SCIPY_INDEX = (_np.dtype(_np.int32), _np.dtype(_np.int64))
@@ -465,3 +467,75 @@ def write(path, tensors, *, to=None, index_type=None, axis_order=None, row_group
             t = t.convert(fmt, it, None if axis_order is None else list(axis_order))
         out.append(t._t)
     _native.write(path, out, row_group_size=row_group_size, compression=compression)
+
+
+# ---------------------------------------------------------------- kernels
+def spmv(a, x):
+    """``y = A x`` for a 2-D CSR, CSC or COO tensor, or a GCS / DM tensor (``x``
+    over its column dimensions, flattened); the result is flat, row-major over the
+    row dimensions. ``a`` may be a :class:`Tensor` or anything :func:`write` takes;
+    ``x`` a numpy array of the tensor's dtype (read in place). Runs without the
+    GIL, on the buffers where they lie (a mapped file is not copied). Integer
+    results that overflow raise :class:`NumericOverflowError`.
+
+    >>> import arrow_sparse, numpy as np, scipy.sparse as sp
+    >>> a = sp.csr_array(np.array([[1.0, 0, 2], [0, 3, 0]]))
+    >>> arrow_sparse.spmv(a, np.array([1.0, 1.0, 1.0]))
+    array([3., 3.])
+    """
+    t = _as_tensor(a)
+    return _native.spmv(t._t, _np.ascontiguousarray(x))
+
+
+def sum(a, axis=None):  # noqa: A001  (numpy's name)
+    """The sum of every entry (``axis=None``: a Python scalar) or over the
+    dimensions ``axis`` (an int or a tuple: a COO :class:`Tensor` over the others).
+    Accumulates in float64 / float32 / checked integers (overflow raises
+    :class:`NumericOverflowError`).
+
+    >>> import arrow_sparse, numpy as np
+    >>> t = arrow_sparse.Tensor.from_numpy(np.arange(6).reshape(2, 3))
+    >>> int(arrow_sparse.sum(t)), arrow_sparse.sum(t, axis=0).to_numpy().tolist()
+    (15, [3, 5, 7])
+    """
+    t = _as_tensor(a)
+    if axis is None:
+        return _native.sum(t._t)
+    axes = [axis] if isinstance(axis, int) else list(axis)
+    return Tensor(_native.sum_over(t._t, [d % t.ndim for d in axes]))
+
+
+def _binary(a, b, op):
+    return Tensor(_native.elementwise(_as_tensor(a)._t, _as_tensor(b)._t, op))
+
+
+def add(a, b):
+    """``a + b`` entry by entry (same shape and value type, any formats): a COO
+    :class:`Tensor` (int64 coordinates).
+
+    >>> import arrow_sparse, numpy as np
+    >>> a = np.array([[1, 0], [0, 2]]); b = np.array([[0, 5], [0, 1]])
+    >>> arrow_sparse.add(a, b).to_numpy().tolist()
+    [[1, 5], [0, 3]]
+    """
+    return _binary(a, b, "add")
+
+
+def subtract(a, b):
+    """``a - b`` entry by entry, as :func:`add`.
+
+    >>> import arrow_sparse, numpy as np
+    >>> arrow_sparse.subtract(np.array([3.0, 0]), np.array([1.0, 2.0])).to_numpy().tolist()
+    [2.0, -2.0]
+    """
+    return _binary(a, b, "subtract")
+
+
+def multiply(a, b):
+    """``a * b`` entry by entry (only entries stored in both), as :func:`add`.
+
+    >>> import arrow_sparse, numpy as np
+    >>> arrow_sparse.multiply(np.array([3, 0, 2]), np.array([2, 5, 4])).to_numpy().tolist()
+    [6, 0, 8]
+    """
+    return _binary(a, b, "multiply")

@@ -8,6 +8,7 @@
 mod buffer;
 mod errors;
 mod io;
+mod kernels;
 mod tensor;
 
 use pyo3::prelude::*;
@@ -20,5 +21,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<buffer::BufferView>()?;
     m.add_function(wrap_pyfunction!(io::read, m)?)?;
     m.add_function(wrap_pyfunction!(io::write, m)?)?;
+    m.add_function(wrap_pyfunction!(kernels::spmv, m)?)?;
+    m.add_function(wrap_pyfunction!(kernels::sum, m)?)?;
+    m.add_function(wrap_pyfunction!(kernels::sum_over, m)?)?;
+    m.add_function(wrap_pyfunction!(kernels::elementwise, m)?)?;
     Ok(())
 }
