@@ -263,7 +263,88 @@ class Tensor:
             shape=t.shape,
         )
 
+    def to_pyarrow(self):
+        """A pyarrow object: ``SparseCOOTensor``, ``SparseCSRMatrix``,
+        ``SparseCSCMatrix``, ``SparseCSFTensor`` or (dense) ``Tensor``. Values are
+        shared with this tensor; pyarrow holds int64 indices only, so other index
+        types are widened (a copy). GCS and DM tensors become a COO tensor.
+
+        >>> import arrow_sparse, numpy as np
+        >>> t = arrow_sparse.Tensor.from_numpy(np.array([[0, 2.0], [3.0, 0]])).convert("csr")
+        >>> p = t.to_pyarrow()
+        >>> type(p).__name__, p.non_zero_length, np.shares_memory(p.to_numpy()[0], t.buffers()["values"])
+        ('SparseCSRMatrix', 2, True)
+        """
+        import pyarrow as pa
+
+        from . import ext
+
+        fmt = self._t.format
+        if fmt == "dense":
+            return pa.Tensor.from_numpy(self.to_numpy(), dim_names=self.dim_names)
+        t = self.convert("coo") if fmt in ("gcs", "dm") else self
+        b = t.buffers()
+        row = {"shape": t.shape, "dim_names": t.dim_names, "values": b["values"]}
+        if t.format == "coo":
+            row["coords"] = _np.ascontiguousarray(b["coords"])
+        elif t.format == "csf":
+            row["indptr"] = [b[f"indptr_{k}"] for k in range(t.ndim - 1)]
+            row["indices"] = [b[f"indices_{k}"] for k in range(t.ndim)]
+            row["axis_order"] = t.axis_order
+        else:
+            row["indptr"], row["indices"] = b["indptr"], b["indices"]
+        return ext.row_to_pyarrow(t.format, row)
+
     # ------------------------------------------------------------ constructors
+    @staticmethod
+    def from_pyarrow(obj, *, axis_order=None, validate=True):
+        """A tensor over a pyarrow ``SparseCOOTensor`` / ``SparseCSRMatrix`` /
+        ``SparseCSCMatrix`` / ``SparseCSFTensor`` / ``Tensor`` (dense) without
+        copying its buffers (pyarrow's ``to_numpy`` views; indices stay int64).
+        pyarrow does not report a CSF axis order: pass ``axis_order`` when it is
+        not ``0..ndim``.
+
+        >>> import arrow_sparse, numpy as np, pyarrow as pa
+        >>> p = pa.SparseCOOTensor.from_dense_numpy(np.array([[0, 1.5], [2.5, 0]]))
+        >>> t = arrow_sparse.Tensor.from_pyarrow(p)
+        >>> t.format, t.index_type, t.to_numpy().tolist()
+        ('coo', 'int64', [[0.0, 1.5], [2.5, 0.0]])
+        """
+        import pyarrow as pa
+
+        kinds = (pa.Tensor, pa.SparseCOOTensor, pa.SparseCSRMatrix, pa.SparseCSCMatrix, pa.SparseCSFTensor)
+        if not isinstance(obj, kinds):
+            raise TypeError(f"expected a pyarrow sparse tensor or Tensor, got {type(obj).__name__}")
+        names = [obj.dim_name(d) for d in range(obj.ndim)] if obj.dim_names else None
+        shape = list(obj.shape)
+        if isinstance(obj, pa.Tensor):
+            return Tensor.from_numpy(obj.to_numpy(), dim_names=names)
+        if isinstance(obj, pa.SparseCOOTensor):
+            data, coords = obj.to_numpy()
+            arrays = {"values": _flat(data), "coords": _flat(coords)}
+            native = _native.Tensor._from_arrays(
+                "coo", shape, arrays, dim_names=names, canonical=bool(obj.has_canonical_format), validate=validate
+            )
+        elif isinstance(obj, pa.SparseCSFTensor):
+            data, indptr, indices = obj.to_numpy()
+            arrays = {"values": _flat(data)}
+            arrays.update({f"indptr_{k}": _flat(p) for k, p in enumerate(indptr)})
+            arrays.update({f"indices_{k}": _flat(x) for k, x in enumerate(indices)})
+            native = _native.Tensor._from_arrays(
+                "csf",
+                shape,
+                arrays,
+                dim_names=names,
+                axis_order=None if axis_order is None else list(axis_order),
+                validate=validate,
+            )
+        elif isinstance(obj, (pa.SparseCSRMatrix, pa.SparseCSCMatrix)):
+            data, indptr, indices = obj.to_numpy()
+            fmt = "csr" if isinstance(obj, pa.SparseCSRMatrix) else "csc"
+            arrays = {"values": _flat(data), "indptr": _flat(indptr), "indices": _flat(indices)}
+            native = _native.Tensor._from_arrays(fmt, shape, arrays, dim_names=names, validate=validate)
+        return Tensor(native)
+
     @staticmethod
     def from_numpy(array, *, dim_names=None):
         """A dense tensor over a numpy array: C- or Fortran-ordered arrays are
@@ -344,6 +425,11 @@ class Tensor:
 
     def __repr__(self):
         return repr(self._t)
+
+
+def _flat(a):
+    """A C-contiguous 1-D view (a copy only for other layouts)."""
+    return _np.ascontiguousarray(a).reshape(-1)
 
 
 def _coo_column_major(native, name):
@@ -431,6 +517,8 @@ def _as_tensor(obj):
         sp = None
     if sp is not None and sp.issparse(obj):
         return Tensor.from_scipy(obj)
+    if type(obj).__module__.startswith("pyarrow"):
+        return Tensor.from_pyarrow(obj)
     raise TypeError(
         f"cannot write a {type(obj).__module__}.{type(obj).__name__}: pass arrow_sparse.Tensor, "
         "scipy.sparse arrays / matrices or numpy arrays"
@@ -443,8 +531,9 @@ def write(path, tensors, *, to=None, index_type=None, axis_order=None, row_group
     number of tensors, the other kinds one.
 
     ``tensors`` is one object or a list of :class:`Tensor`, ``scipy.sparse``
-    arrays / matrices (CSR, CSC, COO; their buffers are encoded in place, not
-    copied first) or numpy arrays (dense). Options as the CLI's: ``to`` (format
+    arrays / matrices (CSR, CSC, COO), pyarrow sparse tensors / ``pyarrow.Tensor``
+    or numpy arrays (dense); their buffers are encoded in place, not copied first
+    (except scipy COO coordinates, see :meth:`Tensor.from_scipy`). Options as the CLI's: ``to`` (format
     to convert to), ``index_type``, ``axis_order`` (CSF), and for ``.parquet``
     ``row_group_size`` and ``compression`` (``"zstd"``, ``"zstd:LEVEL"``,
     ``"none"``).
