@@ -32,6 +32,11 @@ bash scripts/setup-python.sh
 ARROW_SPARSE_CLI="${CARGO_TARGET_DIR:-$PWD/target}/debug/arrow-sparse" \
   "${ARROW_SPARSE_VENV:-.venv}/bin/python" -m pytest -q -p no:cacheprovider \
   --doctest-modules python/arrow_sparse python/tests
+PY_DIR="$(mktemp -d)"
+"${ARROW_SPARSE_VENV:-.venv}/bin/python" python/examples/read_cpp_stream.py
+"${ARROW_SPARSE_VENV:-.venv}/bin/python" python/examples/parquet_duckdb.py "$PY_DIR"
+"${ARROW_SPARSE_VENV:-.venv}/bin/python" python/examples/spmv_mapped.py "$PY_DIR"
+rm -rf "$PY_DIR"
 
 step "doc tests"
 cargo test --locked --doc

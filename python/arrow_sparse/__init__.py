@@ -295,7 +295,73 @@ class Tensor:
             row["indptr"], row["indices"] = b["indptr"], b["indices"]
         return ext.row_to_pyarrow(t.format, row)
 
+    def to_sparse(self):
+        """A pydata/sparse array: ``GCXS`` for CSR, CSC and GCS tensors whose map
+        GCXS can express (row-compressed, the column dimensions in increasing
+        order; buffers shared), else ``COO`` (coordinates copied into sparse's
+        ``(ndim, nnz)`` int64 layout when stored otherwise).
+
+        >>> import arrow_sparse, numpy as np
+        >>> t = arrow_sparse.Tensor.from_numpy(np.arange(24.0).reshape(2, 3, 4)).to_gcs([1, 0, 2], [1])
+        >>> s = t.to_sparse()
+        >>> type(s).__name__, s.compressed_axes, np.array_equal(s.todense(), t.to_numpy())
+        ('GCXS', (1,), True)
+        """
+        import sparse
+
+        fmt = self._t.format
+        b = self.buffers() if fmt in ("csr", "csc", "gcs") else None
+        if fmt in ("csr", "csc"):
+            axes = (0,) if fmt == "csr" else (1,)
+            return sparse.GCXS((b["values"], b["indices"], b["indptr"]), shape=self.shape, compressed_axes=axes)
+        if fmt == "gcs":
+            dims, (p,) = self.dimensions, self.partitioning
+            rest = dims[p:]
+            if self._t.compressed_axis == "row" and 0 < p < self.ndim and rest == sorted(rest):
+                return sparse.GCXS(
+                    (b["values"], b["indices"], b["indptr"]), shape=self.shape, compressed_axes=tuple(dims[:p])
+                )
+        t = self if fmt == "coo" else self.convert("coo", "int64")
+        c = t.buffers()
+        return sparse.COO(c["coords"].T, c["values"], shape=t.shape, has_duplicates=not t._t.is_canonical,
+                          sorted=bool(t._t.is_canonical))
+
     # ------------------------------------------------------------ constructors
+    @staticmethod
+    def from_sparse(array, *, validate=True):
+        """A tensor over a pydata/sparse ``COO`` (coordinates kept in sparse's
+        dimension-by-dimension layout, no copy) or ``GCXS`` (a GCS tensor with the
+        same map, buffers shared) array.
+
+        >>> import arrow_sparse, numpy as np, sparse
+        >>> s = sparse.COO.from_numpy(np.array([[0, 1.5], [2.5, 0]]))
+        >>> t = arrow_sparse.Tensor.from_sparse(s)
+        >>> t.format, t.nnz, t.to_numpy().tolist()
+        ('coo', 2, [[0.0, 1.5], [2.5, 0.0]])
+        """
+        import sparse
+
+        shape = list(array.shape)
+        if isinstance(array, sparse.COO):
+            arrays = {"values": _flat(array.data), "coords": _flat(array.coords)}
+            # sparse.COO does not say whether it is sorted without duplicates:
+            # the tensor does not claim to be canonical
+            return Tensor(_native.Tensor._from_arrays(
+                "coo", shape, arrays, column_major_coords=True, validate=validate
+            ))
+        if isinstance(array, sparse.GCXS):
+            c = list(array.compressed_axes)
+            dims = c + [d for d in range(len(shape)) if d not in c]
+            arrays = {"values": _flat(array.data), "indices": _flat(array.indices), "indptr": _flat(array.indptr)}
+            if len(shape) == 2 and dims == [0, 1]:
+                fmt, extra = "csr", {}
+            elif len(shape) == 2:
+                fmt, extra = "csc", {}
+            else:
+                fmt, extra = "gcs", {"dimensions": dims, "partitioning": [len(c)]}
+            return Tensor(_native.Tensor._from_arrays(fmt, shape, arrays, validate=validate, **extra))
+        raise TypeError(f"expected a sparse.COO or sparse.GCXS array, got {type(array).__name__}")
+
     @staticmethod
     def from_pyarrow(obj, *, axis_order=None, validate=True):
         """A tensor over a pyarrow ``SparseCOOTensor`` / ``SparseCSRMatrix`` /
@@ -519,6 +585,8 @@ def _as_tensor(obj):
         return Tensor.from_scipy(obj)
     if type(obj).__module__.startswith("pyarrow"):
         return Tensor.from_pyarrow(obj)
+    if type(obj).__module__.startswith("sparse"):
+        return Tensor.from_sparse(obj)
     raise TypeError(
         f"cannot write a {type(obj).__module__}.{type(obj).__name__}: pass arrow_sparse.Tensor, "
         "scipy.sparse arrays / matrices or numpy arrays"
@@ -531,8 +599,8 @@ def write(path, tensors, *, to=None, index_type=None, axis_order=None, row_group
     number of tensors, the other kinds one.
 
     ``tensors`` is one object or a list of :class:`Tensor`, ``scipy.sparse``
-    arrays / matrices (CSR, CSC, COO), pyarrow sparse tensors / ``pyarrow.Tensor``
-    or numpy arrays (dense); their buffers are encoded in place, not copied first
+    arrays / matrices (CSR, CSC, COO), pydata/sparse ``COO`` / ``GCXS``, pyarrow
+    sparse tensors / ``pyarrow.Tensor`` or numpy arrays (dense); their buffers are encoded in place, not copied first
     (except scipy COO coordinates, see :meth:`Tensor.from_scipy`). Options as the CLI's: ``to`` (format
     to convert to), ``index_type``, ``axis_order`` (CSF), and for ``.parquet``
     ``row_group_size`` and ``compression`` (``"zstd"``, ``"zstd:LEVEL"``,

@@ -5,8 +5,8 @@ use arrow_buffer::{Buffer, ScalarBuffer};
 use arrow_sparse::dims::DimMap;
 use arrow_sparse::ipc::TensorMessage;
 use arrow_sparse::{
-    AnyCoo, AnyCsf, AnyCsx, AnyDense, AnyTensor, CompressedAxis, CoordLayout, Format, IndexBuffer,
-    IndexType, Validation, ValueBuffer, ValueType,
+    AnyCoo, AnyCsf, AnyCsx, AnyDense, AnyGcs, AnyTensor, CompressedAxis, CoordLayout, Format,
+    IndexBuffer, IndexType, Validation, ValueBuffer, ValueType,
 };
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -81,6 +81,16 @@ fn push_csx(m: &AnyCsx, prefix: &str, out: &mut Vec<(String, BufferView)>) {
 
 fn parse_index_type(s: &str) -> PyResult<IndexType> {
     s.parse::<IndexType>().py_err()
+}
+
+fn parse_axis(s: &str) -> PyResult<CompressedAxis> {
+    match s {
+        "row" => Ok(CompressedAxis::Row),
+        "column" => Ok(CompressedAxis::Column),
+        other => Err(PyValueError::new_err(format!(
+            "compressed_axis must be \"row\" or \"column\", found {other:?}"
+        ))),
+    }
 }
 
 fn parse_format(s: &str) -> PyResult<Format> {
@@ -167,7 +177,7 @@ impl Tensor {
     /// Build a tensor from numpy arrays, without copying them (private: the
     /// Python layer's `Tensor.from_*` call it).
     #[staticmethod]
-    #[pyo3(signature = (format, shape, arrays, *, dim_names=None, strides=None, column_major_coords=false, canonical=false, axis_order=None, validate=true))]
+    #[pyo3(signature = (format, shape, arrays, *, dim_names=None, strides=None, column_major_coords=false, canonical=false, axis_order=None, dimensions=None, partitioning=None, compressed_axis="row", validate=true))]
     #[allow(clippy::too_many_arguments)]
     fn _from_arrays(
         py: Python<'_>,
@@ -179,6 +189,9 @@ impl Tensor {
         column_major_coords: bool,
         canonical: bool,
         axis_order: Option<Vec<usize>>,
+        dimensions: Option<Vec<usize>>,
+        partitioning: Option<Vec<usize>>,
+        compressed_axis: &str,
         validate: bool,
     ) -> PyResult<Tensor> {
         let names = dim_names.unwrap_or_default();
@@ -239,9 +252,24 @@ impl Tensor {
                 })
                 .map(AnyTensor::Csf)?
             }
+            Format::Gcs => {
+                let n = shape.len();
+                let dims = dimensions.unwrap_or_else(|| (0..n).collect());
+                let parts = partitioning.unwrap_or_else(|| vec![n / 2]);
+                let map = DimMap::try_new(shape, dims, parts).py_err()?;
+                let axis = parse_axis(compressed_axis)?;
+                let indptr = indices_from(&get("indptr")?)?;
+                let indices = indices_from(&get("indices")?)?;
+                let reduced = map.reduced_shape().to_vec();
+                guarded(py, || {
+                    let m = AnyCsx::try_new(axis, reduced, indptr, indices, values, vec![], v)?;
+                    AnyGcs::try_new(map, m, names)
+                })
+                .map(AnyTensor::Gcs)?
+            }
             other => {
                 return Err(PyValueError::new_err(format!(
-                    "{other} tensors are built with Tensor.to_gcs / Tensor.to_dm"
+                    "{other} tensors are built with Tensor.to_dm"
                 )));
             }
         };
@@ -415,15 +443,7 @@ impl Tensor {
         compressed_axis: &str,
         index_type: &str,
     ) -> PyResult<Tensor> {
-        let axis = match compressed_axis {
-            "row" => CompressedAxis::Row,
-            "column" => CompressedAxis::Column,
-            other => {
-                return Err(PyValueError::new_err(format!(
-                    "compressed_axis must be \"row\" or \"column\", found {other:?}"
-                )));
-            }
-        };
+        let axis = parse_axis(compressed_axis)?;
         let it = parse_index_type(index_type)?;
         let map =
             DimMap::try_new(self.tensor().shape().to_vec(), dimensions, partitioning).py_err()?;
