@@ -3,10 +3,10 @@
 
 use std::path::{Path, PathBuf};
 
+use arrow_sparse::archive::{self, ArchiveCompression as Compression};
 use arrow_sparse::column;
 use arrow_sparse::io as fileio;
 use arrow_sparse::ipc::{self, MmapReader, TensorMessage};
-use arrow_sparse::parquet::{self as archive, Compression};
 use arrow_sparse::{Error, Validation};
 use pyo3::exceptions::{PyIndexError, PyValueError};
 use pyo3::prelude::*;
@@ -51,12 +51,13 @@ fn read_all(path: &Path, validate: bool) -> Result<Vec<TensorMessage>, Error> {
     }
     match k {
         Kind::Arrow => {
-            let options = ipc::ReadOptions::default().with_validation(validation(validate));
-            ipc::read_file(path, &options)
+            let options = ipc::StreamReadOptions::default().with_validation(validation(validate));
+            ipc::read_tensor_stream(path, &options)
         }
         Kind::Parquet => {
-            let options = archive::ReadOptions::default().with_validation(validation(validate));
-            Ok(vec![archive::read_parquet(path, &options)?])
+            let options =
+                archive::ArchiveReadOptions::default().with_validation(validation(validate));
+            Ok(vec![archive::read_archive(path, &options)?])
         }
         Kind::Text => Ok(vec![fileio::read_path(path)?]),
     }
@@ -93,9 +94,9 @@ impl Reader {
     #[new]
     #[pyo3(signature = (path, *, validate=true))]
     fn new(py: Python<'_>, path: PathBuf, validate: bool) -> PyResult<Reader> {
-        let options = ipc::ReadOptions::default().with_validation(validation(validate));
+        let options = ipc::StreamReadOptions::default().with_validation(validation(validate));
         let reader = guarded(py, || {
-            MmapReader::open_with(&path, options).map_err(|e| in_path(&path, e))
+            MmapReader::open_with(&path, &options).map_err(|e| in_path(&path, e))
         })?;
         Ok(Reader { reader })
     }
@@ -162,7 +163,7 @@ pub(crate) fn write(
             "row_group_size and compression apply to .parquet files only",
         ));
     }
-    let mut parquet_options = archive::WriteOptions::default();
+    let mut parquet_options = archive::ArchiveWriteOptions::default();
     if let Some(n) = row_group_size {
         parquet_options = parquet_options.with_row_group_size(n);
     }
@@ -170,8 +171,10 @@ pub(crate) fn write(
         parquet_options = parquet_options.with_compression(self::compression(c)?);
     }
     guarded(py, || match k {
-        Kind::Arrow => ipc::write_file(&path, &messages, &ipc::WriteOptions::default()),
-        Kind::Parquet => archive::write_parquet(&path, &messages[0], &parquet_options).map(|_| ()),
+        Kind::Arrow => {
+            ipc::write_tensor_stream(&path, &messages, &ipc::StreamWriteOptions::default())
+        }
+        Kind::Parquet => archive::write_archive(&path, &messages[0], &parquet_options).map(|_| ()),
         Kind::Text => fileio::write_path(&path, &messages[0]),
     })
 }
