@@ -18,6 +18,7 @@ export ARROW_SPARSE_PYTHON="${ARROW_SPARSE_VENV:-$PWD/.venv}/bin/python"
 step "format and lints"
 cargo fmt --all -- --check
 cargo clippy --all-targets --locked -- -D warnings
+cargo clippy -p arrow-sparse-python --locked -- -D warnings
 
 step "API docs: no rustdoc warnings, a runnable example on every public item"
 RUSTDOCFLAGS="-D warnings" cargo doc --locked --no-deps --lib
@@ -42,6 +43,17 @@ TEST_LOG="$(mktemp)"
 step "unit, integration, interop (libarrow, pyarrow, scipy, DuckDB) and property tests"
 cargo test --locked --lib --bins --tests --examples -- --include-ignored 2>&1 | tee "$TEST_LOG"
 no_skips "$TEST_LOG"
+
+step "Python package arrow_sparse (python/): build into the venv, pytest and doctests"
+bash scripts/setup-python.sh
+ARROW_SPARSE_CLI="${CARGO_TARGET_DIR:-$PWD/target}/debug/arrow-sparse" \
+  "${ARROW_SPARSE_VENV:-.venv}/bin/python" -m pytest -q -p no:cacheprovider \
+  --doctest-modules python/arrow_sparse python/tests
+PY_DIR="$(mktemp -d)"
+"${ARROW_SPARSE_VENV:-.venv}/bin/python" python/examples/read_cpp_stream.py
+"${ARROW_SPARSE_VENV:-.venv}/bin/python" python/examples/parquet_duckdb.py "$PY_DIR"
+"${ARROW_SPARSE_VENV:-.venv}/bin/python" python/examples/spmv_mapped.py "$PY_DIR"
+rm -rf "$PY_DIR"
 
 step "doc tests"
 cargo test --locked --doc 2>&1 | tee "$TEST_LOG"

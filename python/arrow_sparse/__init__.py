@@ -1,0 +1,698 @@
+"""Sparse tensors through Apache Arrow, from Python.
+
+arrow_sparse reads and writes Arrow SparseTensor IPC streams (what Arrow C++'s
+``WriteSparseTensor`` writes, and what pyarrow cannot read), Parquet archives of
+tensors, Matrix Market (``.mtx``), FROSTT (``.tns``) and scipy / pydata-sparse
+``.npz`` files, and record-batch files with a sparse tensor column. Formats: COO,
+CSR, CSC, CSF (any axis order), dense, GCS and DM.
+
+Streams are memory-mapped: the numpy arrays of :meth:`Tensor.buffers` and the
+scipy matrices of :meth:`Tensor.to_scipy` are views of the file, not copies::
+
+    >>> import arrow_sparse, numpy as np, scipy.sparse as sp, tempfile, os
+    >>> m = sp.csr_array(np.array([[0, 1.5, 0], [2.0, 0, 3.0]]))
+    >>> path = os.path.join(tempfile.mkdtemp(), "m.arrow")
+    >>> arrow_sparse.write(path, [m])
+    >>> [t] = arrow_sparse.read(path)
+    >>> t.format, t.shape, t.nnz, t.value_type, t.index_type
+    ('csr', (2, 3), 3, 'float64', 'int32')
+    >>> t.buffers()["values"]
+    array([1.5, 2. , 3. ])
+    >>> (t.to_scipy() != m).nnz
+    0
+
+The GIL is released while files are read, decoded, validated and written. Errors
+are :class:`ArrowSparseError` subclasses (see :mod:`arrow_sparse.errors`).
+"""
+
+import numpy as _np
+
+from . import _native
+from .errors import *  # noqa: F401,F403
+from .errors import __all__ as _error_names
+
+__all__ = ["Tensor", "Reader", "read", "open", "write", "spmv", "sum", "add", "subtract", "multiply"] + list(
+    _error_names
+)
+
+# scipy.sparse holds int32 / int64 indices and no float16
+_SCIPY_INDEX = (_np.dtype(_np.int32), _np.dtype(_np.int64))
+
+
+class Tensor:
+    """One sparse or dense tensor, with the custom metadata of its message.
+
+    Tensors are immutable. Their buffers are shared, never copied, between
+    tensors, numpy arrays and files: :meth:`buffers` gives read-only numpy views
+    that keep the memory (a mapped file, or the numpy arrays a tensor was built
+    from) alive.
+
+    >>> import arrow_sparse, numpy as np
+    >>> t = arrow_sparse.Tensor.from_numpy(np.array([[1, 0], [0, 2]], dtype=np.int16))
+    >>> t.format, t.shape, t.nnz
+    ('dense', (2, 2), 2)
+    >>> t.convert("coo", index_type="int32").buffers()["coords"]
+    array([[0, 0],
+           [1, 1]], dtype=int32)
+    """
+
+    __slots__ = ("_t",)
+
+    def __init__(self, native):
+        if not isinstance(native, _native.Tensor):
+            raise TypeError(
+                "Tensor objects come from arrow_sparse.read / open or "
+                "Tensor.from_scipy / from_numpy"
+            )
+        self._t = native
+
+    # ------------------------------------------------------------ properties
+    @property
+    def format(self):
+        """``"coo"``, ``"csr"``, ``"csc"``, ``"csf"``, ``"dense"``, ``"gcs"`` or ``"dm"``."""
+        return self._t.format
+
+    @property
+    def shape(self):
+        """Extents, a tuple of ints."""
+        return tuple(self._t.shape)
+
+    @property
+    def ndim(self):
+        """Number of dimensions."""
+        return len(self._t.shape)
+
+    @property
+    def dim_names(self):
+        """Dimension names, a list of str (``""`` where unnamed)."""
+        return self._t.dim_names
+
+    @property
+    def value_type(self):
+        """Element type name: ``"int8"`` ... ``"uint64"``, ``"float16"``, ``"float32"``, ``"float64"``."""
+        return self._t.value_type
+
+    @property
+    def dtype(self):
+        """The numpy dtype of the values."""
+        return _np.dtype(self._t.value_type)
+
+    @property
+    def index_type(self):
+        """Index type name (``"int32"``, ...), or None for a dense tensor."""
+        return self._t.index_type
+
+    @property
+    def indptr_type(self):
+        """Index type of the indptr buffers (CSR, CSC, CSF, GCS), else None."""
+        return self._t.indptr_type
+
+    @property
+    def nnz(self):
+        """Number of stored entries (for a dense tensor: its non-zeros)."""
+        return self._t.nnz
+
+    @property
+    def metadata(self):
+        """The message's custom metadata, a dict of str to str."""
+        return self._t.metadata
+
+    @property
+    def axis_order(self):
+        """CSF: the order in which dimensions are compressed; else None."""
+        return self._t.axis_order
+
+    @property
+    def dimensions(self):
+        """GCS / DM: the permutation of the dimensions of the map; else None."""
+        return self._t.dimensions
+
+    @property
+    def partitioning(self):
+        """GCS / DM: split points of :attr:`dimensions` into reduced axes; else None."""
+        return self._t.partitioning
+
+    @property
+    def strides(self):
+        """Dense: element strides (in elements); else None."""
+        return self._t.strides
+
+    # ------------------------------------------------------------ buffers
+    def buffers(self):
+        """The tensor's buffers as read-only numpy arrays, without copies.
+
+        Names by format: ``coords`` (COO, shape ``(nnz, ndim)``) and ``values``;
+        ``indptr``, ``indices``, ``values`` (CSR, CSC and the reduced matrix of
+        GCS); ``indptr_0`` ..., ``indices_0`` ..., ``values`` (CSF, one per level);
+        ``values`` (dense, flat storage order; see :attr:`strides`); DM: its
+        storage's buffers prefixed ``storage.``. For a tensor read from a stream
+        every array is a view into the memory-mapped file and keeps it mapped.
+
+        >>> import arrow_sparse, numpy as np
+        >>> t = arrow_sparse.Tensor.from_numpy(np.eye(2)).convert("csr", index_type="int32")
+        >>> sorted(t.buffers())
+        ['indices', 'indptr', 'values']
+        >>> t.buffers()["indptr"].flags.writeable
+        False
+        """
+        out = {}
+        ndim = len(self._t.shape)
+        for name, view in self._t._buffers():
+            a = _np.asarray(view)
+            if name.endswith("coords"):
+                if _coo_column_major(self._t, name):
+                    a = a.reshape(ndim, -1).T
+                else:
+                    a = a.reshape(-1, ndim)
+            out[name] = a
+        return out
+
+    # ------------------------------------------------------------ conversions
+    def convert(self, to, index_type="int64", axis_order=None):
+        """The same entries in format ``to`` (``"coo"``, ``"csr"``, ``"csc"``,
+        ``"csf"``, ``"dense"``, ``"gcs"``, ``"dm"``) with indices of ``index_type``;
+        ``axis_order`` for CSF. Entries are kept as stored (duplicates too).
+
+        >>> import arrow_sparse, numpy as np
+        >>> t = arrow_sparse.Tensor.from_numpy(np.array([[0, 2.0], [3.0, 0]]))
+        >>> c = t.convert("csc", index_type="int16")
+        >>> c.format, c.index_type, c.nnz
+        ('csc', 'int16', 2)
+        """
+        return Tensor(self._t.convert(to, index_type, axis_order))
+
+    def to_gcs(self, dimensions, partitioning, compressed_axis="row", index_type="int64"):
+        """A GCS tensor: the dimensions, permuted by ``dimensions`` and grouped
+        at the split points ``partitioning``, reduced to a CSR (``"row"``) or CSC
+        (``"column"``) matrix.
+
+        >>> import arrow_sparse, numpy as np
+        >>> t = arrow_sparse.Tensor.from_numpy(np.arange(24.0).reshape(2, 3, 4))
+        >>> g = t.to_gcs([0, 1, 2], [2])
+        >>> g.format, g.shape, g.dimensions, g.partitioning
+        ('gcs', (2, 3, 4), [0, 1, 2], [2])
+        """
+        return Tensor(self._t.to_gcs(list(dimensions), list(partitioning), compressed_axis, index_type))
+
+    def to_dm(self, dimensions, partitioning, storage="coo"):
+        """A DM tensor: the map (``dimensions``, ``partitioning``) over a storage
+        tensor of format ``storage``.
+
+        >>> import arrow_sparse, numpy as np
+        >>> t = arrow_sparse.Tensor.from_numpy(np.arange(6.0).reshape(2, 3))
+        >>> d = t.to_dm([1, 0], [1], storage="csr")
+        >>> d.format, d.to_numpy().tolist() == t.to_numpy().tolist()
+        ('dm', True)
+        """
+        return Tensor(self._t.to_dm(list(dimensions), list(partitioning), storage))
+
+    def to_numpy(self):
+        """The dense numpy array. A dense tensor gives a read-only view of its
+        buffer (no copy); a sparse one is expanded (duplicates summed).
+
+        >>> import arrow_sparse, numpy as np
+        >>> a = np.asfortranarray(np.arange(6, dtype=np.int32).reshape(2, 3))
+        >>> v = arrow_sparse.Tensor.from_numpy(a).to_numpy()
+        >>> np.shares_memory(v, a), v.tolist()
+        (True, [[0, 1, 2], [3, 4, 5]])
+        """
+        t = self if self._t.format == "dense" else self.convert("dense")
+        values = t.buffers()["values"]
+        item = values.dtype.itemsize
+        if values.size == 0:
+            return _np.zeros(t.shape, dtype=values.dtype)
+        return _np.lib.stride_tricks.as_strided(
+            values,
+            shape=t.shape,
+            strides=tuple(s * item for s in t._t.strides),
+            writeable=False,
+        )
+
+    def to_scipy(self):
+        """A ``scipy.sparse`` array: ``csr_array`` / ``csc_array`` for CSR / CSC
+        (reusing the buffers when the indices are int32 or int64 and the values
+        are not float16: no copy), else ``coo_array`` (N-D for N-D tensors; COO
+        coordinates are copied into scipy's per-dimension arrays; CSF, GCS, DM and
+        dense tensors are converted first). Indices of other types are widened
+        to int32 / int64, float16 values to float32 (copies).
+
+        >>> import arrow_sparse, numpy as np
+        >>> t = arrow_sparse.Tensor.from_numpy(np.array([[0, 2.0], [3.0, 0]])).convert("csr")
+        >>> m = t.to_scipy()
+        >>> type(m).__name__, np.shares_memory(m.data, t.buffers()["values"])
+        ('csr_array', True)
+        """
+        import scipy.sparse as sp
+
+        fmt = self._t.format
+        if fmt in ("csr", "csc"):
+            b = self.buffers()
+            indptr, indices = _scipy_index(b["indptr"]), _scipy_index(b["indices"])
+            if indptr.dtype != indices.dtype:
+                wide = _np.promote_types(indptr.dtype, indices.dtype)
+                indptr, indices = indptr.astype(wide), indices.astype(wide)
+            cls = sp.csr_array if fmt == "csr" else sp.csc_array
+            return cls((_scipy_values(b["values"]), indices, indptr), shape=self.shape)
+        if fmt == "dense":
+            return sp.coo_array(self.to_numpy())
+        t = self if fmt == "coo" else self.convert("coo", "int64")
+        b = t.buffers()
+        coords = _scipy_index(b["coords"])
+        return sp.coo_array(
+            (_scipy_values(b["values"]), tuple(coords[:, d] for d in range(t.ndim))),
+            shape=t.shape,
+        )
+
+    def to_pyarrow(self):
+        """A pyarrow object: ``SparseCOOTensor``, ``SparseCSRMatrix``,
+        ``SparseCSCMatrix``, ``SparseCSFTensor`` or (dense) ``Tensor``. Values are
+        shared with this tensor; pyarrow holds int64 indices only, so other index
+        types are widened (a copy). GCS and DM tensors become a COO tensor.
+
+        >>> import arrow_sparse, numpy as np
+        >>> t = arrow_sparse.Tensor.from_numpy(np.array([[0, 2.0], [3.0, 0]])).convert("csr")
+        >>> p = t.to_pyarrow()
+        >>> type(p).__name__, p.non_zero_length, np.shares_memory(p.to_numpy()[0], t.buffers()["values"])
+        ('SparseCSRMatrix', 2, True)
+        """
+        import pyarrow as pa
+
+        from . import ext
+
+        fmt = self._t.format
+        if fmt == "dense":
+            return pa.Tensor.from_numpy(self.to_numpy(), dim_names=self.dim_names)
+        t = self.convert("coo") if fmt in ("gcs", "dm") else self
+        b = t.buffers()
+        row = {"shape": t.shape, "dim_names": t.dim_names, "values": b["values"]}
+        if t.format == "coo":
+            row["coords"] = _np.ascontiguousarray(b["coords"])
+        elif t.format == "csf":
+            row["indptr"] = [b[f"indptr_{k}"] for k in range(t.ndim - 1)]
+            row["indices"] = [b[f"indices_{k}"] for k in range(t.ndim)]
+            row["axis_order"] = t.axis_order
+        else:
+            row["indptr"], row["indices"] = b["indptr"], b["indices"]
+        return ext.row_to_pyarrow(t.format, row)
+
+    def to_sparse(self):
+        """A pydata/sparse array: ``GCXS`` for CSR, CSC and GCS tensors whose map
+        GCXS can express (row-compressed, the column dimensions in increasing
+        order; buffers shared), else ``COO`` (coordinates copied into sparse's
+        ``(ndim, nnz)`` int64 layout when stored otherwise).
+
+        >>> import arrow_sparse, numpy as np
+        >>> t = arrow_sparse.Tensor.from_numpy(np.arange(24.0).reshape(2, 3, 4)).to_gcs([1, 0, 2], [1])
+        >>> s = t.to_sparse()
+        >>> type(s).__name__, s.compressed_axes, np.array_equal(s.todense(), t.to_numpy())
+        ('GCXS', (1,), True)
+        """
+        import sparse
+
+        fmt = self._t.format
+        b = self.buffers() if fmt in ("csr", "csc", "gcs") else None
+        if fmt in ("csr", "csc"):
+            axes = (0,) if fmt == "csr" else (1,)
+            return sparse.GCXS((b["values"], b["indices"], b["indptr"]), shape=self.shape, compressed_axes=axes)
+        if fmt == "gcs":
+            dims, (p,) = self.dimensions, self.partitioning
+            rest = dims[p:]
+            if self._t.compressed_axis == "row" and 0 < p < self.ndim and rest == sorted(rest):
+                return sparse.GCXS(
+                    (b["values"], b["indices"], b["indptr"]), shape=self.shape, compressed_axes=tuple(dims[:p])
+                )
+        t = self if fmt == "coo" else self.convert("coo", "int64")
+        c = t.buffers()
+        return sparse.COO(c["coords"].T, c["values"], shape=t.shape, has_duplicates=not t._t.is_canonical,
+                          sorted=bool(t._t.is_canonical))
+
+    # ------------------------------------------------------------ constructors
+    @staticmethod
+    def from_sparse(array, *, validate=True):
+        """A tensor over a pydata/sparse ``COO`` (coordinates kept in sparse's
+        dimension-by-dimension layout, no copy) or ``GCXS`` (a GCS tensor with the
+        same map, buffers shared) array.
+
+        >>> import arrow_sparse, numpy as np, sparse
+        >>> s = sparse.COO.from_numpy(np.array([[0, 1.5], [2.5, 0]]))
+        >>> t = arrow_sparse.Tensor.from_sparse(s)
+        >>> t.format, t.nnz, t.to_numpy().tolist()
+        ('coo', 2, [[0.0, 1.5], [2.5, 0.0]])
+        """
+        import sparse
+
+        shape = list(array.shape)
+        if isinstance(array, sparse.COO):
+            arrays = {"values": _flat(array.data), "coords": _flat(array.coords)}
+            # sparse.COO does not say whether it is sorted without duplicates:
+            # the tensor does not claim to be canonical
+            return Tensor(_native.Tensor._from_arrays(
+                "coo", shape, arrays, column_major_coords=True, validate=validate
+            ))
+        if isinstance(array, sparse.GCXS):
+            c = list(array.compressed_axes)
+            dims = c + [d for d in range(len(shape)) if d not in c]
+            arrays = {"values": _flat(array.data), "indices": _flat(array.indices), "indptr": _flat(array.indptr)}
+            if len(shape) == 2 and dims == [0, 1]:
+                fmt, extra = "csr", {}
+            elif len(shape) == 2:
+                fmt, extra = "csc", {}
+            else:
+                fmt, extra = "gcs", {"dimensions": dims, "partitioning": [len(c)]}
+            return Tensor(_native.Tensor._from_arrays(fmt, shape, arrays, validate=validate, **extra))
+        raise TypeError(f"expected a sparse.COO or sparse.GCXS array, got {type(array).__name__}")
+
+    @staticmethod
+    def from_pyarrow(obj, *, axis_order=None, validate=True):
+        """A tensor over a pyarrow ``SparseCOOTensor`` / ``SparseCSRMatrix`` /
+        ``SparseCSCMatrix`` / ``SparseCSFTensor`` / ``Tensor`` (dense) without
+        copying its buffers (pyarrow's ``to_numpy`` views; indices stay int64).
+        pyarrow does not report a CSF axis order: pass ``axis_order`` when it is
+        not ``0..ndim``.
+
+        >>> import arrow_sparse, numpy as np, pyarrow as pa
+        >>> p = pa.SparseCOOTensor.from_dense_numpy(np.array([[0, 1.5], [2.5, 0]]))
+        >>> t = arrow_sparse.Tensor.from_pyarrow(p)
+        >>> t.format, t.index_type, t.to_numpy().tolist()
+        ('coo', 'int64', [[0.0, 1.5], [2.5, 0.0]])
+        """
+        import pyarrow as pa
+
+        kinds = (pa.Tensor, pa.SparseCOOTensor, pa.SparseCSRMatrix, pa.SparseCSCMatrix, pa.SparseCSFTensor)
+        if not isinstance(obj, kinds):
+            raise TypeError(f"expected a pyarrow sparse tensor or Tensor, got {type(obj).__name__}")
+        names = [obj.dim_name(d) for d in range(obj.ndim)] if obj.dim_names else None
+        shape = list(obj.shape)
+        if isinstance(obj, pa.Tensor):
+            return Tensor.from_numpy(obj.to_numpy(), dim_names=names)
+        if isinstance(obj, pa.SparseCOOTensor):
+            data, coords = obj.to_numpy()
+            arrays = {"values": _flat(data), "coords": _flat(coords)}
+            native = _native.Tensor._from_arrays(
+                "coo", shape, arrays, dim_names=names, canonical=bool(obj.has_canonical_format), validate=validate
+            )
+        elif isinstance(obj, pa.SparseCSFTensor):
+            data, indptr, indices = obj.to_numpy()
+            arrays = {"values": _flat(data)}
+            arrays.update({f"indptr_{k}": _flat(p) for k, p in enumerate(indptr)})
+            arrays.update({f"indices_{k}": _flat(x) for k, x in enumerate(indices)})
+            native = _native.Tensor._from_arrays(
+                "csf",
+                shape,
+                arrays,
+                dim_names=names,
+                axis_order=None if axis_order is None else list(axis_order),
+                validate=validate,
+            )
+        elif isinstance(obj, (pa.SparseCSRMatrix, pa.SparseCSCMatrix)):
+            data, indptr, indices = obj.to_numpy()
+            fmt = "csr" if isinstance(obj, pa.SparseCSRMatrix) else "csc"
+            arrays = {"values": _flat(data), "indptr": _flat(indptr), "indices": _flat(indices)}
+            native = _native.Tensor._from_arrays(fmt, shape, arrays, dim_names=names, validate=validate)
+        return Tensor(native)
+
+    @staticmethod
+    def from_numpy(array, *, dim_names=None):
+        """A dense tensor over a numpy array: C- or Fortran-ordered arrays are
+        used in place (no copy); other layouts are copied to C order first.
+
+        >>> import arrow_sparse, numpy as np
+        >>> t = arrow_sparse.Tensor.from_numpy(np.zeros((2, 3), dtype=np.float32), dim_names=["r", "c"])
+        >>> t.format, t.shape, t.dim_names, t.nnz
+        ('dense', (2, 3), ['r', 'c'], 0)
+        """
+        a = _np.asarray(array)
+        if a.flags.c_contiguous:
+            flat, strides = a.reshape(-1), None
+        elif a.flags.f_contiguous:
+            flat = a.T.reshape(-1)
+            strides, step = [], 1
+            for n in a.shape:
+                strides.append(step)
+                step *= n
+        else:
+            flat, strides = _np.ascontiguousarray(a).reshape(-1), None
+        return Tensor(
+            _native.Tensor._from_arrays(
+                "dense", list(a.shape), {"values": flat}, dim_names=dim_names, strides=strides
+            )
+        )
+
+    @staticmethod
+    def from_scipy(matrix, *, dim_names=None, validate=True):
+        """A tensor over a ``scipy.sparse`` array or matrix: CSR and CSC reuse
+        ``indptr``, ``indices`` and ``data`` as they are (no copy, index dtypes
+        kept); COO stacks scipy's per-dimension coordinate arrays into one
+        ``(nnz, ndim)`` buffer (one copy of the coordinates); other formats go
+        through ``tocsr()``.
+
+        >>> import arrow_sparse, scipy.sparse as sp
+        >>> m = sp.random_array((4, 5), density=0.5, format="csc", random_state=1)
+        >>> t = arrow_sparse.Tensor.from_scipy(m)
+        >>> t.format, t.shape, t.nnz == m.nnz
+        ('csc', (4, 5), True)
+        """
+        import scipy.sparse as sp
+
+        if not sp.issparse(matrix):
+            raise TypeError(f"expected a scipy.sparse array or matrix, got {type(matrix).__name__}")
+        m = matrix
+        if m.format not in ("csr", "csc", "coo"):
+            m = m.tocsr()
+        if m.format in ("csr", "csc"):
+            arrays = {
+                "indptr": _np.ascontiguousarray(m.indptr),
+                "indices": _np.ascontiguousarray(m.indices),
+                "values": _np.ascontiguousarray(m.data),
+            }
+            native = _native.Tensor._from_arrays(
+                m.format, list(m.shape), arrays, dim_names=dim_names, validate=validate
+            )
+        else:
+            coords = _np.stack([_np.asarray(c) for c in m.coords], axis=1) if m.nnz else _np.zeros(
+                (0, len(m.shape)), dtype=m.coords[0].dtype
+            )
+            arrays = {"coords": coords.reshape(-1), "values": _np.ascontiguousarray(m.data)}
+            native = _native.Tensor._from_arrays(
+                "coo",
+                list(m.shape),
+                arrays,
+                dim_names=dim_names,
+                canonical=bool(m.has_canonical_format),
+                validate=validate,
+            )
+        return Tensor(native)
+
+    # ------------------------------------------------------------ misc
+    def __eq__(self, other):
+        return isinstance(other, Tensor) and self._t == other._t
+
+    __hash__ = None
+
+    def __repr__(self):
+        return repr(self._t)
+
+
+def _flat(a):
+    """A C-contiguous 1-D view (a copy only for other layouts)."""
+    return _np.ascontiguousarray(a).reshape(-1)
+
+
+def _coo_column_major(native, name):
+    if name == "coords":
+        return bool(native.column_major_coords)
+    # DM storage: ask the storage (only COO storages have coords)
+    return False
+
+
+def _scipy_index(a):
+    return a if a.dtype in _SCIPY_INDEX else a.astype(_np.int64 if a.dtype.itemsize >= 4 else _np.int32)
+
+
+def _scipy_values(a):
+    return a.astype(_np.float32) if a.dtype == _np.float16 else a
+
+
+class Reader:
+    """A memory-mapped stream: ``len``, indexing (negative from the end, slices)
+    and iteration decode and validate one message at a time; nothing is decoded
+    when the stream is opened.
+
+    >>> import arrow_sparse, numpy as np, tempfile, os
+    >>> path = os.path.join(tempfile.mkdtemp(), "two.arrow")
+    >>> arrow_sparse.write(path, [np.eye(2), np.ones(3)])
+    >>> r = arrow_sparse.open(path)
+    >>> len(r), r[-1].shape, [t.format for t in r]
+    (2, (3,), ['dense', 'dense'])
+    """
+
+    __slots__ = ("_r", "path")
+
+    def __init__(self, path, *, validate=True):
+        self._r = _native.Reader(path, validate=validate)
+        self.path = path
+
+    def __len__(self):
+        return len(self._r)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [Tensor(self._r.get(k)) for k in range(*i.indices(len(self)))]
+        return Tensor(self._r.get(int(i)))
+
+    def __iter__(self):
+        for k in range(len(self)):
+            yield Tensor(self._r.get(k))
+
+    def __repr__(self):
+        return f"Reader({str(self.path)!r}, {len(self)} tensors)"
+
+
+def open(path, *, validate=True):  # noqa: A001  (the module's verb, like io.open)
+    """Open a SparseTensor / Tensor IPC stream lazily (memory-mapped). See
+    :class:`Reader`."""
+    return Reader(path, validate=validate)
+
+
+def read(path, *, validate=True):
+    """Read every tensor of ``path``, by extension: ``.parquet`` (archive of one
+    tensor, or a table with a sparse tensor column), ``.mtx``, ``.tns``, ``.npz``,
+    and anything else as an Arrow IPC stream of SparseTensor / Tensor messages
+    (memory-mapped, zero-copy) or an Arrow IPC file / stream of record batches with
+    a sparse tensor column. ``validate=False`` skips the O(nnz) checks (for files
+    you trust). Returns a list of :class:`Tensor`.
+
+    >>> import arrow_sparse, tempfile, pathlib
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "m.mtx"
+    >>> _ = path.write_text("%%MatrixMarket matrix coordinate real general\\n2 3 1\\n2 3 -1.5\\n")
+    >>> [t] = arrow_sparse.read(path)
+    >>> t.format, t.shape, t.metadata["arrow_sparse.mtx.field"], t.to_numpy()[1, 2]
+    ('coo', (2, 3), 'real', np.float64(-1.5))
+    """
+    return [Tensor(t) for t in _native.read(path, validate=validate)]
+
+
+def _as_tensor(obj):
+    if isinstance(obj, Tensor):
+        return obj
+    if isinstance(obj, _np.ndarray):
+        return Tensor.from_numpy(obj)
+    try:
+        import scipy.sparse as sp
+    except ImportError:  # pragma: no cover
+        sp = None
+    if sp is not None and sp.issparse(obj):
+        return Tensor.from_scipy(obj)
+    if type(obj).__module__.startswith("pyarrow"):
+        return Tensor.from_pyarrow(obj)
+    if type(obj).__module__.startswith("sparse"):
+        return Tensor.from_sparse(obj)
+    raise TypeError(
+        f"cannot write a {type(obj).__module__}.{type(obj).__name__}: pass arrow_sparse.Tensor, "
+        "scipy.sparse arrays / matrices or numpy arrays"
+    )
+
+
+def write(path, tensors, *, to=None, index_type=None, axis_order=None, row_group_size=None, compression=None):
+    """Write tensors to ``path`` atomically (a temporary file renamed into place),
+    the kind chosen by extension as in :func:`read`: an Arrow IPC stream holds any
+    number of tensors, the other kinds one.
+
+    ``tensors`` is one object or a list of :class:`Tensor`, ``scipy.sparse``
+    arrays / matrices (CSR, CSC, COO), pydata/sparse ``COO`` / ``GCXS``, pyarrow
+    sparse tensors / ``pyarrow.Tensor`` or numpy arrays (dense); their buffers are encoded in place, not copied first
+    (except scipy COO coordinates, see :meth:`Tensor.from_scipy`). Options as the CLI's: ``to`` (format
+    to convert to), ``index_type``, ``axis_order`` (CSF), and for ``.parquet``
+    ``row_group_size`` and ``compression`` (``"zstd"``, ``"zstd:LEVEL"``,
+    ``"none"``).
+
+    >>> import arrow_sparse, numpy as np, tempfile, os
+    >>> path = os.path.join(tempfile.mkdtemp(), "t.parquet")
+    >>> arrow_sparse.write(path, np.array([[0, 1], [2, 0]]), to="coo", index_type="int32")
+    >>> [t] = arrow_sparse.read(path)
+    >>> t.format, t.index_type, t.to_numpy().tolist()
+    ('coo', 'int32', [[0, 1], [2, 0]])
+    """
+    if not isinstance(tensors, (list, tuple)):
+        tensors = [tensors]
+    out = []
+    for obj in tensors:
+        t = _as_tensor(obj)
+        if to is not None or index_type is not None or axis_order is not None:
+            fmt = to or t.format
+            it = index_type or t.index_type or "int64"
+            t = t.convert(fmt, it, None if axis_order is None else list(axis_order))
+        out.append(t._t)
+    _native.write(path, out, row_group_size=row_group_size, compression=compression)
+
+
+# ---------------------------------------------------------------- kernels
+def spmv(a, x):
+    """``y = A x`` for a 2-D CSR, CSC or COO tensor, or a GCS / DM tensor (``x``
+    over its column dimensions, flattened); the result is flat, row-major over the
+    row dimensions. ``a`` may be a :class:`Tensor` or anything :func:`write` takes;
+    ``x`` a numpy array of the tensor's dtype (read in place). Runs without the
+    GIL, on the buffers where they lie (a mapped file is not copied). Integer
+    results that overflow raise :class:`NumericOverflowError`.
+
+    >>> import arrow_sparse, numpy as np, scipy.sparse as sp
+    >>> a = sp.csr_array(np.array([[1.0, 0, 2], [0, 3, 0]]))
+    >>> arrow_sparse.spmv(a, np.array([1.0, 1.0, 1.0]))
+    array([3., 3.])
+    """
+    t = _as_tensor(a)
+    return _native.spmv(t._t, _np.ascontiguousarray(x))
+
+
+def sum(a, axis=None):  # noqa: A001  (numpy's name)
+    """The sum of every entry (``axis=None``: a Python scalar) or over the
+    dimensions ``axis`` (an int or a tuple: a COO :class:`Tensor` over the others).
+    Accumulates in float64 / float32 / checked integers (overflow raises
+    :class:`NumericOverflowError`).
+
+    >>> import arrow_sparse, numpy as np
+    >>> t = arrow_sparse.Tensor.from_numpy(np.arange(6).reshape(2, 3))
+    >>> int(arrow_sparse.sum(t)), arrow_sparse.sum(t, axis=0).to_numpy().tolist()
+    (15, [3, 5, 7])
+    """
+    t = _as_tensor(a)
+    if axis is None:
+        return _native.sum(t._t)
+    axes = [axis] if isinstance(axis, int) else list(axis)
+    return Tensor(_native.sum_over(t._t, [d % t.ndim for d in axes]))
+
+
+def _binary(a, b, op):
+    return Tensor(_native.elementwise(_as_tensor(a)._t, _as_tensor(b)._t, op))
+
+
+def add(a, b):
+    """``a + b`` entry by entry (same shape and value type, any formats): a COO
+    :class:`Tensor` (int64 coordinates).
+
+    >>> import arrow_sparse, numpy as np
+    >>> a = np.array([[1, 0], [0, 2]]); b = np.array([[0, 5], [0, 1]])
+    >>> arrow_sparse.add(a, b).to_numpy().tolist()
+    [[1, 5], [0, 3]]
+    """
+    return _binary(a, b, "add")
+
+
+def subtract(a, b):
+    """``a - b`` entry by entry, as :func:`add`.
+
+    >>> import arrow_sparse, numpy as np
+    >>> arrow_sparse.subtract(np.array([3.0, 0]), np.array([1.0, 2.0])).to_numpy().tolist()
+    [2.0, -2.0]
+    """
+    return _binary(a, b, "subtract")
+
+
+def multiply(a, b):
+    """``a * b`` entry by entry (only entries stored in both), as :func:`add`.
+
+    >>> import arrow_sparse, numpy as np
+    >>> arrow_sparse.multiply(np.array([3, 0, 2]), np.array([2, 5, 4])).to_numpy().tolist()
+    [6, 0, 8]
+    """
+    return _binary(a, b, "multiply")

@@ -1,0 +1,180 @@
+//! Reading and writing every file kind the CLI handles, chosen by extension, with
+//! the GIL released while files are read, decoded, validated and written.
+
+use std::path::{Path, PathBuf};
+
+use arrow_sparse::archive::{self, ArchiveCompression as Compression};
+use arrow_sparse::column;
+use arrow_sparse::io as fileio;
+use arrow_sparse::ipc::{self, MmapReader, TensorMessage};
+use arrow_sparse::{Error, Validation};
+use pyo3::exceptions::{PyIndexError, PyValueError};
+use pyo3::prelude::*;
+
+use crate::errors::{IntoPy, guarded};
+use crate::tensor::Tensor;
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Arrow,
+    Parquet,
+    Text,
+}
+
+fn kind(path: &Path) -> Kind {
+    match path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase)
+        .as_deref()
+    {
+        Some("parquet") => Kind::Parquet,
+        Some("mtx" | "tns" | "npz") => Kind::Text,
+        _ => Kind::Arrow,
+    }
+}
+
+fn validation(validate: bool) -> Validation {
+    if validate {
+        Validation::Full
+    } else {
+        Validation::Trusted
+    }
+}
+
+fn read_all(path: &Path, validate: bool) -> Result<Vec<TensorMessage>, Error> {
+    let k = kind(path);
+    if k != Kind::Text
+        && let Some(ts) = column::io::read_tensors(path)?
+    {
+        return Ok(ts.into_iter().map(TensorMessage::from).collect());
+    }
+    match k {
+        Kind::Arrow => {
+            let options = ipc::StreamReadOptions::default().with_validation(validation(validate));
+            ipc::read_tensor_stream(path, &options)
+        }
+        Kind::Parquet => {
+            let options =
+                archive::ArchiveReadOptions::default().with_validation(validation(validate));
+            Ok(vec![archive::read_archive(path, &options)?])
+        }
+        Kind::Text => Ok(vec![fileio::read_path(path)?]),
+    }
+}
+
+/// Name the path in an I/O error that does not (the memory map's open does not).
+fn in_path(path: &Path, e: Error) -> Error {
+    match e {
+        Error::Io(io) if !io.to_string().contains(&*path.to_string_lossy()) => Error::Io(
+            std::io::Error::new(io.kind(), format!("{}: {io}", path.display())),
+        ),
+        other => other,
+    }
+}
+
+/// Every tensor of `path` (see `arrow_sparse.read`).
+#[pyfunction]
+#[pyo3(signature = (path, *, validate=true))]
+pub(crate) fn read(py: Python<'_>, path: PathBuf, validate: bool) -> PyResult<Vec<Tensor>> {
+    let messages = guarded(py, || {
+        read_all(&path, validate).map_err(|e| in_path(&path, e))
+    })?;
+    Ok(messages.into_iter().map(Tensor::new).collect())
+}
+
+/// A memory-mapped stream whose messages are decoded when asked for.
+#[pyclass(frozen, module = "arrow_sparse._native")]
+pub(crate) struct Reader {
+    reader: MmapReader,
+}
+
+#[pymethods]
+impl Reader {
+    #[new]
+    #[pyo3(signature = (path, *, validate=true))]
+    fn new(py: Python<'_>, path: PathBuf, validate: bool) -> PyResult<Reader> {
+        let options = ipc::StreamReadOptions::default().with_validation(validation(validate));
+        let reader = guarded(py, || {
+            MmapReader::open_with(&path, &options).map_err(|e| in_path(&path, e))
+        })?;
+        Ok(Reader { reader })
+    }
+
+    fn __len__(&self) -> usize {
+        self.reader.len()
+    }
+
+    /// Message `i` (negative counts from the end), decoded and validated now.
+    fn get(&self, py: Python<'_>, i: isize) -> PyResult<Tensor> {
+        let n = self.reader.len();
+        let j = if i < 0 { i + n as isize } else { i };
+        if j < 0 || j as usize >= n {
+            return Err(PyIndexError::new_err(format!(
+                "tensor {i} out of range: the stream holds {n}"
+            )));
+        }
+        let m = guarded(py, || self.reader.get(j as usize))?;
+        Ok(Tensor::new(m))
+    }
+
+    /// `[(offset, metadata_len, body_offset, body_len)]` of each message.
+    fn _offsets(&self) -> Vec<(usize, usize, usize)> {
+        self.reader
+            .messages()
+            .iter()
+            .map(|m| (m.offset, m.body_offset, m.body_len))
+            .collect()
+    }
+
+    /// Address and length of the mapping (for zero-copy checks).
+    fn _mapping(&self) -> (usize, usize) {
+        let b = self.reader.mapping();
+        (b.as_ptr() as usize, b.len())
+    }
+}
+
+fn compression(name: &str) -> PyResult<Compression> {
+    // "none", "zstd" or "zstd:LEVEL", as the CLI's --compression
+    name.parse::<Compression>().py_err()
+}
+
+/// Write `tensors` to `path` by extension, atomically (see `arrow_sparse.write`).
+#[pyfunction]
+#[pyo3(signature = (path, tensors, *, row_group_size=None, compression=None))]
+pub(crate) fn write(
+    py: Python<'_>,
+    path: PathBuf,
+    tensors: Vec<Py<Tensor>>,
+    row_group_size: Option<usize>,
+    compression: Option<&str>,
+) -> PyResult<()> {
+    let messages: Vec<TensorMessage> = tensors.iter().map(|t| t.get().message.clone()).collect();
+    let k = kind(&path);
+    if k != Kind::Arrow && messages.len() != 1 {
+        return Err(PyValueError::new_err(format!(
+            "{} holds exactly one tensor, {} given (write a stream, .arrow, for several)",
+            path.display(),
+            messages.len()
+        )));
+    }
+    if k != Kind::Parquet && (row_group_size.is_some() || compression.is_some()) {
+        return Err(PyValueError::new_err(
+            "row_group_size and compression apply to .parquet files only",
+        ));
+    }
+    let mut parquet_options = archive::ArchiveWriteOptions::default();
+    if let Some(n) = row_group_size {
+        parquet_options = parquet_options.with_row_group_size(n);
+    }
+    if let Some(c) = compression {
+        parquet_options = parquet_options.with_compression(self::compression(c)?);
+    }
+    guarded(py, || match k {
+        Kind::Arrow => {
+            ipc::write_tensor_stream(&path, &messages, &ipc::StreamWriteOptions::default())
+        }
+        Kind::Parquet => archive::write_archive(&path, &messages[0], &parquet_options).map(|_| ()),
+        Kind::Text => fileio::write_path(&path, &messages[0]),
+    })
+}

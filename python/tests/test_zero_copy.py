@@ -1,0 +1,83 @@
+"""Zero copy: numpy views of a mapped stream point into the mapping and keep it
+alive; reading a large stream does not grow the process's anonymous memory by its
+size; tensors built from scipy / numpy use the caller's memory."""
+
+import gc
+import os
+
+import numpy as np
+import scipy.sparse as sp
+
+import arrow_sparse
+
+
+def rss_anon():
+    """Resident anonymous memory in bytes (file-backed pages of a mapping are not
+    counted: touching a mapped file is not a copy)."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("RssAnon:"):
+                return int(line.split()[1]) * 1024
+    raise AssertionError("no RssAnon in /proc/self/status")
+
+
+def test_views_point_into_the_mapping_and_keep_it_alive(tmp_path):
+    path = tmp_path / "m.arrow"
+    m = sp.random_array((300, 400), density=0.1, format="csr", rng=1)
+    arrow_sparse.write(path, [m, m.tocsc()])
+    reader = arrow_sparse.open(path)
+    start, length = reader._r._mapping()
+    t = reader[1]
+    views = t.buffers()
+    for name, a in views.items():
+        addr = a.__array_interface__["data"][0]
+        assert start <= addr and addr + a.nbytes <= start + length, name
+        assert not a.flags.writeable and not a.flags.owndata
+    s = t.to_scipy()
+    for ours, theirs in ((views["values"], s.data), (views["indices"], s.indices), (views["indptr"], s.indptr)):
+        assert ours.__array_interface__["data"][0] == theirs.__array_interface__["data"][0]
+    # the arrays outlive the reader, the tensor and the file name
+    expected = m.tocsc().toarray()
+    del reader, t, views
+    os.unlink(path)
+    gc.collect()
+    assert np.array_equal(s.toarray(), expected)
+
+
+def test_reading_a_large_stream_does_not_copy_it(tmp_path):
+    path = tmp_path / "big.arrow"
+    n, nnz = 1_000_000, 8_000_000
+    rng = np.random.default_rng(3)
+    indptr = np.linspace(0, nnz, n + 1).astype(np.int64)
+    indices = rng.integers(0, n, nnz, dtype=np.int32)
+    indices = indices.reshape(-1, 8)
+    indices.sort(axis=1)
+    m = sp.csr_array((rng.random(nnz), indices.reshape(-1), indptr), shape=(n, n))
+    arrow_sparse.write(path, [m])
+    size = path.stat().st_size
+    assert size > 90 << 20
+    del m, indices, indptr
+    gc.collect()
+    before = rss_anon()
+    [t] = arrow_sparse.read(path)  # validates: touches every page of the map
+    s = t.to_scipy()
+    total = float(s.data.sum()) + int(s.indices[-1]) + int(s.indptr[-1])
+    grown = rss_anon() - before
+    assert total > 0
+    assert grown < size // 10, f"anonymous memory grew by {grown} bytes reading {size}"
+
+
+def test_from_scipy_and_from_numpy_use_the_callers_memory():
+    m = sp.random_array((50, 60), density=0.2, format="csr", rng=2)
+    b = arrow_sparse.Tensor.from_scipy(m).buffers()
+    assert np.shares_memory(b["values"], m.data)
+    assert np.shares_memory(b["indices"], m.indices) and np.shares_memory(b["indptr"], m.indptr)
+    a = np.arange(12.0).reshape(3, 4)
+    t = arrow_sparse.Tensor.from_numpy(a)
+    assert np.shares_memory(t.buffers()["values"], a) and np.shares_memory(t.to_numpy(), a)
+    f = np.asfortranarray(a)
+    assert np.shares_memory(arrow_sparse.Tensor.from_numpy(f).to_numpy(), f)
+    # the tensor keeps the caller's arrays alive
+    del m, a
+    gc.collect()
+    assert b["values"].sum() > 0 and t.to_numpy()[2, 3] == 11.0
