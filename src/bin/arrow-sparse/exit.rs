@@ -29,13 +29,25 @@ Exit codes:
   3  invalid input: malformed, truncated, corrupt or unsupported content
   4  cannot convert: the output format or --to cannot hold the input as asked";
 
-/// A failed command: the error and its exit code.
+/// A failed command: what went wrong and its exit code.
 #[derive(Debug)]
 pub struct Failure {
     /// The exit code.
     pub code: u8,
-    /// What went wrong.
-    pub error: Error,
+    /// What went wrong (a library error, or a usage message).
+    pub error: Cause,
+    /// The file it is about, when the error does not say so itself.
+    pub context: Option<String>,
+}
+
+/// What a [`Failure`] is about.
+#[derive(Debug)]
+pub enum Cause {
+    /// An error of the library (or of the file system).
+    Error(Error),
+    /// A bad command line: the message, and clap's usage lines to print after it
+    /// (text output only).
+    Usage(String, String),
 }
 
 impl Failure {
@@ -53,7 +65,7 @@ impl Failure {
             }
             _ => INVALID_INPUT,
         };
-        Failure { code, error }
+        Failure::new(code, error)
     }
 
     /// An error while converting or writing: cannot convert (4), except I/O
@@ -63,7 +75,53 @@ impl Failure {
             Error::Io(_) => ERROR,
             _ => CANNOT_CONVERT,
         };
-        Failure { code, error }
+        Failure::new(code, error)
+    }
+
+    /// A bad command line (exit code 2).
+    pub fn usage(message: impl Into<String>) -> Failure {
+        Failure {
+            code: USAGE,
+            error: Cause::Usage(message.into(), String::new()),
+            context: None,
+        }
+    }
+
+    fn new(code: u8, error: Error) -> Failure {
+        Failure {
+            code,
+            error: Cause::Error(error),
+            context: None,
+        }
+    }
+
+    /// Say which file the error is about (`FILE: error`), unless the error names
+    /// it already.
+    pub fn about(mut self, file: &str) -> Failure {
+        let m = self.message();
+        let named =
+            m.contains(&format!("{file}:")) || m.contains(&format!("{file} ")) || m.ends_with(file);
+        if !named {
+            self.context = Some(file.to_string());
+        }
+        self
+    }
+
+    /// The message, without the `arrow-sparse: error:` prefix.
+    pub fn message(&self) -> String {
+        let error = match &self.error {
+            Cause::Error(e) => e.to_string(),
+            Cause::Usage(m, _) => m.clone(),
+        };
+        match &self.context {
+            Some(c) => format!("{c}: {error}"),
+            None => error,
+        }
+    }
+
+    /// Whether this is a closed pipe on output (`arrow-sparse dump x | head`).
+    pub fn is_broken_pipe(&self) -> bool {
+        matches!(&self.error, Cause::Error(Error::Io(e)) if e.kind() == std::io::ErrorKind::BrokenPipe)
     }
 
     /// The exit code as the process's.
@@ -74,7 +132,7 @@ impl Failure {
 
 impl From<Error> for Failure {
     fn from(error: Error) -> Failure {
-        Failure { code: ERROR, error }
+        Failure::new(ERROR, error)
     }
 }
 
