@@ -8,6 +8,11 @@ exec </dev/null
 
 step() { printf '\n==> %s\n' "$*"; }
 
+# Every temporary folder of this run lives under one, removed on exit.
+SCRATCH="$(mktemp -d "${TMPDIR:-/tmp}/arrow-sparse-test-all.XXXXXX")"
+trap 'rm -rf "$SCRATCH"' EXIT
+scratch() { mktemp -d "$SCRATCH/XXXXXX"; }
+
 step "interop environment (venv with pyarrow 26.0.1, C++ peer against its libarrow)"
 PEER="$(bash scripts/setup-interop.sh | tail -n 1)"
 export ARROW_SPARSE_PEER="$PEER"
@@ -23,6 +28,9 @@ step "API docs: no rustdoc warnings, a runnable example on every public item"
 RUSTDOCFLAGS="-D warnings" cargo doc --locked --no-deps --lib
 python3 scripts/check-doc-examples.py
 
+step "the main job's build: the release CLI (tests/readme.rs runs the README's commands on it)"
+cargo build --release --locked
+
 step "unit, integration, interop and property tests"
 cargo test --locked --lib --bins --tests --examples
 
@@ -30,24 +38,20 @@ step "doc tests"
 cargo test --locked --doc
 
 step "examples"
-cargo run --locked --quiet --example end_to_end -- "$(mktemp -d)"
+cargo run --locked --quiet --example end_to_end -- "$(scratch)"
 cargo run --locked --quiet --example gcs_dm
-cargo run --locked --quiet --example kernels -- "$(mktemp -d)"
-cargo run --locked --quiet --example parquet_archive -- "$(mktemp -d)"
-EXT_DIR="$(mktemp -d)"
+cargo run --locked --quiet --example kernels -- "$(scratch)"
+cargo run --locked --quiet --example parquet_archive -- "$(scratch)"
+EXT_DIR="$(scratch)"
 cargo run --locked --quiet --example extension_column -- "$EXT_DIR"
 "${ARROW_SPARSE_VENV:-.venv}/bin/python" python/examples/read_extension.py "$EXT_DIR"
 
 step "Matrix Market / FROSTT / npz interop with scipy and pydata/sparse"
-IO_DIR="$(mktemp -d)"
+IO_DIR="$(scratch)"
 cargo run --locked --quiet --example io_roundtrip -- write "$IO_DIR" >/dev/null
 "${ARROW_SPARSE_VENV:-.venv}/bin/python" tests/python/test_io_formats.py "$IO_DIR" \
   cargo run --locked --quiet --example io_roundtrip --
 
-step "CLI on a golden file written by libarrow, and the README quick start on data/sample.mtx"
-cargo run --locked --quiet --bin arrow-sparse -- dump format/golden/csf_f32_i16_order201.arrow
-CLI_DIR="$(mktemp -d)"
-cargo run --locked --quiet --bin arrow-sparse -- inspect data/sample.mtx
-cargo run --locked --quiet --bin arrow-sparse -- convert data/sample.mtx "$CLI_DIR/sample.arrow"
-cargo run --locked --quiet --bin arrow-sparse -- convert "$CLI_DIR/sample.arrow" "$CLI_DIR/sample.parquet" --to csr
-cargo run --locked --quiet --bin arrow-sparse -- dump "$CLI_DIR/sample.parquet"
+step "the README's main job (its commands ran in tests/readme.rs), and the CLI on a golden file written by libarrow"
+cargo run --release --locked -- inspect data/sample.mtx
+cargo run --release --locked --quiet -- dump format/golden/csf_f32_i16_order201.arrow

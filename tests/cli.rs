@@ -757,22 +757,6 @@ fn help_has_examples_and_exit_codes() {
     }
 }
 
-#[test]
-fn readme_shows_the_real_inspect_output_of_the_sample() {
-    let out = Command::new(env!("CARGO_BIN_EXE_arrow-sparse"))
-        .args(["inspect", "data/sample.mtx"])
-        .current_dir(common::repo())
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    let text = String::from_utf8(out.stdout).unwrap();
-    let readme = std::fs::read_to_string(common::repo().join("README.md")).unwrap();
-    assert!(
-        readme.contains(&format!("```text\n{text}```")),
-        "README.md does not show this output of `arrow-sparse inspect data/sample.mtx`:\n{text}"
-    );
-}
-
 /// The first line of stderr, the exit code, and whether stderr has more lines.
 fn error_of(dir: &Path, args: &[&str]) -> (String, i32) {
     let r = Command::new(env!("CARGO_BIN_EXE_arrow-sparse"))
