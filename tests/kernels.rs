@@ -6,7 +6,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
 use arrow_sparse::dims::DimMap;
-use arrow_sparse::ipc::{self, MmapReader, ReadOptions, TensorMessage, WriteOptions};
+use arrow_sparse::ipc::{self, MmapReader, StreamReadOptions, StreamWriteOptions, TensorMessage};
 use arrow_sparse::kernels::{convert, csf, elementwise, reduce, spmv};
 use arrow_sparse::{
     AnyTensor, CompressedAxis, Convert, CooTensor, DenseTensor, Error, Format, IndexType,
@@ -373,12 +373,17 @@ fn spmv_on_a_mapped_file_copies_nothing() {
     let in_memory = spmv::spmv::<f64>(&csr, &x).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("big.arrow");
-    ipc::write_file(&path, &[TensorMessage::from(csr)], &WriteOptions::default()).unwrap();
+    ipc::write_tensor_stream(
+        &path,
+        &[TensorMessage::from(csr)],
+        &StreamWriteOptions::default(),
+    )
+    .unwrap();
     drop(coo);
 
     PEAK_SINGLE.store(0, Relaxed);
     let before = TOTAL.load(Relaxed);
-    let reader = MmapReader::open_with(&path, ReadOptions::default()).unwrap();
+    let reader = MmapReader::open_with(&path, &StreamReadOptions::default()).unwrap();
     let t = reader.get(0).unwrap().tensor;
     let y = spmv::spmv::<f64>(&t, &x).unwrap();
     let total = TOTAL.load(Relaxed) - before;

@@ -194,12 +194,12 @@ pub fn map_values<V: Value, W: Value>(
     f: impl Fn(V) -> W + Sync,
 ) -> Result<AnyTensor> {
     let map = |vals: &crate::ValueBuffer| -> Result<crate::ValueBuffer> {
-        let v = V::unwrap(vals).ok_or_else(|| Error::Type {
+        let v = vals.as_typed::<V>().ok_or_else(|| Error::Type {
             what: "value type".into(),
             expected: V::TYPE.name().into(),
             found: vals.data_type().name().into(),
         })?;
-        Ok(W::wrap(ScalarBuffer::from(
+        Ok(crate::buffer::ValueBuffer::from(ScalarBuffer::from(
             v.iter().map(|&x| f(x)).collect::<Vec<W>>(),
         )))
     };

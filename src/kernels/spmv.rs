@@ -223,7 +223,7 @@ pub fn spmv_gcs<V: Numeric, I: Index, P: Index>(
             format!("{:?}", x.shape()),
         ));
     }
-    let xv = crate::Convert::to_dense(x)?;
+    let xv = x.to_row_major()?;
     let y = spmv_csx(a.matrix(), &xv.values()[..])?;
     let row_shape: Vec<usize> = map.part(0).iter().map(|&d| map.shape()[d]).collect();
     DenseTensor::try_new(row_shape, y.into())
@@ -290,7 +290,7 @@ pub fn spmm_csx<V: Numeric, I: Index, P: Index>(
         ));
     }
     let n = b.shape()[1];
-    let b = crate::Convert::to_dense(b)?;
+    let b = b.to_row_major()?;
     let bv = &b.values()[..];
     let (ptr, idx, vals) = (&a.indptr()[..], &a.indices()[..], &a.values()[..]);
     let nnz = vals.len();
