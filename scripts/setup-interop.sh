@@ -22,9 +22,25 @@ log() { echo "setup-interop: $*" >&2; }
 
 exec </dev/null
 
+# The C++ peer needs a C++20 compiler: say so before the slow pip step.
+if ! command -v g++ >/dev/null; then
+  log "error: g++ (a C++20 compiler) is needed to build the interop peer; install it (Debian: apt-get install g++)"
+  exit 1
+fi
+
+# A venv without a working pip (Debian's python3 -m venv leaves one when ensurepip
+# is missing, or an interrupted run) is recreated, not reused forever.
+if [[ -e "$VENV" ]] && ! "$VENV/bin/python" -m pip --version >/dev/null 2>&1; then
+  log "removing the half-made venv at $VENV (no working python or pip in it)"
+  rm -rf "$VENV"
+fi
 if [[ ! -x "$VENV/bin/python" ]]; then
   log "creating venv at $VENV"
-  python3 -m venv "$VENV"
+  if ! python3 -m venv "$VENV" || ! "$VENV/bin/python" -m pip --version >/dev/null 2>&1; then
+    rm -rf "$VENV"
+    log "error: python3 -m venv made no venv with pip; install Python >= 3.11 with venv and ensurepip (Debian: apt-get install python3-venv)"
+    exit 1
+  fi
 fi
 
 want_hash="$(sha256sum "$REQ" | cut -d' ' -f1)"

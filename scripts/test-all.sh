@@ -8,6 +8,11 @@ exec </dev/null
 
 step() { printf '\n==> %s\n' "$*"; }
 
+# Every temporary folder of this run lives under one, removed on exit.
+SCRATCH="$(mktemp -d "${TMPDIR:-/tmp}/arrow-sparse-test-all.XXXXXX")"
+trap 'rm -rf "$SCRATCH"' EXIT
+scratch() { mktemp -d "$SCRATCH/XXXXXX"; }
+
 step "interop environment (venv with pyarrow 26.0.1, C++ peer against its libarrow)"
 PEER="$(bash scripts/setup-interop.sh | tail -n 1)"
 export ARROW_SPARSE_PEER="$PEER"
@@ -38,7 +43,10 @@ no_skips() {
     exit 1
   fi
 }
-TEST_LOG="$(mktemp)"
+TEST_LOG="$(scratch)/test.log"
+
+step "the main job's build: the release CLI (tests/readme.rs runs the README's commands on it)"
+cargo build --release --locked
 
 step "unit, integration, interop (libarrow, pyarrow, scipy, DuckDB) and property tests"
 cargo test --locked --lib --bins --tests --examples -- --include-ignored 2>&1 | tee "$TEST_LOG"
@@ -49,35 +57,30 @@ bash scripts/setup-python.sh
 ARROW_SPARSE_CLI="${CARGO_TARGET_DIR:-$PWD/target}/debug/arrow-sparse" \
   "${ARROW_SPARSE_VENV:-.venv}/bin/python" -m pytest -q -p no:cacheprovider \
   --doctest-modules python/arrow_sparse python/tests
-PY_DIR="$(mktemp -d)"
+PY_DIR="$(scratch)"
 "${ARROW_SPARSE_VENV:-.venv}/bin/python" python/examples/read_cpp_stream.py
 "${ARROW_SPARSE_VENV:-.venv}/bin/python" python/examples/parquet_duckdb.py "$PY_DIR"
 "${ARROW_SPARSE_VENV:-.venv}/bin/python" python/examples/spmv_mapped.py "$PY_DIR"
-rm -rf "$PY_DIR"
 
 step "doc tests"
 cargo test --locked --doc 2>&1 | tee "$TEST_LOG"
 no_skips "$TEST_LOG"
 
 step "examples"
-cargo run --locked --quiet --example end_to_end -- "$(mktemp -d)"
+cargo run --locked --quiet --example end_to_end -- "$(scratch)"
 cargo run --locked --quiet --example gcs_dm
-cargo run --locked --quiet --example kernels -- "$(mktemp -d)"
-cargo run --locked --quiet --example parquet_archive -- "$(mktemp -d)"
-EXT_DIR="$(mktemp -d)"
+cargo run --locked --quiet --example kernels -- "$(scratch)"
+cargo run --locked --quiet --example parquet_archive -- "$(scratch)"
+EXT_DIR="$(scratch)"
 cargo run --locked --quiet --example extension_column -- "$EXT_DIR"
 "${ARROW_SPARSE_VENV:-.venv}/bin/python" python/examples/read_extension.py "$EXT_DIR"
 
 step "Matrix Market / FROSTT / npz interop with scipy and pydata/sparse"
-IO_DIR="$(mktemp -d)"
+IO_DIR="$(scratch)"
 cargo run --locked --quiet --example io_roundtrip -- write "$IO_DIR" >/dev/null
 "${ARROW_SPARSE_VENV:-.venv}/bin/python" tests/python/test_io_formats.py "$IO_DIR" \
   cargo run --locked --quiet --example io_roundtrip --
 
-step "CLI on a golden file written by libarrow, and the README quick start on data/sample.mtx"
-cargo run --locked --quiet --bin arrow-sparse -- dump format/golden/csf_f32_i16_order201.arrow
-CLI_DIR="$(mktemp -d)"
-cargo run --locked --quiet --bin arrow-sparse -- inspect data/sample.mtx
-cargo run --locked --quiet --bin arrow-sparse -- convert data/sample.mtx "$CLI_DIR/sample.arrow"
-cargo run --locked --quiet --bin arrow-sparse -- convert "$CLI_DIR/sample.arrow" "$CLI_DIR/sample.parquet" --to csr
-cargo run --locked --quiet --bin arrow-sparse -- dump "$CLI_DIR/sample.parquet"
+step "the README's main job (its commands ran in tests/readme.rs), and the CLI on a golden file written by libarrow"
+cargo run --release --locked -- inspect data/sample.mtx
+cargo run --release --locked --quiet -- dump format/golden/csf_f32_i16_order201.arrow

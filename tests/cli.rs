@@ -719,15 +719,9 @@ fn exit_codes() {
         assert!(p.exists());
     }
     // 4: cannot convert (the input was fine)
-    let r = cli(&[
-        "convert",
-        s(&m),
-        s(&cut),
-        "--to",
-        "csf",
-        "--axis-order",
-        "0,0",
-    ]);
+    let r = cli(&["convert", s(&m), s(&cut), "--to", "csr"]);
+    assert_eq!(r.status.code(), Some(0));
+    let r = cli(&["convert", s(&cut), s(&p), "--to", "gcs", "--tensor", "3"]);
     assert_eq!(r.status.code(), Some(4));
     // 0
     assert_eq!(cli(&["inspect", s(&m)]).status.code(), Some(0));
@@ -767,18 +761,338 @@ fn help_has_examples_and_exit_codes() {
     }
 }
 
-#[test]
-fn readme_shows_the_real_inspect_output_of_the_sample() {
-    let out = Command::new(env!("CARGO_BIN_EXE_arrow-sparse"))
-        .args(["inspect", "data/sample.mtx"])
-        .current_dir(common::repo())
+/// The first line of stderr, the exit code, and whether stderr has more lines.
+fn error_of(dir: &Path, args: &[&str]) -> (String, i32) {
+    let r = Command::new(env!("CARGO_BIN_EXE_arrow-sparse"))
+        .args(args)
+        .current_dir(dir)
         .output()
         .unwrap();
-    assert!(out.status.success());
-    let text = String::from_utf8(out.stdout).unwrap();
-    let readme = std::fs::read_to_string(common::repo().join("README.md")).unwrap();
     assert!(
-        readme.contains(&format!("```text\n{text}```")),
-        "README.md does not show this output of `arrow-sparse inspect data/sample.mtx`:\n{text}"
+        r.stdout.is_empty(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&r.stdout)
     );
+    let err = String::from_utf8(r.stderr).unwrap();
+    (
+        err.lines().next().unwrap_or("").to_string(),
+        r.status.code().unwrap(),
+    )
+}
+
+#[test]
+fn errors_name_the_file_and_the_cause() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::copy(common::repo().join("data/sample.mtx"), d.join("m.mtx")).unwrap();
+    std::fs::write(d.join("notes.txt"), "hello world\n").unwrap();
+    std::fs::create_dir(d.join("adir")).unwrap();
+    let cases: &[(&[&str], &str, i32)] = &[
+        // an input of unknown extension is read as an IPC stream, and says so
+        (
+            &["inspect", "notes.txt"],
+            "arrow-sparse: error: notes.txt (read as an Arrow IPC stream: its extension .txt is not one of .arrow, .parquet, .mtx, .tns or .npz; see --input-kind): malformed IPC data at byte 0: metadata length 1819043176 exceeds the limit of 67108864 bytes",
+            3,
+        ),
+        (
+            &["inspect", "notes.txt", "--input-kind", "mtx"],
+            "arrow-sparse: error: cannot parse notes.txt:1: expected the banner `%%MatrixMarket matrix coordinate|array real|integer|pattern general|symmetric|skew-symmetric`, found \"hello world\"",
+            3,
+        ),
+        (
+            &["inspect", "adir"],
+            "arrow-sparse: error: I/O error: adir is a directory, not a file",
+            1,
+        ),
+        (
+            &["dump", "missing.arrow"],
+            "arrow-sparse: error: missing.arrow: I/O error: No such file or directory (os error 2)",
+            1,
+        ),
+        // an output of unknown extension is refused, not written as a stream
+        (
+            &["convert", "m.mtx", "out.csv"],
+            "arrow-sparse: error: out.csv: cannot tell which kind of file to write: its extension .csv is not one of .arrow, .parquet, .mtx, .tns or .npz; rename it or give --output-kind",
+            2,
+        ),
+        (
+            &["convert", "m.mtx", "out"],
+            "arrow-sparse: error: out: cannot tell which kind of file to write: it has no extension (.arrow, .parquet, .mtx, .tns or .npz); rename it or give --output-kind",
+            2,
+        ),
+        // the destination is named, not the temporary file
+        (
+            &["convert", "m.mtx", "nodir/x.arrow"],
+            "arrow-sparse: error: I/O error: cannot write nodir/x.arrow: folder nodir does not exist",
+            1,
+        ),
+        (
+            &["convert", "m.mtx", "m.mtx/x.arrow"],
+            "arrow-sparse: error: I/O error: cannot write m.mtx/x.arrow: Not a directory (os error 20)",
+            1,
+        ),
+        (
+            &["convert", "m.mtx", "adir", "--output-kind", "arrow"],
+            "arrow-sparse: error: I/O error: cannot write adir: Is a directory (os error 21)",
+            1,
+        ),
+        // --axis-order: usage errors in words, not Rust ranges
+        (
+            &[
+                "convert",
+                "m.mtx",
+                "x.arrow",
+                "--to",
+                "csf",
+                "--axis-order",
+                "0,1,2",
+            ],
+            "arrow-sparse: error: --axis-order 0,1,2 lists 3 axes but the tensor has 2 dimensions (give an order of 0,1)",
+            2,
+        ),
+        (
+            &[
+                "convert",
+                "m.mtx",
+                "x.arrow",
+                "--to",
+                "csf",
+                "--axis-order",
+                "0,0",
+            ],
+            "arrow-sparse: error: --axis-order 0,0: not an order of the axes (each of 0,1 once)",
+            2,
+        ),
+        (
+            &[
+                "convert",
+                "m.mtx",
+                "x.arrow",
+                "--to",
+                "coo",
+                "--axis-order",
+                "1,0",
+            ],
+            "arrow-sparse: error: --axis-order applies to --to csf only",
+            2,
+        ),
+        (
+            &["convert", "m.mtx", "x.parquet", "--row-group-size", "0"],
+            "arrow-sparse: error: invalid value '0' for '--row-group-size <N>': must be at least 1",
+            2,
+        ),
+        (
+            &["convert", "m.mtx", "x.arrow", "--to", "blocked"],
+            "arrow-sparse: error: invalid value 'blocked' for '--to <TO>': unknown format \"blocked\" (expected coo, csr, csc, csf, dense, gcs or dm)",
+            2,
+        ),
+        (
+            &["convert", "m.mtx"],
+            "arrow-sparse: error: the following required arguments were not provided: <OUTPUT>",
+            2,
+        ),
+        (
+            &[],
+            "arrow-sparse: error: a command is needed: inspect, dump or convert (see arrow-sparse --help)",
+            2,
+        ),
+    ];
+    for (args, line, code) in cases {
+        assert_eq!(error_of(d, args), (line.to_string(), *code), "{args:?}");
+        // the same error as one JSON line
+        let mut json = vec!["--json"];
+        json.extend_from_slice(args);
+        let (got, got_code) = error_of(d, &json);
+        let v: serde_json::Value =
+            serde_json::from_str(&got).unwrap_or_else(|e| panic!("{json:?}: {e}: {got}"));
+        let message = line.strip_prefix("arrow-sparse: error: ").unwrap();
+        assert_eq!(
+            v,
+            serde_json::json!({"error": message, "exit_code": code}),
+            "{json:?}"
+        );
+        assert_eq!(got_code, *code);
+    }
+    // nothing was written at the refused outputs
+    let mut left: Vec<String> = std::fs::read_dir(d)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(left, ["adir", "m.mtx", "notes.txt"]);
+    assert_eq!(std::fs::read_dir(d.join("adir")).unwrap().count(), 0);
+}
+
+#[test]
+fn any_case_and_explicit_kinds() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::copy(common::repo().join("data/sample.mtx"), d.join("m.mtx")).unwrap();
+    let run = |args: &[&str]| {
+        let r = Command::new(env!("CARGO_BIN_EXE_arrow-sparse"))
+            .args(args)
+            .current_dir(d)
+            .output()
+            .unwrap();
+        assert!(
+            r.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&r.stderr)
+        );
+        String::from_utf8(r.stdout).unwrap()
+    };
+    let out = run(&[
+        "convert",
+        "m.mtx",
+        "x.arrow",
+        "--to",
+        "CSR",
+        "--index-type",
+        "Int32",
+    ]);
+    assert_eq!(
+        out,
+        "m.mtx (mtx) -> x.arrow (arrow): 1 tensor(s) [csr float64 [4, 5] nnz 7], 752 bytes\n"
+    );
+    let out = run(&[
+        "convert",
+        "x.arrow",
+        "table.csv",
+        "--output-kind",
+        "PARQUET",
+        "--compression",
+        "ZSTD:3",
+    ]);
+    assert!(
+        out.starts_with("x.arrow (arrow) -> table.csv (parquet): 1 tensor(s) [csr"),
+        "{out}"
+    );
+    let dumped = run(&["dump", "table.csv", "--input-kind", "parquet"]);
+    assert!(
+        dumped.starts_with(
+            r#"{"format":"csr","value_type":"float64","index_type":"int32","shape":[4,5]"#
+        ),
+        "{dumped}"
+    );
+    // .arrows and .ipc are IPC streams too
+    run(&["convert", "m.mtx", "x.ipc"]);
+    run(&[
+        "convert",
+        "x.ipc",
+        "x.arrows",
+        "--to",
+        "Csf",
+        "--axis-order",
+        "1,0",
+    ]);
+    assert!(run(&["dump", "x.arrows"]).contains(r#""axis_order":[1,0]"#));
+}
+
+#[test]
+fn convert_help_says_what_parquet_holds() {
+    let help = cli_ok(&["convert", "--help"]);
+    assert!(!help.contains("convert GCS / DM with --to"), "{help}");
+    assert!(
+        help.contains("Parquet archives hold tensors of every format"),
+        "{help}"
+    );
+    assert!(
+        help.contains("--output-kind") && help.contains("--input-kind"),
+        "{help}"
+    );
+}
+
+/// A convert killed with kill -9 while it writes leaves only its recognisable
+/// temporary file, never a partial OUT; the next convert to OUT removes it.
+#[cfg(unix)]
+#[test]
+fn a_killed_convert_leaves_a_temporary_that_the_next_convert_removes() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // a tensor whose .tns text takes a while to write
+    let n = 400_000usize;
+    let coo = CooTensor::<f64, i64>::from_entries(
+        vec![n, 1000],
+        &(0..n)
+            .map(|k| (vec![k, (k * 7919) % 1000], k as f64 + 0.25))
+            .collect::<Vec<_>>(),
+    )
+    .unwrap();
+    let src = d.join("big.arrow");
+    write_with_library(&src, &AnyTensor::from(coo).into());
+    let out = d.join("out.tns");
+    let tmp = d.join(".out.tns.arrow-sparse-tmp.0");
+    let mut killed = false;
+    for _attempt in 0..5 {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_arrow-sparse"))
+            .args(["convert", s(&src), s(&out)])
+            .spawn()
+            .unwrap();
+        // wait until the temporary file is being written, then kill -9
+        let seen = loop {
+            if tmp.exists() {
+                break true;
+            }
+            if child.try_wait().unwrap().is_some() {
+                break false;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        };
+        if seen {
+            child.kill().unwrap(); // SIGKILL
+            child.wait().unwrap();
+            killed = true;
+            break;
+        }
+        std::fs::remove_file(&out).unwrap(); // it finished first: try again
+    }
+    assert!(killed, "convert always finished before it could be killed");
+    assert!(!out.exists());
+    assert!(tmp.exists());
+    // the next convert takes the stale temporary file over
+    let r = cli(&["convert", s(&src), s(&out)]);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let mut left: Vec<String> = std::fs::read_dir(d)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(left, ["big.arrow", "out.tns"]);
+}
+
+/// Outputs are created with the umask's mode, and a replaced file keeps its own.
+#[cfg(unix)]
+#[test]
+fn outputs_get_the_umask_mode_and_replaced_files_keep_theirs() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    let sample = common::repo().join("data/sample.mtx");
+    for (name, umask, new_mode) in [
+        ("a.arrow", "022", 0o644),
+        ("b.parquet", "027", 0o640),
+        ("c.npz", "002", 0o664),
+    ] {
+        let out = d.join(name);
+        let script = format!("umask {umask}; exec \"$0\" convert \"$1\" \"$2\"");
+        let run = || {
+            let r = Command::new("sh")
+                .args([
+                    "-c",
+                    &script,
+                    env!("CARGO_BIN_EXE_arrow-sparse"),
+                    s(&sample),
+                    s(&out),
+                ])
+                .output()
+                .unwrap();
+            assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+        };
+        run();
+        assert_eq!(mode(&out), new_mode, "{name}");
+        std::fs::set_permissions(&out, std::fs::Permissions::from_mode(0o604)).unwrap();
+        run();
+        assert_eq!(mode(&out), 0o604, "{name}");
+    }
 }

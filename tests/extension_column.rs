@@ -668,7 +668,7 @@ fn cli_converts_to_and_from_columns() {
         assert_eq!(inspected["kind"], "column", "{name}");
         assert_eq!(inspected["tensors"][0]["format"], "csf", "{name}");
         // and back to SparseTensor messages, in another format
-        let back = dir.path().join(format!("{name}.msgs"));
+        let back = dir.path().join(format!("{name}.msgs.arrow"));
         cli_ok(&[
             "convert".as_ref(),
             table.as_os_str(),

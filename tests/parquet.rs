@@ -833,10 +833,10 @@ fn chunked_writes_and_streamed_reads() {
     let left: Vec<_> = std::fs::read_dir(dir.path())
         .unwrap()
         .map(|e| e.unwrap().file_name())
-        .filter(|n| n.to_string_lossy().contains(".tmp"))
+        .filter(|n| n.to_string_lossy().contains(".arrow-sparse-tmp."))
         .collect();
     drop(w);
-    assert!(left.len() <= 1, "{left:?}");
+    assert_eq!(left.len(), 1, "{left:?}"); // the unfinished writer's own
     let left = std::fs::read_dir(dir.path())
         .unwrap()
         .filter(|e| {
@@ -844,7 +844,7 @@ fn chunked_writes_and_streamed_reads() {
                 .unwrap()
                 .file_name()
                 .to_string_lossy()
-                .contains(".tmp")
+                .contains(".arrow-sparse-tmp.")
         })
         .count();
     assert_eq!(left, 0);

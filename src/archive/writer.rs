@@ -80,7 +80,7 @@ pub struct WriteSummary {
 /// ```
 pub struct ArchiveWriter {
     dest: PathBuf,
-    tmp: tempfile::NamedTempFile,
+    tmp: crate::atomic::AtomicFile,
     writer: Option<ArrowWriter<BufWriter<File>>>,
     spec: TensorSpec,
     columns: Vec<String>,
@@ -148,14 +148,7 @@ impl ArchiveWriter {
     ) -> Result<Self> {
         spec.check()?;
         options.compression.to_parquet()?;
-        let dir = path
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .unwrap_or(Path::new("."));
-        let tmp = tempfile::Builder::new()
-            .prefix(".arrow-sparse-")
-            .suffix(".parquet.tmp")
-            .tempfile_in(dir)?;
+        let tmp = crate::atomic::AtomicFile::create(path)?;
         let columns = spec.column_names();
         let column_types: Vec<DataType> = spec.shape.iter().map(|&e| coordinate_type(e)).collect();
         let mut fields: Vec<Field> = columns
@@ -578,7 +571,7 @@ impl ArchiveWriter {
                     .collect(),
             ));
         }
-        let file = self.tmp.as_file().try_clone()?;
+        let file = self.tmp.file().try_clone()?;
         let options = ArrowWriterOptions::new()
             .with_properties(props.build())
             .with_skip_arrow_metadata(true);
@@ -656,11 +649,7 @@ impl ArchiveWriter {
                 format!("wrote {written:?}, recorded {expected:?}"),
             ));
         }
-        self.tmp.as_file().sync_all()?;
-        let bytes = self.tmp.as_file().metadata()?.len();
-        self.tmp
-            .persist(&self.dest)
-            .map_err(|e| Error::Io(e.error))?;
+        let bytes = self.tmp.commit()?;
         Ok(WriteSummary {
             rows: self.rows,
             row_groups: self.groups.len(),

@@ -22,7 +22,11 @@
 //! header. Malformed input gives an [`Error::Parse`] naming
 //! `file:line` and what was expected; npz errors name the file and the array.
 //! Every tensor is built through the validating constructors. Writers write a
-//! temporary file in the destination directory and rename it into place.
+//! temporary file in the destination directory (`.NAME.arrow-sparse-tmp.K`, locked
+//! while its writer runs) and rename it into place; a replaced file keeps its
+//! permission bits. A writer killed on the way leaves its temporary file behind:
+//! the next write to the same file removes it, and [`remove_stale_temporaries`]
+//! cleans a whole folder.
 //!
 //! ```
 //! use arrow_sparse::{io, CooTensor, AnyTensor};
@@ -483,6 +487,7 @@ pub(crate) fn open(path: &Path) -> Result<File> {
     })
 }
 
+pub use crate::atomic::remove_stale_temporaries;
 pub(crate) use crate::atomic::write_atomic;
 
 /// The value of a metadata key.

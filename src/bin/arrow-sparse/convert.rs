@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use crate::exit::Failure;
 use crate::files::{self, FileKind, Input, OutputOptions};
 use crate::progress::Progress;
-use crate::{Axis, ConvertArgs, NpzFlavorArg, SymmetryArg, TargetArgs, WriteArgs, usage};
+use crate::{Axis, ConvertArgs, NpzFlavorArg, SymmetryArg, TargetArgs, WriteArgs};
 
 /// What a conversion did, for the summary line.
 pub struct Summary {
@@ -86,24 +86,28 @@ impl Summary {
 }
 
 /// Refuse option combinations that make no sense (exit code 2).
-fn check_usage(args: &ConvertArgs, out_kind: FileKind) {
+fn check_usage(args: &ConvertArgs, out_kind: FileKind) -> Result<(), Failure> {
+    let usage = |m: &str| Err(Failure::usage(m));
     let w = &args.write;
     if w.as_column && !matches!(out_kind, FileKind::Arrow | FileKind::Parquet) {
-        usage("--as-column writes .arrow (IPC file) or .parquet (table) outputs only");
+        return usage("--as-column writes .arrow (IPC file) or .parquet (table) outputs only");
+    }
+    if w.as_column && args.output_kind.is_some() && FileKind::of(&args.output) != Some(out_kind) {
+        return usage("--as-column: name OUT .arrow or .parquet (--output-kind does not apply)");
     }
     if w.as_column && (w.row_group_size.is_some() || w.compression.is_some()) {
-        usage(
+        return usage(
             "--row-group-size and --compression apply to Parquet archives, not to --as-column tables",
         );
     }
     if out_kind != FileKind::Parquet && (w.row_group_size.is_some() || w.compression.is_some()) {
-        usage("--row-group-size and --compression apply to .parquet outputs only");
+        return usage("--row-group-size and --compression apply to .parquet outputs only");
     }
     if out_kind != FileKind::Npz && w.npz_flavor.is_some() {
-        usage("--npz-flavor applies to .npz outputs only");
+        return usage("--npz-flavor applies to .npz outputs only");
     }
     if out_kind != FileKind::Mtx && w.mtx_symmetry.is_some() {
-        usage("--mtx-symmetry applies to .mtx outputs only");
+        return usage("--mtx-symmetry applies to .mtx outputs only");
     }
     let t = &args.target;
     let reshape = t.index_type.is_some()
@@ -111,8 +115,53 @@ fn check_usage(args: &ConvertArgs, out_kind: FileKind) {
         || t.dimensions.is_some()
         || t.partitioning.is_some();
     if t.to.is_none() && reshape {
-        usage("--index-type, --axis-order, --dimensions and --partitioning need --to");
+        return usage("--index-type, --axis-order, --dimensions and --partitioning need --to");
     }
+    if let Some(order) = &t.axis_order {
+        if t.to != Some(Format::Csf) {
+            return usage("--axis-order applies to --to csf only");
+        }
+        let mut seen = vec![false; order.len()];
+        for &a in order {
+            if a >= order.len() || std::mem::replace(&mut seen[a], true) {
+                return Err(Failure::usage(format!(
+                    "--axis-order {}: not an order of the axes (each of {} once)",
+                    list(order),
+                    list(&(0..order.len()).collect::<Vec<_>>())
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `0,1,2`
+fn list(v: &[usize]) -> String {
+    v.iter().map(usize::to_string).collect::<Vec<_>>().join(",")
+}
+
+/// `--axis-order` must list every axis of every tensor it applies to.
+fn check_axis_order(target: &TargetArgs, messages: &[TensorMessage]) -> Result<(), Failure> {
+    let Some(order) = &target.axis_order else {
+        return Ok(());
+    };
+    for (i, m) in messages.iter().enumerate() {
+        let ndim = m.tensor.shape().len();
+        if ndim != order.len() {
+            let which = if messages.len() == 1 {
+                "the tensor".to_string()
+            } else {
+                format!("tensor {i}")
+            };
+            return Err(Failure::usage(format!(
+                "--axis-order {} lists {} axes but {which} has {ndim} dimensions (give an order of {})",
+                list(order),
+                order.len(),
+                list(&(0..ndim).collect::<Vec<_>>())
+            )));
+        }
+    }
+    Ok(())
 }
 
 fn output_options(w: &WriteArgs) -> OutputOptions {
@@ -184,8 +233,17 @@ fn reshape(msg: TensorMessage, target: &TargetArgs) -> Result<TensorMessage, Err
 
 /// The whole command: read, convert, check, write. Errors carry their exit code.
 pub fn run(args: &ConvertArgs, progress: &Progress) -> Result<Summary, Failure> {
-    let out_kind = FileKind::of(&args.output);
-    check_usage(args, out_kind);
+    let out_kind = match args.output_kind.or(FileKind::of(&args.output)) {
+        Some(kind) => kind,
+        None => {
+            return Err(Failure::usage(format!(
+                "{}: cannot tell which kind of file to write: {}; rename it or give --output-kind",
+                args.output.display(),
+                FileKind::unknown(&args.output)
+            )));
+        }
+    };
+    check_usage(args, out_kind)?;
     let as_column = args.write.as_column;
     if let (Some(_), FileKind::Arrow, false) = (args.target.to, out_kind, as_column) {
         // archives and text files hold uint64 indices; IPC messages cannot
@@ -193,11 +251,17 @@ pub fn run(args: &ConvertArgs, progress: &Progress) -> Result<Summary, Failure> 
             t.check_writable().map_err(Failure::output)?;
         }
     }
-    let input = Input::open(&args.input, &args.read.options(), progress)?;
+    let input = Input::open(
+        &args.input,
+        args.read.input_kind,
+        &args.read.options(),
+        progress,
+    )?;
     if !as_column {
         check_count(&args.output, out_kind, &input, args.tensor).map_err(Failure::output)?;
     }
     let messages = input.messages(args.tensor, progress)?;
+    check_axis_order(&args.target, &messages)?;
     let messages = match args.target.to {
         None => messages,
         Some(to) => {

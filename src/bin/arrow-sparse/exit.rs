@@ -30,15 +30,25 @@ Exit codes:
   3  invalid input: malformed, truncated, corrupt or unsupported content
   4  cannot convert: the output format or --to cannot hold the input as asked";
 
-/// A failed command: the error and its exit code.
+/// A failed command: what went wrong and its exit code.
 #[derive(Debug)]
 pub struct Failure {
     /// The exit code.
     pub code: u8,
-    /// What went wrong.
-    pub error: Error,
-    /// The input file it concerns, named in the message when the error does not.
-    pub file: Option<PathBuf>,
+    /// What went wrong (a library error, or a usage message).
+    pub error: Cause,
+    /// The file it is about, when the error does not say so itself.
+    pub context: Option<String>,
+}
+
+/// What a [`Failure`] is about.
+#[derive(Debug)]
+pub enum Cause {
+    /// An error of the library (or of the file system).
+    Error(Error),
+    /// A bad command line: the message, and clap's usage lines to print after it
+    /// (text output only).
+    Usage(String, String),
 }
 
 impl Failure {
@@ -56,11 +66,7 @@ impl Failure {
             }
             _ => INVALID_INPUT,
         };
-        Failure {
-            code,
-            error,
-            file: None,
-        }
+        Failure::new(code, error)
     }
 
     /// An error while converting or writing: cannot convert (4), except I/O
@@ -70,28 +76,58 @@ impl Failure {
             Error::Io(_) => ERROR,
             _ => CANNOT_CONVERT,
         };
+        Failure::new(code, error)
+    }
+
+    /// A bad command line (exit code 2).
+    pub fn usage(message: impl Into<String>) -> Failure {
         Failure {
-            code,
-            error,
-            file: None,
+            code: USAGE,
+            error: Cause::Usage(message.into(), String::new()),
+            context: None,
         }
     }
 
-    /// The same failure, about input file `path`.
-    pub fn in_file(mut self, path: &Path) -> Failure {
-        self.file.get_or_insert_with(|| path.to_path_buf());
+    fn new(code: u8, error: Error) -> Failure {
+        Failure {
+            code,
+            error: Cause::Error(error),
+            context: None,
+        }
+    }
+
+    /// The same failure, about input file `path` (see [`Failure::about`]).
+    pub fn in_file(self, path: &std::path::Path) -> Failure {
+        self.about(&path.display().to_string())
+    }
+
+    /// Say which file the error is about (`FILE: error`), unless the error names
+    /// it already.
+    pub fn about(mut self, file: &str) -> Failure {
+        let m = self.message();
+        let named =
+            m.contains(&format!("{file}:")) || m.contains(&format!("{file} ")) || m.ends_with(file);
+        if !named {
+            self.context = Some(file.to_string());
+        }
         self
     }
 
-    /// The message: the error, after the file's name unless it names it already.
+    /// The message, without the `arrow-sparse: error:` prefix.
     pub fn message(&self) -> String {
-        let msg = self.error.to_string();
-        match &self.file {
-            Some(p) if !msg.contains(&*p.to_string_lossy()) => {
-                format!("{}: {msg}", p.display())
-            }
-            _ => msg,
+        let error = match &self.error {
+            Cause::Error(e) => e.to_string(),
+            Cause::Usage(m, _) => m.clone(),
+        };
+        match &self.context {
+            Some(c) => format!("{c}: {error}"),
+            None => error,
         }
+    }
+
+    /// Whether this is a closed pipe on output (`arrow-sparse dump x | head`).
+    pub fn is_broken_pipe(&self) -> bool {
+        matches!(&self.error, Cause::Error(Error::Io(e)) if e.kind() == std::io::ErrorKind::BrokenPipe)
     }
 
     /// The exit code as the process's.
@@ -102,11 +138,7 @@ impl Failure {
 
 impl From<Error> for Failure {
     fn from(error: Error) -> Failure {
-        Failure {
-            code: ERROR,
-            error,
-            file: None,
-        }
+        Failure::new(ERROR, error)
     }
 }
 

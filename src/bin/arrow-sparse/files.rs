@@ -12,11 +12,12 @@ use arrow_sparse::ipc::{self, MmapReader, TensorMessage};
 use crate::exit::Failure;
 use crate::progress::Progress;
 
-/// The kind of a file, from its extension (case-insensitive).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// The kind of a file, from its extension (case-insensitive) or `--input-kind` /
+/// `--output-kind`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum FileKind {
-    /// A stream of Arrow SparseTensor / Tensor IPC messages: any extension that is
-    /// not one of the others (`.arrow`, `.arrows`, `.ipc`, ...).
+    /// A stream of Arrow SparseTensor / Tensor IPC messages: `.arrow`, `.arrows`,
+    /// `.ipc`, and (as inputs) files of unknown extensions.
     Arrow,
     /// A Parquet archive of one tensor, `.parquet`.
     Parquet,
@@ -28,19 +29,34 @@ pub enum FileKind {
     Npz,
 }
 
+/// The extensions that name a kind, for messages.
+pub const EXTENSIONS: &str = ".arrow, .parquet, .mtx, .tns or .npz";
+
 impl FileKind {
-    /// The kind of `path`.
-    pub fn of(path: &Path) -> FileKind {
+    /// The kind `path`'s extension names, if it names one.
+    pub fn of(path: &Path) -> Option<FileKind> {
         let ext = path
             .extension()
             .and_then(|e| e.to_str())
             .map(str::to_ascii_lowercase);
         match ext.as_deref() {
-            Some("parquet") => FileKind::Parquet,
-            Some("mtx") => FileKind::Mtx,
-            Some("tns") => FileKind::Tns,
-            Some("npz") => FileKind::Npz,
-            _ => FileKind::Arrow,
+            Some("arrow" | "arrows" | "ipc") => Some(FileKind::Arrow),
+            Some("parquet") => Some(FileKind::Parquet),
+            Some("mtx") => Some(FileKind::Mtx),
+            Some("tns") => Some(FileKind::Tns),
+            Some("npz") => Some(FileKind::Npz),
+            _ => None,
+        }
+    }
+
+    /// What to say about the extension of `path` when it names no kind.
+    pub fn unknown(path: &Path) -> String {
+        match path.extension() {
+            Some(e) => format!(
+                "its extension .{} is not one of {EXTENSIONS}",
+                e.to_string_lossy()
+            ),
+            None => format!("it has no extension ({EXTENSIONS})"),
         }
     }
 
@@ -101,26 +117,57 @@ pub struct Input {
     pub kind: FileKind,
     /// Its size in bytes.
     pub bytes: u64,
+    /// How to name it in errors when its kind was guessed.
+    about: Option<String>,
     source: Source,
 }
 
 impl Input {
-    /// Open `path` as its extension says. Text and npz files are read (and
+    /// Open `path` as `kind` (`--input-kind`) or its extension says (a stream of
+    /// IPC messages when it says nothing). Text and npz files are read (and
     /// validated) here, with the progress bar counting the bytes read; the other
-    /// kinds only read their headers / footer.
+    /// kinds only read their headers / footer. Errors name the file (and say how
+    /// it was read when the extension did not tell).
     pub fn open(
         path: &Path,
+        kind: Option<FileKind>,
         options: &io::ImportOptions,
         progress: &Progress,
     ) -> Result<Input, Failure> {
-        let kind = FileKind::of(path);
-        let bytes = std::fs::metadata(path)
-            .map_err(|e| in_file(path, e))
-            .map_err(Failure::input)?
-            .len();
+        let name = path.display().to_string();
+        let (kind, about) = match (kind, FileKind::of(path)) {
+            (Some(k), _) | (None, Some(k)) => (k, name.clone()),
+            (None, None) => (
+                FileKind::Arrow,
+                format!(
+                    "{name} (read as an Arrow IPC stream: {}; see --input-kind)",
+                    FileKind::unknown(path)
+                ),
+            ),
+        };
+        let guessed = about != name;
+        let fail = |e: Error| {
+            let f = Failure::input(e);
+            if guessed {
+                Failure {
+                    context: Some(about.clone()),
+                    ..f
+                }
+            } else {
+                f.about(&name)
+            }
+        };
+        let meta = std::fs::metadata(path).map_err(|e| fail(Error::Io(e)))?;
+        if meta.is_dir() {
+            return Err(Failure::input(Error::Io(std::io::Error::new(
+                std::io::ErrorKind::IsADirectory,
+                format!("{name} is a directory, not a file"),
+            ))));
+        }
+        let bytes = meta.len();
         let column = match kind {
             FileKind::Arrow | FileKind::Parquet => crate::columns::read(path)
-                .map_err(|e| Failure::input(e).in_file(path))?
+                .map_err(fail)?
                 .map(Source::Column),
             _ => None,
         };
@@ -132,11 +179,12 @@ impl Input {
                 read_file(path, kind, bytes, options, progress)
             }
         }
-        .map_err(|e| Failure::input(e).in_file(path))?;
+        .map_err(fail)?;
         Ok(Input {
             path: path.to_path_buf(),
             kind,
             bytes,
+            about: guessed.then_some(about),
             source,
         })
     }
@@ -161,7 +209,16 @@ impl Input {
             Source::Read(m) => Ok((**m).clone()),
             Source::Column(t) => Ok(t[i].clone()),
         }
-        .map_err(|e| Failure::input(e).in_file(&self.path))
+        .map_err(|e| {
+            let f = Failure::input(e);
+            match &self.about {
+                Some(about) => Failure {
+                    context: Some(about.clone()),
+                    ..f
+                },
+                None => f.about(&self.path.display().to_string()),
+            }
+        })
     }
 
     /// Every tensor, or only tensor `index` when given, counting them on the

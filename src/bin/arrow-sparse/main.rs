@@ -18,11 +18,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use arrow_sparse::io::{self, Duplicates};
-use arrow_sparse::{Error, Format, IndexType, dump};
-use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
+use arrow_sparse::{Format, IndexType, dump};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use exit::Failure;
-use files::Input;
+use exit::{Cause, Failure};
+use files::{FileKind, Input};
 use progress::Progress;
 
 #[cfg(feature = "parquet")]
@@ -31,12 +31,13 @@ type CompressionArg = arrow_sparse::archive::ArchiveCompression;
 type CompressionArg = String;
 
 const FILE_KINDS: &str = "\
-File kinds follow the extension (any case):
+File kinds follow the extension (any case), or --input-kind / --output-kind:
+  .arrow    stream of Arrow SparseTensor / Tensor IPC messages, any number
+            (also .arrows and .ipc; inputs of other extensions are read as one)
   .parquet  Parquet archive, one tensor
   .mtx      Matrix Market (coordinate or array), one 2-D matrix
   .tns      FROSTT text tensor, one tensor
   .npz      scipy (csr, csc, coo) or pydata/sparse (COO, GCXS) npz, one tensor
-  other     stream of Arrow SparseTensor / Tensor IPC messages (.arrow), any number
 An Arrow IPC file / stream or a Parquet table of record batches with a sparse
 tensor column (extension type arrow_sparse.coo/csr/csc/csf/gcs) is read as the
 tensors of its first such column (null rows skipped); convert --as-column
@@ -114,9 +115,11 @@ Without --to every tensor keeps its format, types and custom metadata (the Matri
 Market field and symmetry, the .tns header and the npz layout travel in it, so a
 round trip through .arrow or .parquet writes the same kind of file back). Files
 that hold one tensor take one: give --tensor N for a stream of several. Matrix
-Market holds 2-D tensors only; Parquet archives hold dense, coo, csr, csc and csf
-tensors (convert GCS / DM with --to). The output is written to a temporary file
-and renamed into place: on error nothing is left at OUT.
+Market holds 2-D tensors only; Parquet archives hold tensors of every format
+(GCS and DM included). The output is written to a temporary file beside it
+(.OUT.arrow-sparse-tmp.N) and renamed into place: on error nothing is left at OUT,
+a replaced OUT keeps its permissions, and a temporary file left by a killed
+convert is removed by the next convert to the same OUT.
 
 Prints one summary line (--json: a JSON object with input, output, kinds, tensors
 and bytes); --quiet prints nothing.
@@ -170,9 +173,12 @@ enum Command {
 /// Options for reading text inputs.
 #[derive(Args)]
 struct ReadArgs {
+    /// Read the input as this kind of file whatever its extension says.
+    #[arg(long, value_enum, ignore_case = true, value_name = "KIND")]
+    input_kind: Option<FileKind>,
     /// .mtx / .tns inputs: entries that repeat coordinates are an error (default),
     /// summed, or kept as they are (a non-canonical COO tensor).
-    #[arg(long, value_enum, default_value = "error")]
+    #[arg(long, value_enum, ignore_case = true, default_value = "error")]
     duplicates: DuplicatesArg,
 }
 
@@ -200,6 +206,10 @@ struct ConvertArgs {
     input: PathBuf,
     /// Output file (its kind follows the extension), written atomically.
     output: PathBuf,
+    /// Write OUT as this kind of file whatever its extension says (needed when
+    /// the extension names no kind).
+    #[arg(long, value_enum, ignore_case = true, value_name = "KIND")]
+    output_kind: Option<FileKind>,
     /// Convert only tensor N (from 0) of a stream; needed when a stream of several
     /// tensors goes into a file that holds one (.parquet, .mtx, .tns, .npz).
     #[arg(long, value_name = "N")]
@@ -223,11 +233,11 @@ enum Axis {
 struct TargetArgs {
     /// Target format: coo, csr, csc, csf, dense, gcs or dm (default: keep every
     /// tensor as it is).
-    #[arg(long)]
+    #[arg(long, value_parser = any_case::<Format>)]
     to: Option<Format>,
     /// Index type of the output with --to (int8, int16, int32, int64, uint8,
     /// uint16, uint32; uint64 for .parquet, .tns, .npz; default int64).
-    #[arg(long)]
+    #[arg(long, value_parser = any_case::<IndexType>)]
     index_type: Option<IndexType>,
     /// CSF axis order, e.g. 2,0,1 (default: the input's for CSF, else 0,1,..).
     #[arg(long, value_delimiter = ',')]
@@ -240,10 +250,10 @@ struct TargetArgs {
     #[arg(long, value_delimiter = ',')]
     partitioning: Option<Vec<usize>>,
     /// GCS: compress rows (GCRS) or columns (GCCS).
-    #[arg(long, default_value = "row")]
+    #[arg(long, value_enum, ignore_case = true, default_value = "row")]
     compressed_axis: Axis,
     /// DM: the storage format of the reduced tensor.
-    #[arg(long, default_value = "coo")]
+    #[arg(long, value_parser = any_case::<Format>, default_value = "coo")]
     storage: Format,
 }
 
@@ -257,20 +267,20 @@ struct WriteArgs {
     /// names; custom metadata is not kept.
     #[arg(long)]
     as_column: bool,
-    /// .parquet output: rows per row group (default 1048576).
-    #[arg(long)]
+    /// .parquet output: rows per row group, at least 1 (default 1048576).
+    #[arg(long, value_name = "N", value_parser = positive)]
     row_group_size: Option<usize>,
     /// .parquet output: compression none, zstd (level 1, the default) or
     /// zstd:LEVEL (1-22).
-    #[arg(long)]
+    #[arg(long, value_parser = any_case::<CompressionArg>)]
     compression: Option<CompressionArg>,
     /// .npz output: scipy (csr / csc / coo) or pydata/sparse (COO / GCXS) layout
     /// (default: the input's, else scipy for 2-D and pydata for N-D and GCS).
-    #[arg(long, value_enum)]
+    #[arg(long, value_enum, ignore_case = true)]
     npz_flavor: Option<NpzFlavorArg>,
     /// .mtx output: the symmetry of the file (default: the input's, else general;
     /// symmetric and skew-symmetric files store one triangle).
-    #[arg(long, value_enum)]
+    #[arg(long, value_enum, ignore_case = true)]
     mtx_symmetry: Option<SymmetryArg>,
 }
 
@@ -287,12 +297,25 @@ enum SymmetryArg {
     SkewSymmetric,
 }
 
-/// Exit with a usage error (exit code 2).
-fn usage(msg: &str) -> ! {
-    let _ = Cli::command()
-        .error(clap::error::ErrorKind::ArgumentConflict, msg)
-        .print();
-    std::process::exit(exit::USAGE.into())
+/// Parse a value in any case (`CSR`, `Int32`, `ZSTD:3`).
+fn any_case<T: std::str::FromStr>(s: &str) -> Result<T, String>
+where
+    T::Err: std::fmt::Display,
+{
+    s.to_ascii_lowercase().parse().map_err(|e: T::Err| {
+        let e = e.to_string();
+        // the library's "could not parse format: ..." says what was wrong
+        e.split_once(": ").map_or(e.clone(), |(_, d)| d.to_string())
+    })
+}
+
+/// A count of at least 1.
+fn positive(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(0) => Err("must be at least 1".into()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 fn run(cli: Cli, progress: &Progress) -> Result<(), Failure> {
@@ -300,7 +323,7 @@ fn run(cli: Cli, progress: &Progress) -> Result<(), Failure> {
     let mut out = BufWriter::new(stdout.lock());
     match cli.command {
         Command::Inspect { file, read } => {
-            let input = Input::open(&file, &read.options(), progress)?;
+            let input = Input::open(&file, read.input_kind, &read.options(), progress)?;
             let text = if cli.json {
                 inspect::json(&input)?.to_string()
             } else {
@@ -309,7 +332,7 @@ fn run(cli: Cli, progress: &Progress) -> Result<(), Failure> {
             progress.suspend(|| writeln!(out, "{text}"))?;
         }
         Command::Dump { file, read } => {
-            let input = Input::open(&file, &read.options(), progress)?;
+            let input = Input::open(&file, read.input_kind, &read.options(), progress)?;
             progress.steps(
                 format!("dumping {}", file.display()),
                 input.len() as u64,
@@ -339,7 +362,8 @@ fn run(cli: Cli, progress: &Progress) -> Result<(), Failure> {
     Ok(())
 }
 
-/// Print the error, as one line of text or (with `--json`) of JSON.
+/// Print the error, as one line of text or (with `--json`) of JSON. Usage errors
+/// add clap's usage lines to the text.
 fn report(failure: &Failure, json: bool) {
     if json {
         let line = serde_json::json!({
@@ -349,6 +373,46 @@ fn report(failure: &Failure, json: bool) {
         eprintln!("{line}");
     } else {
         eprintln!("arrow-sparse: error: {}", failure.message());
+        if let Cause::Usage(_, more) = &failure.error
+            && !more.is_empty()
+        {
+            eprint!("{more}");
+        }
+    }
+}
+
+/// Whether the command line asks for JSON output (before clap has read it).
+fn json_asked() -> bool {
+    std::env::args_os()
+        .skip(1)
+        .take_while(|a| a != "--")
+        .any(|a| a == "--json")
+}
+
+/// A command line clap refused, as a usage failure: clap's first line is the
+/// message, the rest (usage, hint) follows it in text output.
+fn clap_failure(e: &clap::Error) -> Failure {
+    use clap::error::ErrorKind::{DisplayHelpOnMissingArgumentOrSubcommand, MissingSubcommand};
+    let text = e.render().to_string();
+    // the first paragraph is the message (a list of missing arguments continues
+    // it on indented lines), the rest is usage and a hint
+    let (first, rest) = text
+        .trim_end()
+        .split_once("\n\n")
+        .unwrap_or((text.trim_end(), ""));
+    let first = first.strip_prefix("error: ").unwrap_or(first);
+    let first: Vec<&str> = first.lines().map(str::trim).collect();
+    let (message, more) = match e.kind() {
+        DisplayHelpOnMissingArgumentOrSubcommand | MissingSubcommand => (
+            "a command is needed: inspect, dump or convert (see arrow-sparse --help)".to_string(),
+            String::new(),
+        ),
+        _ => (first.join(" "), format!("{rest}\n")),
+    };
+    Failure {
+        code: exit::USAGE,
+        error: Cause::Usage(message, more),
+        context: None,
     }
 }
 
@@ -356,17 +420,25 @@ fn main() -> ExitCode {
     // Panics of a dependency that the library catches (and returns as errors) are
     // not printed; every other panic is.
     arrow_sparse::error::install_panic_hook();
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            use clap::error::ErrorKind::{DisplayHelp, DisplayVersion};
+            if matches!(e.kind(), DisplayHelp | DisplayVersion) {
+                e.exit();
+            }
+            let failure = clap_failure(&e);
+            report(&failure, json_asked());
+            return failure.exit_code();
+        }
+    };
     let json = cli.json;
     let progress = Progress::new(cli.quiet);
     let result = run(cli, &progress);
     drop(progress);
     match result {
         Ok(()) => ExitCode::from(exit::OK),
-        Err(Failure {
-            error: Error::Io(e),
-            ..
-        }) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::from(exit::OK),
+        Err(failure) if failure.is_broken_pipe() => ExitCode::from(exit::OK),
         Err(failure) => {
             report(&failure, json);
             failure.exit_code()
