@@ -47,26 +47,6 @@ pub(crate) fn push<T>(v: &mut Vec<T>, x: T, what: &str) -> Result<()> {
     Ok(())
 }
 
-/// The first `n` items of `items` collected into a vector allocated once.
-pub(crate) fn collect<T>(n: usize, items: impl Iterator<Item = T>, what: &str) -> Result<Vec<T>> {
-    let mut v = with_capacity(n, what)?;
-    v.extend(items.take(n));
-    Ok(v)
-}
-
-/// A product of extents (an element count), or [`Error::Allocation`] when it
-/// does not fit `usize`.
-pub(crate) fn product(
-    extents: impl IntoIterator<Item = usize>,
-    what: &str,
-    width: usize,
-) -> Result<usize> {
-    extents
-        .into_iter()
-        .try_fold(1usize, |a, d| a.checked_mul(d))
-        .ok_or_else(|| Error::allocation(what, usize::MAX, width))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -81,16 +61,11 @@ mod tests {
             with_capacity::<f64>(1 << 62, "x"),
             Err(Error::Allocation { .. })
         ));
-        assert!(matches!(
-            product([1 << 40, 1 << 40], "x", 8),
-            Err(Error::Allocation { .. })
-        ));
         let mut v = Vec::new();
         for i in 0..100 {
             push(&mut v, i, "x").unwrap();
         }
         assert_eq!(v.len(), 100);
-        assert_eq!(collect(3, 0..10, "x").unwrap(), vec![0, 1, 2]);
         assert_eq!(filled(2, 7u8, "x").unwrap(), vec![7, 7]);
     }
 }

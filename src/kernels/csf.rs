@@ -610,6 +610,7 @@ fn ttv_dense_accumulator<V: Numeric, I: Index, P: Index>(
         level: usize,
     }
     /// Add the subtree of `node` at level `l > level` into `acc`.
+    #[allow(clippy::too_many_arguments)]
     fn add<V: Numeric, I: Index, P: Index>(
         c: &Ctx<'_, V, I, P>,
         l: usize,

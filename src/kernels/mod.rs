@@ -18,6 +18,18 @@
 //! task in a fixed order, so results are bit-for-bit the same on every run and
 //! every machine.
 //!
+//! # Allocation
+//!
+//! Kernels allocate their outputs (and the few working buffers some need)
+//! fallibly: a size that overflows, or an allocation the allocator refuses, is
+//! [`Error::Allocation`](crate::Error::Allocation), never an abort. This
+//! matters because outputs are sized by the operands' declared extents (SpMV's
+//! result has one element per row), which a tiny hostile file can make huge. A
+//! fresh zeroed output is not written twice, so a scatter into a large, mostly
+//! untouched result only touches the pages it writes. The `*_into` forms of
+//! [`spmv`] write into the caller's buffers and allocate nothing for float64 /
+//! float32 values.
+//!
 //! On Linux, output buffers of 8 MiB and more are advised to use transparent huge
 //! pages (`madvise(MADV_HUGEPAGE)`) before they are first written; set the
 //! environment variable `ARROW_SPARSE_HUGE_PAGES=0` to turn that off.
@@ -36,7 +48,6 @@
 //! ```
 
 mod alloc;
-pub mod cache;
 pub mod convert;
 pub mod csf;
 pub mod elementwise;

@@ -476,6 +476,7 @@ fn coo_scatter_all<V: Numeric, I: Index>(
         return coo_scatter(c, vals, 0, nnz, 0, x, acc, alpha, OOB);
     }
     // entries lo..hi have rows row0..row0 + out.len(): split at a row boundary
+    #[allow(clippy::too_many_arguments)]
     fn go<V: Numeric, I: Index>(
         c: Coords<'_, I>,
         vals: &[V],
