@@ -144,8 +144,8 @@ pub fn sum_all<V: Numeric>(t: &AnyTensor) -> Result<V> {
 /// ```
 /// use arrow_sparse::kernels::reduce::{sum_axes_with, SumOutput};
 /// use arrow_sparse::{AnyTensor, CooTensor, Format};
-/// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![1000, 3], &[(vec![7, 1], 2.0)])?.into();
-/// let rows = sum_axes_with::<f64>(&t, &[1], SumOutput::Auto)?; // 1000 kept elements, 1 entry
+/// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![100_000, 3], &[(vec![7, 1], 2.0)])?.into();
+/// let rows = sum_axes_with::<f64>(&t, &[1], SumOutput::Auto)?; // 100000 kept elements, 1 entry
 /// assert_eq!(rows.format(), Format::Coo);
 /// let rows = sum_axes_with::<f64>(&t, &[1], SumOutput::Dense)?;
 /// assert_eq!((rows.format(), rows.get::<f64>(&[7])?), (Format::Dense, Some(2.0)));
