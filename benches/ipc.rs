@@ -24,7 +24,7 @@ use std::hint::black_box;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use arrow_sparse::ipc::{self, MmapReader, ReadOptions, WriteOptions};
+use arrow_sparse::ipc::{self, MmapReader, StreamReadOptions, StreamWriteOptions};
 use arrow_sparse::{AnyCsx, AnyTensor, Validation};
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 
@@ -51,7 +51,8 @@ fn fixture() -> Fixture {
         let path = dir
             .path()
             .join(format!("csr_f64_i64_{}.arrows", datagen::size_label(n)));
-        ipc::write_file(&path, [&t.clone().into()], &WriteOptions::default()).expect("write file");
+        ipc::write_tensor_stream(&path, [&t.clone().into()], &StreamWriteOptions::default())
+            .expect("write file");
         files.push((n, path, t.index_bytes()));
         if n == BIG {
             big = Some(t);
@@ -64,8 +65,8 @@ fn fixture() -> Fixture {
     }
 }
 
-fn open_get(path: &Path, options: &ReadOptions) -> (MmapReader, ipc::TensorMessage) {
-    let r = MmapReader::open_with(path, options.clone()).expect("open");
+fn open_get(path: &Path, options: &StreamReadOptions) -> (MmapReader, ipc::TensorMessage) {
+    let r = MmapReader::open_with(path, &options.clone()).expect("open");
     let m = r.get(0).expect("get");
     (r, m)
 }
@@ -76,7 +77,7 @@ fn benches(c: &mut Criterion) {
     // (a) encode + write into a pre-reserved Vec.
     {
         let t = &fx.big;
-        let len = ipc::encode(t, &[], &WriteOptions::default())
+        let len = ipc::encode(t, &[], &StreamWriteOptions::default())
             .expect("encode")
             .len();
         // Reserve and write once so the pages are faulted in (vec![0; n] would not:
@@ -88,7 +89,8 @@ fn benches(c: &mut Criterion) {
         g.bench_function(datagen::size_label(BIG), |b| {
             b.iter(|| {
                 out.clear();
-                let m = ipc::encode(black_box(t), &[], &WriteOptions::default()).expect("encode");
+                let m =
+                    ipc::encode(black_box(t), &[], &StreamWriteOptions::default()).expect("encode");
                 m.write_to(&mut out).expect("write");
                 black_box(out.len())
             })
@@ -101,7 +103,7 @@ fn benches(c: &mut Criterion) {
         ("ipc/mmap_read_full/csr/f64_i64", Validation::Full),
         ("ipc/mmap_read_trusted/csr/f64_i64", Validation::Trusted),
     ] {
-        let options = ReadOptions::default().with_validation(validation);
+        let options = StreamReadOptions::default().with_validation(validation);
         let mut g = c.benchmark_group(group);
         for (n, path, index_bytes) in &fx.files {
             g.throughput(Throughput::Bytes(*index_bytes as u64));

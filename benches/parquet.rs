@@ -12,10 +12,10 @@
 //!
 //! Timed, best of `--iters` (default 3), each on the file or tensor left by the
 //! previous step:
-//! * `parquet/write`: `parquet::write_parquet` of the tensor mapped from the IPC
+//! * `parquet/write`: `archive::write_archive` of the tensor mapped from the IPC
 //!   file (zstd level 1, row groups of 2^20 rows), including the fsync and rename;
-//! * `parquet/read`: `parquet::read_parquet` with full validation;
-//! * `ipc/write`: `ipc::write_file` (fsync and rename too); `ipc/read`:
+//! * `parquet/read`: `archive::read_archive` with full validation;
+//! * `ipc/write`: `ipc::write_tensor_stream` (fsync and rename too); `ipc/read`:
 //!   `MmapReader::open` + `get(0)` with full validation;
 //! * scipy (`benches/compare/parquet_npz.py`): `save_npz(compressed=True)` and
 //!   `load_npz` of the same matrix (no fsync).
@@ -33,8 +33,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use arrow_sparse::AnyTensor;
+use arrow_sparse::archive::{self, ArchiveReadOptions, ArchiveWriteOptions};
 use arrow_sparse::ipc::{self, MmapReader};
-use arrow_sparse::parquet::{self, ReadOptions, WriteOptions};
 
 #[path = "compare/parquet_gen.rs"]
 mod pgen;
@@ -129,9 +129,9 @@ fn rss_child(file: &Path, rows: usize) {
     let reader = MmapReader::open(file).expect("open");
     let msg = reader.get(0).expect("get");
     let out = file.with_extension("rss.parquet");
-    let options = WriteOptions::default().with_row_group_size(rows);
+    let options = ArchiveWriteOptions::default().with_row_group_size(rows);
     let t0 = Instant::now();
-    let s = parquet::write_parquet(&out, &msg, &options).expect("write");
+    let s = archive::write_archive(&out, &msg, &options).expect("write");
     let took = t0.elapsed();
     stop.store(true, Ordering::Relaxed);
     let peak = sampler
@@ -208,7 +208,7 @@ fn main() {
         let pq_path = dir.join(format!("{name}.parquet"));
         let msg: ipc::TensorMessage = tensor.clone().into();
         let (ipc_write, ()) = best(args.iters, || {
-            ipc::write_file(&ipc_path, [&msg], &Default::default()).expect("ipc write")
+            ipc::write_tensor_stream(&ipc_path, [&msg], &Default::default()).expect("ipc write")
         });
         drop(msg);
         let (ipc_read, _) = best(args.iters, || {
@@ -221,10 +221,11 @@ fn main() {
             .get(0)
             .expect("get");
         let (pq_write, summary) = best(args.iters, || {
-            parquet::write_parquet(&pq_path, &mapped, &WriteOptions::default()).expect("write")
+            archive::write_archive(&pq_path, &mapped, &ArchiveWriteOptions::default())
+                .expect("write")
         });
         let (pq_read, back) = best(args.iters, || {
-            parquet::read_parquet(&pq_path, &ReadOptions::default()).expect("read")
+            archive::read_archive(&pq_path, &ArchiveReadOptions::default()).expect("read")
         });
         assert!(
             back.tensor == tensor,

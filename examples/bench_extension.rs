@@ -1,7 +1,7 @@
 //! Writing N tensors as one sparse tensor column (one record batch, arrow-ipc
-//! `FileWriter`) against N separate SparseTensor messages (`ipc::StreamWriter`):
+//! `FileWriter`) against N separate SparseTensor messages (`ipc::TensorStreamWriter`):
 //! time and bytes, and reading them back (column: validate every row once and take
-//! every row zero-copy; messages: `ipc::StreamReader`, validating each).
+//! every row zero-copy; messages: `ipc::TensorStreamReader`, validating each).
 //!
 //! `cargo run --release --example bench_extension` (numbers in
 //! benches/RESULTS-extension.md). Best of 7 runs, in memory.
@@ -67,7 +67,7 @@ fn column_bytes(tensors: &[AnyTensor]) -> Vec<u8> {
 
 fn message_bytes(tensors: &[AnyTensor]) -> Vec<u8> {
     let mut bytes = Vec::new();
-    let mut w = ipc::StreamWriter::new(&mut bytes);
+    let mut w = ipc::TensorStreamWriter::new(&mut bytes);
     for t in tensors {
         w.write(t).unwrap();
     }
@@ -90,7 +90,7 @@ fn read_column(bytes: &[u8]) -> usize {
 }
 
 fn read_messages(bytes: &[u8]) -> usize {
-    ipc::StreamReader::new(bytes)
+    ipc::TensorStreamReader::new(bytes)
         .map(|m| m.unwrap().tensor.nnz())
         .sum()
 }

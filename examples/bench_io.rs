@@ -15,7 +15,7 @@
 use std::path::Path;
 use std::time::Instant;
 
-use arrow_sparse::io::{self, Duplicates, ReadOptions};
+use arrow_sparse::io::{self, Duplicates, ImportOptions};
 use arrow_sparse::ipc::TensorMessage;
 use arrow_sparse::{AnyTensor, CooTensor, CoordLayout, Result};
 
@@ -125,7 +125,7 @@ fn run(dir: &Path, iters: usize) -> Result<()> {
         let path = dir.join(file);
         let bytes = std::fs::metadata(&path)?.len() as f64;
         for (mode, dup) in [("default", Duplicates::Error), ("keep", Duplicates::Keep)] {
-            let opts = ReadOptions::default().with_duplicates(dup);
+            let opts = ImportOptions::default().with_duplicates(dup);
             let (mut best, mut best_cpu) = (f64::INFINITY, f64::INFINITY);
             let mut nnz = 0;
             for _ in 0..iters {

@@ -27,7 +27,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use arrow_buffer::Buffer;
-use arrow_sparse::ipc::{self, MmapReader, ReadOptions, WriteOptions};
+use arrow_sparse::ipc::{self, MmapReader, StreamReadOptions, StreamWriteOptions};
 use arrow_sparse::{AnyCsx, AnyTensor, IndexSlice, Validation};
 
 #[path = "../benches/compare/gen.rs"]
@@ -142,8 +142,8 @@ fn run_peer(peer: &Path, file: &Path, iters: usize) -> Peer {
     }
 }
 
-fn open_get(path: &Path, options: &ReadOptions) -> (MmapReader, ipc::TensorMessage) {
-    let r = MmapReader::open_with(path, options.clone()).expect("open");
+fn open_get(path: &Path, options: &StreamReadOptions) -> (MmapReader, ipc::TensorMessage) {
+    let r = MmapReader::open_with(path, &options.clone()).expect("open");
     let m = r.get(0).expect("get");
     (r, m)
 }
@@ -284,7 +284,8 @@ fn main() {
     for &n in &sizes {
         let t = datagen::csr_any(n, 42);
         let path = dir.join(format!("csr_f64_i64_{}.arrows", datagen::size_label(n)));
-        ipc::write_file(&path, [&t.clone().into()], &WriteOptions::default()).expect("write file");
+        ipc::write_tensor_stream(&path, [&t.clone().into()], &StreamWriteOptions::default())
+            .expect("write file");
         let len = std::fs::metadata(&path).expect("stat").len();
         println!(
             "  {}: {} x {}, nnz {n}, file {len} bytes, index bytes {}",
@@ -306,7 +307,7 @@ fn main() {
         .expect("big file");
     let big_label = datagen::size_label(big_n);
 
-    let msg_len = ipc::encode(&big, &[], &WriteOptions::default())
+    let msg_len = ipc::encode(&big, &[], &StreamWriteOptions::default())
         .expect("encode")
         .len();
     // Reserve and write once so the pages are faulted in (vec![0; n] would not:
@@ -328,7 +329,8 @@ fn main() {
         // write
         let write_s = best_of(iters, || {
             out.clear();
-            let m = ipc::encode(black_box(&big), &[], &WriteOptions::default()).expect("encode");
+            let m =
+                ipc::encode(black_box(&big), &[], &StreamWriteOptions::default()).expect("encode");
             m.write_to(&mut out).expect("write");
             out.len()
         });
@@ -350,7 +352,7 @@ fn main() {
 
         // mmap reads
         for (validation, name) in [(Validation::Full, "full"), (Validation::Trusted, "trusted")] {
-            let options = ReadOptions::default().with_validation(validation);
+            let options = StreamReadOptions::default().with_validation(validation);
             for ((n, path, index_bytes), peer) in files.iter().zip(&peers) {
                 let s = best_of(iters, || open_get(path, &options));
                 this.push(Row {
@@ -405,8 +407,8 @@ fn main() {
         "sub-steps of mmap open + get(0) with full validation, {big_label} nnz, best of {iters}:"
     );
     let index_bytes = big.index_bytes();
-    let trusted = ReadOptions::default().with_validation(Validation::Trusted);
-    let full = ReadOptions::default();
+    let trusted = StreamReadOptions::default().with_validation(Validation::Trusted);
+    let full = StreamReadOptions::default();
     let step = |name: &str, s: f64| {
         println!(
             "  {:<58} {:>10}  {:>7.2} GB/s of index bytes",
@@ -462,7 +464,7 @@ fn main() {
                 .map(&f)
                 .expect("mmap")
         };
-        let r = MmapReader::from_buffer(Buffer::from(bytes::Bytes::from_owner(map)), full.clone())
+        let r = MmapReader::from_buffer(Buffer::from(bytes::Bytes::from_owner(map)), &full.clone())
             .expect("index");
         let m = r.get(0).expect("get");
         (r, m)

@@ -30,7 +30,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use arrow_sparse::ipc::{self, MmapReader, ReadOptions, WriteOptions};
+use arrow_sparse::ipc::{self, MmapReader, StreamReadOptions, StreamWriteOptions};
 use arrow_sparse::{AnyTensor, Index, Validation};
 use rayon::ThreadPool;
 use rayon::prelude::*;
@@ -232,7 +232,7 @@ fn write_dataset(dir: &Path, prefix: &str, s: &Shared) -> PathBuf {
 }
 
 fn write_ipc(path: &Path, t: AnyTensor) {
-    ipc::write_file(path, [&t.into()], &WriteOptions::default())
+    ipc::write_tensor_stream(path, [&t.into()], &StreamWriteOptions::default())
         .unwrap_or_else(|e| die(&format!("write {}: {e}", path.display())));
 }
 
@@ -483,7 +483,7 @@ fn measure<I: Index>(
     let csr: AnyTensor = t.csr.clone().into();
     let csr_path = f.path(&format!("csr_{idx}.arrows"));
     write_ipc(&csr_path, csr.clone());
-    let msg_len = ipc::encode(&csr, &[], &WriteOptions::default())
+    let msg_len = ipc::encode(&csr, &[], &StreamWriteOptions::default())
         .expect("encode")
         .len();
     let mut out: Vec<u8> = Vec::with_capacity(msg_len);
@@ -546,7 +546,8 @@ fn measure<I: Index>(
         }
         let write = || {
             out.clear();
-            let m = ipc::encode(black_box(&csr), &[], &WriteOptions::default()).expect("encode");
+            let m =
+                ipc::encode(black_box(&csr), &[], &StreamWriteOptions::default()).expect("encode");
             m.write_to(&mut out).expect("write");
             out.len()
         };
@@ -556,9 +557,9 @@ fn measure<I: Index>(
             .into_iter()
             .enumerate()
         {
-            let options = ReadOptions::default().with_validation(validation);
+            let options = StreamReadOptions::default().with_validation(validation);
             let read = || {
-                let r = MmapReader::open_with(&csr_path, options.clone()).expect("open");
+                let r = MmapReader::open_with(&csr_path, &options.clone()).expect("open");
                 let m = r.get(0).expect("get");
                 (r, m)
             };

@@ -6,7 +6,7 @@
 
 use std::path::PathBuf;
 
-use arrow_sparse::ipc::{self, MmapReader, TensorMessage, WriteOptions};
+use arrow_sparse::ipc::{self, MmapReader, StreamWriteOptions, TensorMessage};
 use arrow_sparse::{AnyTensor, CompressedAxis, Convert, CooTensor, Format, IndexType, dump};
 
 fn main() -> Result<(), arrow_sparse::Error> {
@@ -44,7 +44,7 @@ fn main() -> Result<(), arrow_sparse::Error> {
     messages[0]
         .custom_metadata
         .push(("source".into(), "end_to_end example".into()));
-    ipc::write_file(&path, &messages, &WriteOptions::default())?;
+    ipc::write_tensor_stream(&path, &messages, &StreamWriteOptions::default())?;
     println!("wrote {} tensors to {}", messages.len(), path.display());
 
     // Read back through a memory map: buffers point into the file.

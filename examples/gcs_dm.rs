@@ -5,7 +5,7 @@
 //! Run: `cargo run --release --example gcs_dm`
 
 use arrow_sparse::dims::DimMap;
-use arrow_sparse::ipc::{self, MmapReader, TensorMessage, WriteOptions};
+use arrow_sparse::ipc::{self, MmapReader, StreamWriteOptions, TensorMessage};
 use arrow_sparse::tensor::gcs::best_mapping;
 use arrow_sparse::{AnyTensor, CompressedAxis, CooTensor, Format, IndexType, dump};
 
@@ -68,7 +68,7 @@ fn main() -> Result<(), arrow_sparse::Error> {
         TensorMessage::from(gcs.clone()),
         TensorMessage::from(AnyTensor::Dm(view.clone())),
     ];
-    ipc::write_file(&path, &messages, &WriteOptions::default())?;
+    ipc::write_tensor_stream(&path, &messages, &StreamWriteOptions::default())?;
     let reader = MmapReader::open(&path)?;
     for (i, m) in reader.iter().enumerate() {
         let m = m?;

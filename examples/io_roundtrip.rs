@@ -14,8 +14,8 @@ use std::path::{Path, PathBuf};
 
 use arrow_sparse::dims::DimMap;
 use arrow_sparse::io::{
-    self, MtxField, MtxSymmetry, MtxWriteOptions, NpzFlavor, NpzWriteOptions, TnsHeader,
-    TnsWriteOptions, WriteOptions,
+    self, ExportOptions, MtxField, MtxSymmetry, MtxWriteOptions, NpzFlavor, NpzWriteOptions,
+    TnsHeader, TnsWriteOptions,
 };
 use arrow_sparse::ipc::{self, TensorMessage};
 use arrow_sparse::{
@@ -31,21 +31,21 @@ fn coo<V: arrow_sparse::Value>(shape: &[usize], entries: &[(&[usize], V)]) -> Re
 struct Case {
     name: &'static str,
     tensor: AnyTensor,
-    options: WriteOptions,
+    options: ExportOptions,
     loader: &'static str,
 }
 
 fn cases() -> Result<Vec<Case>> {
-    let w = WriteOptions::default;
-    let mtx = |o: MtxWriteOptions| WriteOptions {
+    let w = ExportOptions::default;
+    let mtx = |o: MtxWriteOptions| ExportOptions {
         mtx: o,
         ..Default::default()
     };
-    let npz = |o: NpzWriteOptions| WriteOptions {
+    let npz = |o: NpzWriteOptions| ExportOptions {
         npz: o,
         ..Default::default()
     };
-    let tns = |h: TnsHeader| WriteOptions {
+    let tns = |h: TnsHeader| ExportOptions {
         tns: TnsWriteOptions::default().with_header(h),
         ..Default::default()
     };
@@ -293,7 +293,7 @@ fn write_all(dir: &Path) -> Result<()> {
         // what the file holds, as this crate reads it back
         let back = io::read_path_with(
             &path,
-            &io::ReadOptions::default().with_value_type(c.tensor.value_type()),
+            &io::ImportOptions::default().with_value_type(c.tensor.value_type()),
         )?;
         writeln!(
             manifest,
@@ -319,8 +319,8 @@ fn round_trip(input: &Path, output: &Path) -> Result<()> {
         let name = path.file_name().unwrap_or_default();
         let msg = io::read_path(&path)?;
         let arrow = output.join(name).with_extension("arrow");
-        ipc::write_file(&arrow, [&msg], &ipc::WriteOptions::default())?;
-        let back = ipc::read_file(&arrow, &ipc::ReadOptions::default())?;
+        ipc::write_tensor_stream(&arrow, [&msg], &ipc::StreamWriteOptions::default())?;
+        let back = ipc::read_tensor_stream(&arrow, &ipc::StreamReadOptions::default())?;
         let out = output.join(name);
         io::write_path(&out, &back[0])?;
         println!(

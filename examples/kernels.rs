@@ -7,7 +7,7 @@
 
 use std::path::PathBuf;
 
-use arrow_sparse::ipc::{self, MmapReader, WriteOptions};
+use arrow_sparse::ipc::{self, MmapReader, StreamWriteOptions};
 use arrow_sparse::kernels::elementwise::{BinaryOp, binary, scale};
 use arrow_sparse::kernels::{csf, reduce, spmv};
 use arrow_sparse::{AnyTensor, CompressedAxis, Convert, CooTensor, DenseTensor};
@@ -32,7 +32,7 @@ fn main() -> Result<(), arrow_sparse::Error> {
     )?;
     let csr: AnyTensor = a.to_csx::<i32, i32>(CompressedAxis::Row)?.into();
     let path = dir.join("arrow-sparse-kernels.arrow");
-    ipc::write_file(&path, &[csr.clone().into()], &WriteOptions::default())?;
+    ipc::write_tensor_stream(&path, &[csr.clone().into()], &StreamWriteOptions::default())?;
     let mapped = MmapReader::open(&path)?.get(0)?.tensor;
 
     // SpMV: y = A x, reading the mapped buffers in place.

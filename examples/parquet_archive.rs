@@ -7,8 +7,8 @@
 
 use std::path::PathBuf;
 
+use arrow_sparse::archive::{self, ArchiveReader, ArchiveWriteOptions, ArchiveWriter, TensorSpec};
 use arrow_sparse::ipc::{self, TensorMessage};
-use arrow_sparse::parquet::{self, ParquetReader, ParquetWriter, TensorSpec, WriteOptions};
 use arrow_sparse::{AnyTensor, CompressedAxis, Convert, CooTensor, IndexType, ValueType};
 
 fn main() -> Result<(), arrow_sparse::Error> {
@@ -31,8 +31,8 @@ fn main() -> Result<(), arrow_sparse::Error> {
 
     // Archive it in row groups of 500 rows (one row per stored entry).
     let path = dir.join("arrow-sparse-example.parquet");
-    let options = WriteOptions::default().with_row_group_size(500);
-    let summary = parquet::write_parquet(&path, &message, &options)?;
+    let options = ArchiveWriteOptions::default().with_row_group_size(500);
+    let summary = archive::write_archive(&path, &message, &options)?;
     println!(
         "wrote {}: {} rows in {} row groups, {} bytes",
         path.display(),
@@ -43,7 +43,7 @@ fn main() -> Result<(), arrow_sparse::Error> {
     assert_eq!((summary.rows, summary.row_groups), (3000, 6));
 
     // The footer alone says where each row group lies in coordinate space.
-    let reader = ParquetReader::open(&path)?;
+    let reader = ArchiveReader::open(&path)?;
     println!("columns {:?}", reader.columns());
     for i in 0..reader.num_row_groups() {
         let info = reader.row_group_info(i)?;
@@ -60,7 +60,12 @@ fn main() -> Result<(), arrow_sparse::Error> {
     assert_eq!(back.tensor, csr);
     assert_eq!(back.custom_metadata, message.custom_metadata);
     let bytes = |m: &TensorMessage| -> Result<Vec<u8>, arrow_sparse::Error> {
-        Ok(ipc::encode(&m.tensor, &m.custom_metadata, &ipc::WriteOptions::default())?.to_vec())
+        Ok(ipc::encode(
+            &m.tensor,
+            &m.custom_metadata,
+            &ipc::StreamWriteOptions::default(),
+        )?
+        .to_vec())
     };
     assert_eq!(bytes(&back)?, bytes(&message)?);
 
@@ -82,12 +87,12 @@ fn main() -> Result<(), arrow_sparse::Error> {
     // back one row group at a time (each a COO chunk of the whole shape).
     let chunked = dir.join("arrow-sparse-example-chunks.parquet");
     let spec = TensorSpec::coo(vec![1000, 50], ValueType::Float64, IndexType::Int32);
-    let mut writer = ParquetWriter::create(&chunked, spec, &options)?;
+    let mut writer = ArchiveWriter::create(&chunked, spec, &options)?;
     for block in entries.chunks(700) {
         writer.write_chunk(&CooTensor::<f64, i64>::from_entries(vec![1000, 50], block)?.into())?;
     }
     let summary = writer.finish()?;
-    let reader = ParquetReader::open(&chunked)?;
+    let reader = ArchiveReader::open(&chunked)?;
     let mut streamed = 0;
     for chunk in reader.chunks() {
         streamed += chunk?.nnz();

@@ -13,7 +13,8 @@ script does it on the stable toolchain from the source:
 * its `///` block must contain a code block (```) that is not `ignore`, `no_run`
   or `text`; doc tests then compile and run it.
 
-The private `Sealed` supertrait and `#[cfg(doctest)]` items are not API. Struct
+The private `Sealed` supertrait, `#[cfg(doctest)]` items and `#[deprecated]` aliases
+of old names (src/compat.rs) are not API. Struct
 fields, enum variants and modules are documented (`missing_docs`) but need
 no example of their own. Prints the items without one and exits 1 if there are any.
 """
@@ -84,12 +85,22 @@ def scan(path):
                 if name:
                     j = i - 1
                     doc = []
-                    while j >= 0 and lines[j].strip().startswith(("///", "#[", "#![")):
-                        doc.append(lines[j])
-                        j -= 1
+                    while j >= 0:
+                        s = lines[j].strip()
+                        if s.startswith(("///", "#[", "#![")):
+                            doc.append(lines[j])
+                            j -= 1
+                        elif s == ")]":  # the end of an attribute written over several lines
+                            while j >= 0 and not lines[j].strip().startswith("#["):
+                                doc.append(lines[j])
+                                j -= 1
+                        else:
+                            break
                     doctest_only = any("cfg(doctest)" in d for d in doc)
                     sealed = name == "Sealed"  # the private supertrait of a sealed trait
-                    if not (doctest_only or sealed or runnable_example(reversed(doc))):
+                    # a deprecated alias of an old name (src/compat.rs) is not API
+                    deprecated = any(d.strip().startswith("#[deprecated") for d in doc)
+                    if not (doctest_only or sealed or deprecated or runnable_example(reversed(doc))):
                         missing.append((i + 1, name))
                 if TRAIT.match(line):
                     traits.append(depth)

@@ -23,6 +23,9 @@ step "API docs: no rustdoc warnings, a runnable example on every public item"
 RUSTDOCFLAGS="-D warnings" cargo doc --locked --no-deps --lib
 python3 scripts/check-doc-examples.py
 
+step "module graph flows one way (types -> buffer -> dims -> tensor -> kernels -> convert -> ipc/column/archive/io)"
+python3 scripts/check-module-graph.py
+
 step "unit, integration, interop and property tests"
 cargo test --locked --lib --bins --tests --examples
 

@@ -9,9 +9,9 @@
 //! let dir = tempfile::tempdir()?;
 //! let path = dir.path().join("doc_buffer_module.arrow");
 //! let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![4], &[(vec![1], 2.0)])?.into();
-//! ipc::write_file(&path, &[t.into()], &ipc::WriteOptions::default())?;
+//! ipc::write_tensor_stream(&path, &[t.into()], &ipc::StreamWriteOptions::default())?;
 //! let map = buffer::map_file(&path)?; // the file as an Arrow Buffer
-//! let reader = ipc::MmapReader::from_buffer(map.clone(), ipc::ReadOptions::default())?;
+//! let reader = ipc::MmapReader::from_buffer(map.clone(), &ipc::StreamReadOptions::default())?;
 //! let AnyTensor::Coo(c) = reader.get(0)?.tensor else { unreachable!() };
 //! assert!(buffer::points_into(c.values().inner(), &map)); // zero-copy: values point into the file
 //! # Ok::<(), arrow_sparse::Error>(())
@@ -24,7 +24,7 @@ use arrow_buffer::{ArrowNativeType, Buffer, MutableBuffer, ScalarBuffer};
 use half::f16;
 
 use crate::error::{Error, Result};
-use crate::types::{IndexType, ValueType};
+use crate::types::{Index, IndexType, Value, ValueType};
 
 /// Take `len` elements of `T` starting at `byte_offset` of `body`, without copying
 /// when the bytes are aligned for `T`. Misaligned bytes are copied into a fresh
@@ -105,7 +105,8 @@ pub fn points_into(buffer: &Buffer, region: &Buffer) -> bool {
 /// assert!(matches!(map_file(&dir.path().join("missing.bin")), Err(Error::Io(_))));
 /// # Ok::<(), arrow_sparse::Error>(())
 /// ```
-pub fn map_file(path: &Path) -> Result<Buffer> {
+pub fn map_file(path: impl AsRef<Path>) -> Result<Buffer> {
+    let path = path.as_ref();
     let file = File::open(path)?;
     let len = file.metadata()?.len();
     if len == 0 {
@@ -201,7 +202,7 @@ fn advise(_start: usize, _len: usize) {}
 // spliced in with `concat!` / `stringify!`, so they only use variants (Int8 ... Int64,
 // UInt8 ... UInt64) that both the value and the index enums have.
 macro_rules! buffer_enum {
-    ($(#[$m:meta])* $name:ident, $slice:ident, $tag:ident, { $($v:ident => $t:ty),* $(,)? }) => {
+    ($(#[$m:meta])* $name:ident, $slice:ident, $tag:ident, $elem:ident, { $($v:ident => $t:ty),* $(,)? }) => {
         $(#[$m])*
         #[derive(Clone, Debug, PartialEq)]
         #[allow(missing_docs)]
@@ -272,6 +273,31 @@ macro_rules! buffer_enum {
             pub fn as_slice(&self) -> $slice<'_> {
                 match self { $($name::$v(b) => $slice::$v(b.as_ref())),* }
             }
+            /// Wrap a typed buffer (zero-copy) in the variant of its element type.
+            ///
+            /// ```
+            #[doc = concat!(" use arrow_sparse::{", stringify!($name), ", ", stringify!($tag), "};")]
+            #[doc = concat!(" let b = ", stringify!($name), "::from_typed(arrow_buffer::ScalarBuffer::from(vec![3i16, 4]));")]
+            #[doc = concat!(" assert_eq!(b.data_type(), ", stringify!($tag), "::Int16);")]
+            #[doc = concat!(" assert_eq!(b, ", stringify!($name), "::from(arrow_buffer::ScalarBuffer::from(vec![3i16, 4]))); // the same as `From`")]
+            /// ```
+            pub fn from_typed<T: $elem>(b: ScalarBuffer<T>) -> Self {
+                // every type of the sealed trait is one of the variants, with its tag
+                match <T as $elem>::TYPE {
+                    $($tag::$v => $name::$v(ScalarBuffer::<$t>::from(b.into_inner()))),*
+                }
+            }
+            /// The typed buffer inside, if its element type is `T` (zero-copy).
+            ///
+            /// ```
+            #[doc = concat!(" use arrow_sparse::", stringify!($name), ";")]
+            #[doc = concat!(" let b = ", stringify!($name), "::UInt8(vec![1, 2].into());")]
+            /// assert_eq!(b.as_typed::<u8>().map(|s| s.as_ref()), Some(&[1u8, 2][..]));
+            /// assert!(b.as_typed::<i8>().is_none());
+            /// ```
+            pub fn as_typed<T: $elem>(&self) -> Option<&ScalarBuffer<T>> {
+                match self { $($name::$v(b) => (b as &dyn std::any::Any).downcast_ref::<ScalarBuffer<T>>()),* }
+            }
             /// Reinterpret `len` elements of `body` at `byte_offset` as `ty`, zero-copy
             /// when aligned (see [`typed_slice`]).
             pub(crate) fn from_body(
@@ -283,6 +309,20 @@ macro_rules! buffer_enum {
                 })
             }
         }
+
+        impl<T: $elem> From<ScalarBuffer<T>> for $name {
+            fn from(b: ScalarBuffer<T>) -> Self {
+                $name::from_typed(b)
+            }
+        }
+
+        $(
+            impl<'a> From<&'a [$t]> for $slice<'a> {
+                fn from(s: &'a [$t]) -> Self {
+                    $slice::$v(s)
+                }
+            }
+        )*
 
         impl<'a> $slice<'a> {
             /// Number of elements.
@@ -315,7 +355,7 @@ buffer_enum!(
     /// assert_eq!((b.data_type(), b.len()), (ValueType::Float64, 2));
     /// assert_ne!(b, ValueBuffer::Float32(vec![1.5, -2.0].into())); // the type is part of the value
     /// ```
-    ValueBuffer, ValueSlice, ValueType, {
+    ValueBuffer, ValueSlice, ValueType, Value, {
     Int8 => i8, Int16 => i16, Int32 => i32, Int64 => i64,
     UInt8 => u8, UInt16 => u16, UInt32 => u32, UInt64 => u64,
     Float16 => f16, Float32 => f32, Float64 => f64,
@@ -330,7 +370,7 @@ buffer_enum!(
     /// assert_eq!((indptr.data_type(), indptr.len()), (IndexType::Int32, 3));
     /// assert_eq!(indptr.get_usize(1), Some(2));
     /// ```
-    IndexBuffer, IndexSlice, IndexType, {
+    IndexBuffer, IndexSlice, IndexType, Index, {
     Int8 => i8, Int16 => i16, Int32 => i32, Int64 => i64,
     UInt8 => u8, UInt16 => u16, UInt32 => u32, UInt64 => u64,
 });
@@ -384,7 +424,7 @@ impl IndexBuffer {
         }
         crate::with_index_type!(ty, J => {
             let out: Vec<J> = with_index_slice!(self.as_slice(), s => cast_slice::<_, J>(s, what)?);
-            Ok(<J as crate::types::Index>::wrap(ScalarBuffer::from(out)))
+            Ok(IndexBuffer::from(ScalarBuffer::<J>::from(out)))
         })
     }
 }

@@ -24,9 +24,9 @@
 //! assert_eq!(m.strides(1), &[2, 1]);
 //! assert_eq!(m.reduced_shape(), &[4 * 6 * 3, 5 * 2]);
 //! let mut r = [0; 2];
-//! m.reduce(&[1, 2, 3, 4, 5], &mut r);
+//! m.reduce(&[1, 2, 3, 4, 5], &mut r)?;
 //! let mut back = [0; 5];
-//! m.promote(&r, &mut back);
+//! m.promote(&r, &mut back)?;
 //! assert_eq!(back, [1, 2, 3, 4, 5]);
 //! # Ok::<(), arrow_sparse::Error>(())
 //! ```
@@ -37,16 +37,15 @@
 //! let map = DimMap::try_new(vec![2, 3, 4], vec![2, 0, 1], vec![1])?;
 //! assert_eq!(map.reduced_shape(), &[4, 6]);
 //! let mut reduced = [0; 2];
-//! map.reduce(&[1, 2, 3], &mut reduced);
+//! map.reduce(&[1, 2, 3], &mut reduced)?;
 //! assert_eq!(reduced, [3, 1 * 3 + 2]);
 //! let mut back = [0; 3];
-//! map.promote(&reduced, &mut back);
+//! map.promote(&reduced, &mut back)?;
 //! assert_eq!(back, [1, 2, 3]);
 //! # Ok::<(), arrow_sparse::Error>(())
 //! ```
 
 use crate::error::{Error, Result};
-use crate::tensor::validate::{MAX_EXTENT, check_permutation, check_shape};
 use crate::types::IndexType;
 
 /// An N-D to M-D dimension map (see the module docs for its invariants).
@@ -253,47 +252,106 @@ impl DimMap {
     }
 
     /// N-to-M reduction: `out[g] = sum(strides(g)[i] * coords[part(g)[i]])`.
-    /// `coords` must lie inside the shape (the sums then cannot overflow).
+    ///
+    /// Errors (never panics): [`Error::Length`] unless `coords` has [`ndim`](Self::ndim)
+    /// elements and `out` has [`reduced_ndim`](Self::reduced_ndim);
+    /// [`Error::IndexOutOfBounds`] for a coordinate outside the shape (inside it the
+    /// sums cannot overflow). `out` is unchanged on error.
     ///
     /// ```
-    /// use arrow_sparse::dims::DimMap;
+    /// use arrow_sparse::{dims::DimMap, Error};
     /// let map = DimMap::try_new(vec![2, 3, 4], vec![2, 0, 1], vec![1])?;
     /// let mut reduced = [0; 2];
-    /// map.reduce(&[1, 2, 3], &mut reduced);
+    /// map.reduce(&[1, 2, 3], &mut reduced)?;
     /// assert_eq!(reduced, [3, 1 * 3 + 2]);
+    /// // too few coordinates, too short an output, a coordinate outside the shape
+    /// assert!(matches!(map.reduce(&[1, 2], &mut reduced), Err(Error::Length { expected: 3, found: 2, .. })));
+    /// assert!(matches!(map.reduce(&[1, 2, 3], &mut [0; 1]), Err(Error::Length { expected: 2, found: 1, .. })));
+    /// assert!(matches!(map.reduce(&[2, 0, 0], &mut reduced), Err(Error::IndexOutOfBounds { value: 2, bound: 2, .. })));
     /// # Ok::<(), arrow_sparse::Error>(())
     /// ```
+    pub fn reduce(&self, coords: &[usize], out: &mut [usize]) -> Result<()> {
+        check_len("coordinates", coords.len(), self.shape.len())?;
+        check_len("reduced coordinates", out.len(), self.reduced.len())?;
+        for (d, (&c, &e)) in coords.iter().zip(&self.shape).enumerate() {
+            if c >= e {
+                return Err(Error::IndexOutOfBounds {
+                    buffer: "coordinates".into(),
+                    position: d,
+                    value: c as i128,
+                    bound: e as u64,
+                });
+            }
+        }
+        self.reduce_into(coords, out);
+        Ok(())
+    }
+
+    /// [`reduce`](Self::reduce) without the checks, for callers whose slices have
+    /// the right lengths by construction: never panics on lengths (extra elements
+    /// are ignored, missing ones count as 0) and saturates instead of overflowing.
     #[inline]
-    pub fn reduce(&self, coords: &[usize], out: &mut [usize]) {
+    pub(crate) fn reduce_into(&self, coords: &[usize], out: &mut [usize]) {
         for (g, o) in out.iter_mut().enumerate().take(self.reduced.len()) {
             *o = self
                 .part(g)
                 .iter()
                 .zip(&self.strides[g])
-                .map(|(&d, &s)| coords[d] * s)
-                .sum();
+                .map(|(&d, &s)| coords.get(d).copied().unwrap_or(0).saturating_mul(s))
+                .fold(0usize, usize::saturating_add);
         }
     }
 
     /// M-to-N promotion: `out[part(g)[i]] = (reduced[g] / strides(g)[i]) % shape[part(g)[i]]`.
     ///
+    /// Errors (never panics): [`Error::Length`] unless `reduced` has
+    /// [`reduced_ndim`](Self::reduced_ndim) elements and `out` has
+    /// [`ndim`](Self::ndim); [`Error::IndexOutOfBounds`] for a reduced coordinate
+    /// outside the [`reduced_shape`](Self::reduced_shape). `out` is unchanged on
+    /// error.
+    ///
     /// ```
-    /// use arrow_sparse::dims::DimMap;
+    /// use arrow_sparse::{dims::DimMap, Error};
     /// let map = DimMap::try_new(vec![2, 3, 4], vec![2, 0, 1], vec![1])?;
     /// let mut coords = [0; 3];
-    /// map.promote(&[3, 5], &mut coords);
+    /// map.promote(&[3, 5], &mut coords)?;
     /// assert_eq!(coords, [1, 2, 3]);
+    /// assert!(matches!(map.promote(&[3], &mut coords), Err(Error::Length { .. })));
+    /// assert!(matches!(map.promote(&[3, 5], &mut [0; 2]), Err(Error::Length { .. })));
+    /// assert!(matches!(map.promote(&[4, 0], &mut coords), Err(Error::IndexOutOfBounds { value: 4, bound: 4, .. })));
     /// # Ok::<(), arrow_sparse::Error>(())
     /// ```
+    pub fn promote(&self, reduced: &[usize], out: &mut [usize]) -> Result<()> {
+        check_len("reduced coordinates", reduced.len(), self.reduced.len())?;
+        check_len("coordinates", out.len(), self.shape.len())?;
+        for (g, (&r, &e)) in reduced.iter().zip(&self.reduced).enumerate() {
+            if r >= e {
+                return Err(Error::IndexOutOfBounds {
+                    buffer: "reduced coordinates".into(),
+                    position: g,
+                    value: r as i128,
+                    bound: e as u64,
+                });
+            }
+        }
+        self.promote_into(reduced, out);
+        Ok(())
+    }
+
+    /// [`promote`](Self::promote) without the checks, for callers whose slices have
+    /// the right lengths by construction (never panics: out-of-range positions are
+    /// skipped).
     #[inline]
-    pub fn promote(&self, reduced: &[usize], out: &mut [usize]) {
+    pub(crate) fn promote_into(&self, reduced: &[usize], out: &mut [usize]) {
         for (g, &r) in reduced.iter().enumerate().take(self.reduced.len()) {
             for (&d, &s) in self.part(g).iter().zip(&self.strides[g]) {
-                out[d] = if self.shape[d] == 0 {
-                    0
-                } else {
-                    (r / s) % self.shape[d]
-                };
+                if let Some(o) = out.get_mut(d) {
+                    *o = if self.shape[d] == 0 || s == 0 {
+                        0
+                    } else {
+                        (r / s) % self.shape[d]
+                    };
+                }
             }
         }
     }
@@ -829,6 +887,76 @@ impl ViewChain {
     }
 }
 
+/// Largest extent accepted for one dimension (Arrow stores extents as int64).
+///
+/// ```
+/// use arrow_sparse::tensor::validate::{check_shape, MAX_EXTENT};
+/// assert_eq!(MAX_EXTENT as u64, (1 << 63) - 1);
+/// assert!(check_shape(&[MAX_EXTENT], "shape").is_ok());
+/// assert!(check_shape(&[MAX_EXTENT + 1], "shape").is_err());
+/// ```
+pub const MAX_EXTENT: usize = i64::MAX as usize;
+
+/// Check a shape: every extent fits int64. Returns the element count when it fits
+/// `usize`, `None` when the product overflows (allowed for sparse tensors).
+///
+/// ```
+/// use arrow_sparse::{tensor::validate::check_shape, Error};
+/// assert_eq!(check_shape(&[2, 3, 4], "shape")?, Some(24));
+/// assert_eq!(check_shape(&[1 << 40, 1 << 40], "shape")?, None); // 2^80 elements
+/// let err = check_shape(&[3, usize::MAX], "shape").unwrap_err();
+/// assert!(matches!(err, Error::Shape { what, .. } if what == "shape dimension 1"));
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
+pub fn check_shape(shape: &[usize], what: &str) -> Result<Option<usize>> {
+    if let Some((i, &d)) = shape.iter().enumerate().find(|&(_, &d)| d > MAX_EXTENT) {
+        return Err(Error::shape(
+            format!("{what} dimension {i}"),
+            format!("an extent <= {MAX_EXTENT}"),
+            d.to_string(),
+        ));
+    }
+    Ok(shape.iter().try_fold(1usize, |acc, &d| acc.checked_mul(d)))
+}
+
+pub(crate) fn check_len(what: &str, found: usize, expected: usize) -> Result<()> {
+    if found != expected {
+        return Err(Error::length(what, expected, found));
+    }
+    Ok(())
+}
+
+/// Check that `order` is a permutation of `0..ndim`.
+///
+/// ```
+/// use arrow_sparse::{tensor::validate::check_permutation, Error};
+/// check_permutation("axis_order", &[2, 0, 1], 3)?;
+/// let err = check_permutation("axis_order", &[2, 2, 1], 3).unwrap_err();
+/// assert!(matches!(err, Error::Invariant { position: Some(1), .. })); // 2 repeated
+/// assert!(check_permutation("axis_order", &[0, 1], 3).is_err()); // too short
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
+pub fn check_permutation(what: &str, order: &[usize], ndim: usize) -> Result<()> {
+    let mut seen = vec![false; ndim];
+    if order.len() != ndim {
+        return Err(Error::invariant(
+            what,
+            None,
+            format!("expected a permutation of 0..{ndim}, found {order:?}"),
+        ));
+    }
+    for (p, &a) in order.iter().enumerate() {
+        if a >= ndim || std::mem::replace(&mut seen[a], true) {
+            return Err(Error::invariant(
+                what,
+                Some(p),
+                format!("expected a permutation of 0..{ndim}, found {order:?}"),
+            ));
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -850,9 +978,9 @@ mod tests {
         for i in 0..2 {
             for j in 0..3 {
                 for k in 0..4 {
-                    m.reduce(&[i, j, k], &mut r);
+                    m.reduce(&[i, j, k], &mut r).unwrap();
                     assert_eq!(r, [k, i * 3 + j]);
-                    m.promote(&r, &mut b);
+                    m.promote(&r, &mut b).unwrap();
                     assert_eq!(b, [i, j, k]);
                 }
             }

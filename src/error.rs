@@ -122,7 +122,7 @@ pub enum Error {
         detail: String,
     },
     /// A buffer is not aligned for its element type and the caller required
-    /// alignment (see [`ReadOptions::require_alignment`](crate::ipc::ReadOptions)).
+    /// alignment (see [`ReadOptions::require_alignment`](crate::ipc::StreamReadOptions)).
     Misaligned {
         /// Which buffer.
         buffer: String,
@@ -326,6 +326,80 @@ impl From<std::io::Error> for Error {
 impl From<arrow_schema::ArrowError> for Error {
     fn from(e: arrow_schema::ArrowError) -> Self {
         Error::Arrow(e)
+    }
+}
+
+/// Errors cross into arrow-rs code (an [`ExtensionType`](arrow_schema::extension::ExtensionType)
+/// implementation, a `RecordBatchReader`, a function returning `ArrowError`) with `?`.
+/// An [`Error::Arrow`] gives back the Arrow error it wraps, [`Error::Io`] becomes
+/// `ArrowError::IoError`, and every other variant becomes
+/// `ArrowError::ExternalError` holding the `Error` itself, so callers can still
+/// downcast and match on it.
+///
+/// ```
+/// use arrow_schema::ArrowError;
+/// use arrow_sparse::{CooTensor, Error};
+/// fn nnz() -> Result<usize, ArrowError> {
+///     Ok(CooTensor::<f64, i64>::from_entries(vec![2], &[(vec![5], 1.0)])?.nnz())
+/// }
+/// let ArrowError::ExternalError(e) = nnz().unwrap_err() else { panic!() };
+/// assert!(matches!(e.downcast_ref::<Error>(), Some(Error::IndexOutOfBounds { value: 5, .. })));
+/// // an Arrow error comes back out as it went in
+/// let arrow = ArrowError::ComputeError("no".into());
+/// assert_eq!(ArrowError::from(Error::from(arrow)).to_string(), "Compute error: no");
+/// ```
+impl From<Error> for arrow_schema::ArrowError {
+    fn from(e: Error) -> Self {
+        match e {
+            Error::Arrow(e) => e,
+            Error::Io(e) => arrow_schema::ArrowError::IoError(e.to_string(), e),
+            other => arrow_schema::ArrowError::ExternalError(Box::new(other)),
+        }
+    }
+}
+
+/// Errors cross into `std::io` code (a `Read` / `Write` adaptor) with `?`: an
+/// [`Error::Io`] gives back the I/O error it wraps, every other variant becomes an
+/// error of kind `InvalidData` holding the `Error`.
+///
+/// ```
+/// use arrow_sparse::{ipc, Error};
+/// fn read(bytes: &[u8]) -> std::io::Result<usize> {
+///     Ok(ipc::TensorStreamReader::new(bytes).collect::<Result<Vec<_>, Error>>()?.len())
+/// }
+/// let e = read(&[0xFF, 0xFF, 0xFF, 0xFF, 9, 0, 0, 0, 1]).unwrap_err(); // a cut message
+/// assert_eq!(e.kind(), std::io::ErrorKind::InvalidData);
+/// assert!(matches!(e.get_ref().and_then(|e| e.downcast_ref::<Error>()), Some(Error::Ipc { .. })));
+/// ```
+impl From<Error> for std::io::Error {
+    fn from(e: Error) -> Self {
+        match e {
+            Error::Io(e) => e,
+            other => std::io::Error::new(std::io::ErrorKind::InvalidData, other),
+        }
+    }
+}
+
+/// Errors cross into parquet-crate code with `?`: an [`Error::Parquet`] gives back
+/// the Parquet error it wraps, every other variant becomes
+/// `ParquetError::External` holding the `Error`.
+///
+/// ```
+/// use parquet::errors::ParquetError;
+/// use arrow_sparse::{CooTensor, Error};
+/// fn nnz() -> Result<usize, ParquetError> {
+///     Ok(CooTensor::<f64, i64>::from_entries(vec![2], &[(vec![5], 1.0)])?.nnz())
+/// }
+/// let ParquetError::External(e) = nnz().unwrap_err() else { panic!() };
+/// assert!(matches!(e.downcast_ref::<Error>(), Some(Error::IndexOutOfBounds { .. })));
+/// ```
+#[cfg(feature = "parquet")]
+impl From<Error> for ::parquet::errors::ParquetError {
+    fn from(e: Error) -> Self {
+        match e {
+            Error::Parquet(e) => e,
+            other => ::parquet::errors::ParquetError::External(Box::new(other)),
+        }
     }
 }
 

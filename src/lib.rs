@@ -8,8 +8,8 @@
 //!   [`CsfTensor`], [`DenseTensor`]) are generic over the value type ([`Value`])
 //!   and index type ([`Index`]); [`AnyTensor`] holds a tensor of unknown type.
 //!   Each format has one validating constructor; [`Convert`] converts between them.
-//! * [`ipc`]: encode / decode one message, [`ipc::StreamWriter`] /
-//!   [`ipc::StreamReader`] for a sequence of messages, and [`ipc::MmapReader`] for
+//! * [`ipc`]: encode / decode one message, [`ipc::TensorStreamWriter`] /
+//!   [`ipc::TensorStreamReader`] for a sequence of messages, and [`ipc::MmapReader`] for
 //!   zero-copy reads from memory-mapped files.
 //! * [`column`](mod@column): many tensors in one Arrow column (extension types
 //!   `arrow_sparse.coo` / `.csr` / `.csc` / `.csf` / `.gcs`), in record batches
@@ -21,36 +21,47 @@
 //! let coo = CooTensor::<f64, i64>::from_entries(vec![3, 4], &[(vec![0, 1], 2.5), (vec![2, 3], -1.0)])?;
 //! let csr: AnyTensor = coo.to_csx::<i32, i32>(arrow_sparse::CompressedAxis::Row)?.into();
 //! let mut bytes = Vec::new();
-//! let mut w = ipc::StreamWriter::new(&mut bytes);
+//! let mut w = ipc::TensorStreamWriter::new(&mut bytes);
 //! w.write(&csr)?;
 //! w.finish()?;
-//! let back: Vec<_> = ipc::StreamReader::new(&bytes[..]).collect::<Result<_, _>>()?;
+//! let back: Vec<_> = ipc::TensorStreamReader::new(&bytes[..]).collect::<Result<_, _>>()?;
 //! assert_eq!(back[0].tensor, csr);
 //! # Ok::<(), arrow_sparse::Error>(())
 //! ```
 #![warn(missing_docs)]
 #![warn(unreachable_pub)]
 
+#[cfg(feature = "parquet")]
+pub mod archive;
 mod atomic;
 pub mod buffer;
 pub mod column;
+mod compat;
+pub mod convert;
 pub mod dims;
 pub mod dump;
 pub mod error;
 pub mod io;
 pub mod ipc;
 pub mod kernels;
-#[cfg(feature = "parquet")]
-pub mod parquet;
 pub mod tensor;
 pub mod types;
 
-pub use buffer::{IndexBuffer, IndexSlice, ValueBuffer, ValueSlice};
-pub use error::{Error, Result};
 #[cfg(feature = "parquet")]
-pub use parquet::{read_parquet, write_parquet};
+pub use archive::{read_archive, write_archive};
+pub use buffer::{IndexBuffer, IndexSlice, ValueBuffer, ValueSlice};
+#[cfg(feature = "parquet")]
+#[doc(hidden)]
+#[allow(deprecated)]
+pub use compat::parquet;
+#[cfg(feature = "parquet")]
+#[doc(hidden)]
+#[allow(deprecated)]
+pub use compat::parquet::{read_parquet, write_parquet};
+pub use convert::Convert;
+pub use error::{Error, Result};
 pub use tensor::{
-    AnyCoo, AnyCsf, AnyCsx, AnyDense, AnyDm, AnyGcs, AnyTensor, CompressedAxis, Convert, CooTensor,
+    AnyCoo, AnyCsf, AnyCsx, AnyDense, AnyDm, AnyGcs, AnyTensor, CompressedAxis, CooTensor,
     CoordLayout, CsfTensor, CsxMatrix, DenseTensor, DmTensor, Format, GcsTensor, Validation,
 };
 pub use types::{Index, IndexType, Value, ValueType};

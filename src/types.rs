@@ -13,9 +13,8 @@
 
 use std::fmt::{self, Debug, Write as _};
 
-use arrow_buffer::{ArrowNativeType, ScalarBuffer};
+use arrow_buffer::ArrowNativeType;
 
-use crate::buffer::{IndexBuffer, IndexSlice, ValueBuffer};
 use half::f16;
 
 use crate::error::{Error, Result};
@@ -415,15 +414,7 @@ impl std::str::FromStr for IndexType {
 /// ```
 #[allow(private_bounds)]
 pub trait Value:
-    sealed::Sealed
-    + ValueWrap
-    + ArrowNativeType
-    + PartialEq
-    + PartialOrd
-    + Debug
-    + Send
-    + Sync
-    + 'static
+    sealed::Sealed + ArrowNativeType + PartialEq + PartialOrd + Debug + Send + Sync + 'static
 {
     /// The runtime tag of this type.
     ///
@@ -481,44 +472,7 @@ pub trait Value:
     /// assert_eq!(Value::to_f64(half::f16::from_f32(0.5)), 0.5);
     /// ```
     fn to_f64(self) -> f64;
-    /// Wrap a typed buffer into the type-erased [`ValueBuffer`].
-    ///
-    /// ```
-    /// use arrow_sparse::{Value, ValueBuffer, ValueType};
-    /// let b = f32::wrap(vec![1.0f32, 2.0].into());
-    /// assert_eq!((b.data_type(), b.len()), (ValueType::Float32, 2));
-    /// assert!(matches!(b, ValueBuffer::Float32(_)));
-    /// ```
-    fn wrap(b: ScalarBuffer<Self>) -> ValueBuffer;
-    /// Borrow the typed buffer inside a [`ValueBuffer`] of this type.
-    ///
-    /// ```
-    /// use arrow_sparse::{Value, ValueBuffer};
-    /// let b = ValueBuffer::Int32(vec![4, 5].into());
-    /// assert_eq!(i32::unwrap(&b).unwrap().as_ref(), &[4, 5]);
-    /// assert!(i64::unwrap(&b).is_none());
-    /// ```
-    fn unwrap(b: &ValueBuffer) -> Option<&ScalarBuffer<Self>>;
 }
-
-macro_rules! value_wrap {
-    ($($t:ty => $v:ident),*) => {$(
-        impl ValueWrap for $t {
-            fn wrap_impl(b: ScalarBuffer<Self>) -> ValueBuffer { ValueBuffer::$v(b) }
-            fn unwrap_impl(b: &ValueBuffer) -> Option<&ScalarBuffer<Self>> {
-                match b { ValueBuffer::$v(x) => Some(x), _ => None }
-            }
-        }
-    )*};
-}
-
-trait ValueWrap: ArrowNativeType {
-    fn wrap_impl(b: ScalarBuffer<Self>) -> ValueBuffer;
-    fn unwrap_impl(b: &ValueBuffer) -> Option<&ScalarBuffer<Self>>;
-}
-value_wrap!(i8 => Int8, i16 => Int16, i32 => Int32, i64 => Int64,
-            u8 => UInt8, u16 => UInt16, u32 => UInt32, u64 => UInt64,
-            f16 => Float16, f32 => Float32, f64 => Float64);
 
 macro_rules! int_value {
     ($($t:ty => $v:ident),*) => {$(
@@ -532,8 +486,6 @@ macro_rules! int_value {
             fn checked_sum(self, rhs: Self) -> Option<Self> { self.checked_add(rhs) }
             fn write_json(&self, out: &mut String) { let _ = write!(out, "{}", self); }
             fn to_f64(self) -> f64 { self as f64 }
-            fn wrap(b: ScalarBuffer<Self>) -> ValueBuffer { Self::wrap_impl(b) }
-            fn unwrap(b: &ValueBuffer) -> Option<&ScalarBuffer<Self>> { Self::unwrap_impl(b) }
         }
     )*};
 }
@@ -561,8 +513,6 @@ macro_rules! float_value {
                 }
             }
             fn to_f64(self) -> f64 { self as f64 }
-            fn wrap(b: ScalarBuffer<Self>) -> ValueBuffer { Self::wrap_impl(b) }
-            fn unwrap(b: &ValueBuffer) -> Option<&ScalarBuffer<Self>> { Self::unwrap_impl(b) }
         }
     )*};
 }
@@ -585,12 +535,6 @@ impl Value for f16 {
     }
     fn to_f64(self) -> f64 {
         self.to_f64()
-    }
-    fn wrap(b: ScalarBuffer<Self>) -> ValueBuffer {
-        Self::wrap_impl(b)
-    }
-    fn unwrap(b: &ValueBuffer) -> Option<&ScalarBuffer<Self>> {
-        Self::unwrap_impl(b)
     }
 }
 
@@ -640,33 +584,6 @@ pub trait Index:
     /// assert_eq!(i8::try_from_usize(128), None);
     /// ```
     fn try_from_usize(v: usize) -> Option<Self>;
-    /// Wrap a typed buffer into the type-erased [`IndexBuffer`].
-    ///
-    /// ```
-    /// use arrow_sparse::{Index, IndexBuffer, IndexType};
-    /// let b = i16::wrap(vec![0i16, 3].into());
-    /// assert_eq!((b.data_type(), b.get_usize(1)), (IndexType::Int16, Some(3)));
-    /// assert!(matches!(b, IndexBuffer::Int16(_)));
-    /// ```
-    fn wrap(b: ScalarBuffer<Self>) -> IndexBuffer;
-    /// Borrow the typed buffer inside an [`IndexBuffer`] of this type.
-    ///
-    /// ```
-    /// use arrow_sparse::{Index, IndexBuffer};
-    /// let b = IndexBuffer::UInt8(vec![1, 2].into());
-    /// assert_eq!(u8::unwrap(&b).unwrap().as_ref(), &[1, 2]);
-    /// assert!(i8::unwrap(&b).is_none());
-    /// ```
-    fn unwrap(b: &IndexBuffer) -> Option<&ScalarBuffer<Self>>;
-    /// A borrowed typed view as an [`IndexSlice`].
-    ///
-    /// ```
-    /// use arrow_sparse::{Index, IndexSlice};
-    /// let s = i32::slice(&[1, 2, 3]);
-    /// assert_eq!(s.len(), 3);
-    /// assert!(matches!(s, IndexSlice::Int32(&[1, 2, 3])));
-    /// ```
-    fn slice(s: &[Self]) -> IndexSlice<'_>;
 }
 
 macro_rules! index_type {
@@ -679,11 +596,6 @@ macro_rules! index_type {
             fn wide(self) -> i128 { self as i128 }
             #[inline(always)]
             fn try_from_usize(v: usize) -> Option<Self> { <$t>::try_from(v).ok() }
-            fn wrap(b: ScalarBuffer<Self>) -> IndexBuffer { IndexBuffer::$v(b) }
-            fn unwrap(b: &IndexBuffer) -> Option<&ScalarBuffer<Self>> {
-                match b { IndexBuffer::$v(x) => Some(x), _ => None }
-            }
-            fn slice(s: &[Self]) -> IndexSlice<'_> { IndexSlice::$v(s) }
         }
     )*};
 }

@@ -3,13 +3,13 @@
 //! allocation larger than the input justifies.
 //!
 //! Inputs: valid messages of every format built here (and encoded with
-//! `ipc::encode` / `StreamWriter`) plus the libarrow golden files. Variants:
+//! `ipc::encode` / `TensorStreamWriter`) plus the libarrow golden files. Variants:
 //! every truncation, deterministic pseudo-random byte flips, "lying" flatbuffer
 //! fields (lengths, offsets, sizes, strides, vtable entries...) located by walking
 //! the flatbuffer with `arrow_ipc`, and corrupted index buffers in the body.
 //!
 //! Each variant goes through `ipc::decode` (looped over the input),
-//! `StreamReader` (drained) and `MmapReader::from_buffer` + `get(i)`, with full
+//! `TensorStreamReader` (drained) and `MmapReader::from_buffer` + `get(i)`, with full
 //! and trusted validation; what trusted decoding accepts is then dumped,
 //! summarised, converted to every format and re-encoded. Every call runs under
 //! `catch_unwind` with a counting global allocator recording the largest single
@@ -34,8 +34,8 @@ use arrow_ipc as fb;
 use arrow_sparse::buffer::points_into;
 use arrow_sparse::dump::{json_line, summary};
 use arrow_sparse::ipc::{
-    self, CsfLengths, MmapReader, ReadOptions, StreamReader, StreamWriter, TensorMessage,
-    WriteOptions,
+    self, CsfLengths, MmapReader, StreamReadOptions, StreamWriteOptions, TensorMessage,
+    TensorStreamReader, TensorStreamWriter,
 };
 use arrow_sparse::{
     AnyTensor, CompressedAxis, Convert, CooTensor, CoordLayout, CsxMatrix, DenseTensor, Format,
@@ -177,9 +177,11 @@ struct Input {
 
 impl Input {
     fn new(name: String, bytes: Vec<u8>) -> Input {
-        let reader =
-            MmapReader::from_buffer(Buffer::from_slice_ref(&bytes), ReadOptions::default())
-                .unwrap_or_else(|e| panic!("input {name} is not a valid stream: {e}"));
+        let reader = MmapReader::from_buffer(
+            Buffer::from_slice_ref(&bytes),
+            &StreamReadOptions::default(),
+        )
+        .unwrap_or_else(|e| panic!("input {name} is not a valid stream: {e}"));
         let message_starts: Vec<usize> = reader.messages().iter().map(|m| m.offset).collect();
         let mut boundaries = vec![0];
         boundaries.extend(reader.messages().iter().map(|m| m.body_offset + m.body_len));
@@ -209,11 +211,16 @@ fn meta(kv: &[(&str, &str)]) -> Vec<(String, String)> {
 
 /// Valid tensors of every format, with their custom metadata and write options.
 /// A tensor to encode: name, tensor, custom metadata, write options.
-type Built = (&'static str, AnyTensor, Vec<(String, String)>, WriteOptions);
+type Built = (
+    &'static str,
+    AnyTensor,
+    Vec<(String, String)>,
+    StreamWriteOptions,
+);
 
 fn built_tensors() -> Vec<Built> {
-    let w = WriteOptions::default();
-    let padded = WriteOptions {
+    let w = StreamWriteOptions::default();
+    let padded = StreamWriteOptions {
         csf_lengths: CsfLengths::PaddedBytes,
     };
     let e3: Vec<(Vec<usize>, f64)> = vec![
@@ -445,7 +452,7 @@ fn built_inputs() -> Vec<Input> {
             )
         })
         .collect();
-    let mut w = StreamWriter::new(Vec::new());
+    let mut w = TensorStreamWriter::new(Vec::new());
     for (_, t, m, _) in &tensors {
         w.write_with_metadata(t, m).unwrap();
     }
@@ -566,7 +573,7 @@ fn fingerprint(bytes: &[u8]) -> u64 {
 /// violation (no progress, or more bytes consumed than given).
 fn decode_all(
     buf: &Buffer,
-    opts: &ReadOptions,
+    opts: &StreamReadOptions,
 ) -> Result<Vec<arrow_sparse::Result<TensorMessage>>, String> {
     decode_all_ranges(buf, opts).map(|(results, _)| results)
 }
@@ -574,7 +581,7 @@ fn decode_all(
 /// The results of [`decode_all`] and the byte range of every decoded message.
 type Decoded = (Vec<arrow_sparse::Result<TensorMessage>>, Vec<Range<usize>>);
 
-fn decode_all_ranges(buf: &Buffer, opts: &ReadOptions) -> Result<Decoded, String> {
+fn decode_all_ranges(buf: &Buffer, opts: &StreamReadOptions) -> Result<Decoded, String> {
     let (mut out, mut ranges) = (Vec::new(), Vec::new());
     let mut off = 0;
     loop {
@@ -599,10 +606,10 @@ fn decode_all_ranges(buf: &Buffer, opts: &ReadOptions) -> Result<Decoded, String
 
 fn drain_stream(
     bytes: &[u8],
-    opts: &ReadOptions,
+    opts: &StreamReadOptions,
 ) -> Result<Vec<arrow_sparse::Result<TensorMessage>>, String> {
     let mut out = Vec::new();
-    for r in StreamReader::with_options(bytes, opts.clone()) {
+    for r in TensorStreamReader::with_options(bytes, &opts.clone()) {
         out.push(r);
         if out.len() > bytes.len() + 1 {
             return Err("the stream reader yields more messages than there are bytes".into());
@@ -613,9 +620,9 @@ fn drain_stream(
 
 fn mmap_all(
     buf: &Buffer,
-    opts: &ReadOptions,
+    opts: &StreamReadOptions,
 ) -> Result<Vec<arrow_sparse::Result<TensorMessage>>, String> {
-    match MmapReader::from_buffer(buf.clone(), opts.clone()) {
+    match MmapReader::from_buffer(buf.clone(), &opts.clone()) {
         Err(e) => Ok(vec![Err(e)]),
         Ok(r) => {
             // out of range is an error, not a panic
@@ -700,7 +707,7 @@ impl Harness {
         for v in [Validation::Full, Validation::Trusted] {
             let full = v == Validation::Full;
             let tag = if full { "full" } else { "trusted" };
-            let opts = ReadOptions::default().with_validation(v);
+            let opts = StreamReadOptions::default().with_validation(v);
 
             let decoded = self.call(label, &format!("decode/{tag}"), tight_bound(n), || {
                 decode_all_ranges(&buf, &opts)
@@ -725,14 +732,14 @@ impl Harness {
             } else {
                 self.call(
                     label,
-                    &format!("StreamReader/{tag}"),
+                    &format!("TensorStreamReader/{tag}"),
                     stream_bound(n),
                     || drain_stream(bytes, &opts),
                 )
             };
             match streamed {
                 Some(Err(violation)) => {
-                    self.fail(format!("{label}: StreamReader/{tag}: {violation}"))
+                    self.fail(format!("{label}: TensorStreamReader/{tag}: {violation}"))
                 }
                 Some(Ok(results)) if full => {
                     out.full_err[1] = results.iter().any(|r| r.is_err());
@@ -803,7 +810,7 @@ impl Harness {
         }
         self.call(label, "summary", bound, || summary(0, msg, Some(n)));
         self.call(label, "encode", bound, || {
-            ipc::encode(t, &msg.custom_metadata, &WriteOptions::default()).map(|m| m.len())
+            ipc::encode(t, &msg.custom_metadata, &StreamWriteOptions::default()).map(|m| m.len())
         });
         for to in [
             Format::Coo,
@@ -1372,7 +1379,7 @@ fn index_buffers(t: &AnyTensor) -> Vec<(String, IndexBuffer)> {
 /// patterns, duplicated entries.
 fn body_variants(input: &Input) -> Vec<(String, Vec<u8>)> {
     let buf = Buffer::from_slice_ref(&input.bytes);
-    let msgs = decode_all(&buf, &ReadOptions::default()).unwrap();
+    let msgs = decode_all(&buf, &StreamReadOptions::default()).unwrap();
     let mut out = Vec::new();
     for (mi, m) in msgs.iter().enumerate() {
         let m = m.as_ref().unwrap();
@@ -1520,7 +1527,7 @@ fn valid_inputs_decode_with_every_reader() {
                 input.name, out.full_err
             ));
         }
-        let strict = ReadOptions::default().with_require_alignment(true);
+        let strict = StreamReadOptions::default().with_require_alignment(true);
         h.call(
             &input.name,
             "decode/require_alignment",
@@ -1544,10 +1551,10 @@ fn valid_inputs_decode_with_every_reader() {
             }
         }
         // a reader handing out one byte at a time reads the same tensors
-        let trickled: Vec<String> = StreamReader::new(Trickle(&input.bytes))
+        let trickled: Vec<String> = TensorStreamReader::new(Trickle(&input.bytes))
             .map(|m| json_line(&m.unwrap().tensor).unwrap())
             .collect();
-        let whole: Vec<String> = StreamReader::new(&input.bytes[..])
+        let whole: Vec<String> = TensorStreamReader::new(&input.bytes[..])
             .map(|m| json_line(&m.unwrap().tensor).unwrap())
             .collect();
         assert_eq!(trickled, whole, "{}", input.name);
@@ -1688,12 +1695,12 @@ fn field_pos(bytes: &[u8], name: &str) -> Field {
 /// above `limit` (`stream_limit` for the stream reader).
 fn assert_refused_cheaply(label: &str, bytes: &[u8], limit: usize, stream_limit: usize) {
     let buf = Buffer::from_slice_ref(bytes);
-    let opts = ReadOptions::default();
+    let opts = StreamReadOptions::default();
     let runs: [(&str, usize, &dyn Fn() -> bool); 3] = [
         ("decode", limit, &|| {
             decode_all(&buf, &opts).unwrap().iter().any(|r| r.is_err())
         }),
-        ("StreamReader", stream_limit, &|| {
+        ("TensorStreamReader", stream_limit, &|| {
             drain_stream(bytes, &opts)
                 .unwrap()
                 .iter()
@@ -1785,7 +1792,7 @@ fn trusted_tensors_with_bad_indices_convert_without_panicking() {
         vec![1u8; rows].into(),
     )
     .unwrap();
-    let base = ipc::encode(&m.into(), &[], &WriteOptions::default())
+    let base = ipc::encode(&m.into(), &[], &StreamWriteOptions::default())
         .unwrap()
         .to_vec();
     let input = Input::new("csr 2000x2000".into(), base);
@@ -1867,7 +1874,7 @@ fn trusted_tensors_with_bad_indices_convert_without_panicking() {
         h.exercise(name, &msg, false, 64);
         // and once more through an encoded message decoded with trusted validation
         if let Ok(bytes) =
-            ipc::encode(&msg.tensor, &[], &WriteOptions::default()).map(|m| m.to_vec())
+            ipc::encode(&msg.tensor, &[], &StreamWriteOptions::default()).map(|m| m.to_vec())
         {
             h.check(&format!("{name} (encoded)"), &bytes);
         }

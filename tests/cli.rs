@@ -252,13 +252,15 @@ fn s(p: &Path) -> &str {
 /// Write `msg` with the library (not the CLI) as the kind of `path`.
 fn write_with_library(path: &Path, msg: &TensorMessage) {
     match path.extension().unwrap().to_str().unwrap() {
-        "arrow" => ipc::write_file(path, [msg], &ipc::WriteOptions::default()).unwrap(),
+        "arrow" => {
+            ipc::write_tensor_stream(path, [msg], &ipc::StreamWriteOptions::default()).unwrap()
+        }
         #[cfg(feature = "parquet")]
         "parquet" => {
-            arrow_sparse::parquet::write_parquet(
+            arrow_sparse::archive::write_archive(
                 path,
                 msg,
-                &arrow_sparse::parquet::WriteOptions::default(),
+                &arrow_sparse::archive::ArchiveWriteOptions::default(),
             )
             .unwrap();
         }
@@ -270,13 +272,14 @@ fn write_with_library(path: &Path, msg: &TensorMessage) {
 fn read_with_library(path: &Path) -> AnyTensor {
     match path.extension().unwrap().to_str().unwrap() {
         "arrow" => {
-            let mut all = ipc::read_file(path, &ipc::ReadOptions::default()).unwrap();
+            let mut all =
+                ipc::read_tensor_stream(path, &ipc::StreamReadOptions::default()).unwrap();
             assert_eq!(all.len(), 1, "{}", path.display());
             all.remove(0).tensor
         }
         #[cfg(feature = "parquet")]
         "parquet" => {
-            arrow_sparse::parquet::read_parquet(path, &Default::default())
+            arrow_sparse::archive::read_archive(path, &Default::default())
                 .unwrap()
                 .tensor
         }
@@ -448,7 +451,7 @@ fn convert_with_to_into_every_kind() {
 fn multi_tensor_streams_into_single_tensor_files() {
     let dir = tempfile::tempdir().unwrap();
     let stream = golden("stream_mixed.arrow");
-    let n = ipc::read_file(Path::new(&stream), &ipc::ReadOptions::default())
+    let n = ipc::read_tensor_stream(Path::new(&stream), &ipc::StreamReadOptions::default())
         .unwrap()
         .len();
     assert!(n > 1);
@@ -469,7 +472,8 @@ fn multi_tensor_streams_into_single_tensor_files() {
     }
     // --tensor picks one, also for a stream output; an empty tensor keeps its shape
     // (a .tns file gets a header)
-    let all = ipc::read_file(Path::new(&stream), &ipc::ReadOptions::default()).unwrap();
+    let all =
+        ipc::read_tensor_stream(Path::new(&stream), &ipc::StreamReadOptions::default()).unwrap();
     for (i, m) in all.iter().enumerate() {
         if m.tensor.shape().len() != 2 || m.tensor.value_type() != arrow_sparse::ValueType::Float64
         {

@@ -616,7 +616,7 @@ fn files_of_batches_are_detected_and_read() {
     let msgs = dir.path().join("m.arrow");
     let messages: Vec<arrow_sparse::ipc::TensorMessage> =
         ts.iter().map(|t| t.clone().into()).collect();
-    arrow_sparse::ipc::write_file(&msgs, &messages, &Default::default()).unwrap();
+    arrow_sparse::ipc::write_tensor_stream(&msgs, &messages, &Default::default()).unwrap();
     assert_eq!(io::detect(&msgs).unwrap(), io::FileKind::TensorMessages);
     assert_eq!(io::read_tensors(&msgs).unwrap(), None);
 }
@@ -676,7 +676,7 @@ fn cli_converts_to_and_from_columns() {
             "--to".as_ref(),
             "coo".as_ref(),
         ]);
-        let msgs = arrow_sparse::ipc::read_file(&back, &Default::default()).unwrap();
+        let msgs = arrow_sparse::ipc::read_tensor_stream(&back, &Default::default()).unwrap();
         assert_eq!(msgs.len(), 1);
         assert_eq!(msgs[0].tensor.format(), Format::Coo);
     }
@@ -723,7 +723,7 @@ fn pyarrow_round_trip() {
             for ext in ["arrow", "parquet"] {
                 let name = format!("{format}_{vt}_{it}.{ext}");
                 io::write_batches(
-                    &dir.path().join(&name),
+                    dir.path().join(&name),
                     batch.schema(),
                     std::slice::from_ref(&batch),
                 )

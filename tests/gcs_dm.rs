@@ -7,7 +7,8 @@ use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use arrow_sparse::dims::{DimMap, ViewOp};
 use arrow_sparse::dump::json_line;
 use arrow_sparse::ipc::{
-    self, MmapReader, ReadOptions, StreamReader, StreamWriter, TensorMessage, WriteOptions,
+    self, MmapReader, StreamReadOptions, StreamWriteOptions, TensorMessage, TensorStreamReader,
+    TensorStreamWriter,
 };
 use arrow_sparse::{
     AnyDm, AnyTensor, CompressedAxis, Convert, CooTensor, Error, Format, GcsTensor, IndexType,
@@ -432,8 +433,8 @@ proptest! {
         prop_assert_eq!(Dense::from_coo(&g.to_coo::<i64>().unwrap()), Dense::from_coo(&coo));
         // and through the wire
         let any: AnyTensor = g.into();
-        let bytes = { let mut w = StreamWriter::new(Vec::new()); w.write(&any).unwrap(); w.finish().unwrap() };
-        let back = StreamReader::new(&bytes[..]).next().unwrap().unwrap().tensor;
+        let bytes = { let mut w = TensorStreamWriter::new(Vec::new()); w.write(&any).unwrap(); w.finish().unwrap() };
+        let back = TensorStreamReader::new(&bytes[..]).next().unwrap().unwrap().tensor;
         prop_assert_eq!(&back, &any);
     }
 
@@ -457,8 +458,8 @@ proptest! {
                 expected = expected.apply(&ViewOp::Permute { order });
             }
             prop_assert_eq!(Dense::from_tensor(&dm), expected, "storage {:?}", storage);
-            let bytes = { let mut w = StreamWriter::new(Vec::new()); w.write(&dm).unwrap(); w.finish().unwrap() };
-            let back = StreamReader::new(&bytes[..]).next().unwrap().unwrap().tensor;
+            let bytes = { let mut w = TensorStreamWriter::new(Vec::new()); w.write(&dm).unwrap(); w.finish().unwrap() };
+            let back = TensorStreamReader::new(&bytes[..]).next().unwrap().unwrap().tensor;
             prop_assert_eq!(&back, &dm);
         }
     }
@@ -494,8 +495,8 @@ proptest! {
         }
         // the views survive the wire
         let t = AnyTensor::Dm(dm);
-        let bytes = { let mut w = StreamWriter::new(Vec::new()); w.write(&t).unwrap(); w.finish().unwrap() };
-        let back = StreamReader::new(&bytes[..]).next().unwrap().unwrap().tensor;
+        let bytes = { let mut w = TensorStreamWriter::new(Vec::new()); w.write(&t).unwrap(); w.finish().unwrap() };
+        let back = TensorStreamReader::new(&bytes[..]).next().unwrap().unwrap().tensor;
         prop_assert_eq!(&back, &t);
         // and materialise into every format with the same entries
         for f in [Format::Coo, Format::Dense] {
@@ -510,7 +511,7 @@ fn meta_of(t: &AnyTensor) -> Vec<(String, String)> {
     let m = ipc::encode(
         t,
         &[("user".into(), "kept".into())],
-        &WriteOptions::default(),
+        &StreamWriteOptions::default(),
     )
     .unwrap();
     let bytes = m.to_vec();
@@ -544,12 +545,12 @@ fn extension_metadata_is_as_specified() {
     );
     // user metadata is kept and the extension keys do not leak into it on read
     let bytes = {
-        let mut w = StreamWriter::new(Vec::new());
+        let mut w = TensorStreamWriter::new(Vec::new());
         w.write_with_metadata(&g, &[("user".into(), "kept".into())])
             .unwrap();
         w.finish().unwrap()
     };
-    let back = StreamReader::new(&bytes[..]).next().unwrap().unwrap();
+    let back = TensorStreamReader::new(&bytes[..]).next().unwrap().unwrap();
     assert_eq!(
         back,
         TensorMessage {
@@ -586,12 +587,12 @@ fn extension_metadata_is_as_specified() {
     );
     let t = AnyTensor::Dm(dm);
     let bytes = {
-        let mut w = StreamWriter::new(Vec::new());
+        let mut w = TensorStreamWriter::new(Vec::new());
         w.write(&t).unwrap();
         w.finish().unwrap()
     };
     assert_eq!(
-        StreamReader::new(&bytes[..])
+        TensorStreamReader::new(&bytes[..])
             .next()
             .unwrap()
             .unwrap()
@@ -610,11 +611,11 @@ fn with_meta(name: &str, json: &str) -> Result<TensorMessage, Error> {
         ("ARROW:extension:metadata".to_string(), json.to_string()),
     ];
     let bytes = {
-        let mut w = StreamWriter::new(Vec::new());
+        let mut w = TensorStreamWriter::new(Vec::new());
         w.write_with_metadata(&storage, &meta).unwrap();
         w.finish().unwrap()
     };
-    StreamReader::new(&bytes[..]).next().unwrap()
+    TensorStreamReader::new(&bytes[..]).next().unwrap()
 }
 
 #[test]
@@ -669,13 +670,13 @@ fn views_of_a_mapped_dm_tensor_copy_nothing() {
     let dm = AnyTensor::from(coo).to_dm(map, Format::Csr).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("dm.arrow");
-    ipc::write_file(
+    ipc::write_tensor_stream(
         &path,
         &[TensorMessage::from(dm.clone())],
-        &WriteOptions::default(),
+        &StreamWriteOptions::default(),
     )
     .unwrap();
-    let reader = MmapReader::open_with(&path, ReadOptions::default()).unwrap();
+    let reader = MmapReader::open_with(&path, &StreamReadOptions::default()).unwrap();
     let AnyTensor::Dm(read) = reader.get(0).unwrap().tensor else {
         panic!("not DM")
     };

@@ -5,7 +5,7 @@
 mod common;
 
 use arrow_sparse::dump::json_line;
-use arrow_sparse::ipc::{MmapReader, ReadOptions, StreamReader, StreamWriter};
+use arrow_sparse::ipc::{MmapReader, StreamReadOptions, TensorStreamReader, TensorStreamWriter};
 
 fn golden_files() -> Vec<std::path::PathBuf> {
     let dir = common::repo().join("format/golden");
@@ -32,7 +32,7 @@ fn golden_files_read_like_libarrow_reads_them() {
         // the streaming reader agrees with the mmap reader
         let bytes = std::fs::read(&path).unwrap();
         // (compared through the dump: NaN values make PartialEq useless here)
-        let streamed: String = StreamReader::new(&bytes[..])
+        let streamed: String = TensorStreamReader::new(&bytes[..])
             .map(|m| json_line(&m.unwrap().tensor).unwrap() + "\n")
             .collect();
         assert_eq!(streamed, ours, "{}", path.display());
@@ -43,8 +43,8 @@ fn golden_files_read_like_libarrow_reads_them() {
 fn golden_files_are_rewritten_byte_for_byte() {
     for path in golden_files() {
         let bytes = std::fs::read(&path).unwrap();
-        let mut w = StreamWriter::new(Vec::new());
-        for m in MmapReader::open_with(&path, ReadOptions::default())
+        let mut w = TensorStreamWriter::new(Vec::new());
+        for m in MmapReader::open_with(&path, &StreamReadOptions::default())
             .unwrap()
             .iter()
         {

@@ -20,14 +20,14 @@ use corpus::{Gen, Reach, names, random_coo};
 use std::path::Path;
 
 use arrow_sparse::dump::json_line;
-use arrow_sparse::ipc::{self, MmapReader, TensorMessage, WriteOptions};
+use arrow_sparse::ipc::{self, MmapReader, StreamWriteOptions, TensorMessage};
 use arrow_sparse::{
     AnyTensor, CompressedAxis, Convert, CooTensor, CoordLayout, DenseTensor, Format, IndexType,
 };
 
 fn write(path: &Path, tensors: &[AnyTensor]) {
     let msgs: Vec<TensorMessage> = tensors.iter().cloned().map(TensorMessage::from).collect();
-    ipc::write_file(path, &msgs, &WriteOptions::default()).unwrap();
+    ipc::write_tensor_stream(path, &msgs, &StreamWriteOptions::default()).unwrap();
 }
 
 fn our_dump(path: &Path) -> String {
@@ -248,7 +248,7 @@ fn tensors_libarrow_builds_are_read_exactly() {
                 );
                 // our conversion of the same dense tensors encodes to the same bytes
                 let reader = MmapReader::open(&out).unwrap();
-                let mut ours = ipc::StreamWriter::new(Vec::new());
+                let mut ours = ipc::TensorStreamWriter::new(Vec::new());
                 for (k, d) in dense.iter().enumerate() {
                     let theirs_t = reader.get(k).unwrap().tensor;
                     let order = theirs_t.axis_order().map(|o| o.to_vec());
@@ -281,16 +281,16 @@ fn custom_metadata_is_invisible_to_libarrow_and_kept_by_us() {
         ("k".to_string(), "v".to_string()),
     ];
     let path = dir.path().join("meta.arrow");
-    ipc::write_file(
+    ipc::write_tensor_stream(
         &path,
         &[TensorMessage {
             tensor: t.clone(),
             custom_metadata: meta.clone(),
         }],
-        &WriteOptions::default(),
+        &StreamWriteOptions::default(),
     )
     .unwrap();
-    let back = ipc::read_file(&path, &Default::default()).unwrap();
+    let back = ipc::read_tensor_stream(&path, &Default::default()).unwrap();
     assert_eq!(back[0].custom_metadata, meta);
     let theirs = common::run_peer(&peer, &["dump", path.to_str().unwrap()]);
     common::assert_same_dump(&our_dump(&path), &theirs, "custom metadata");
@@ -359,7 +359,7 @@ fn gcs_and_dm_files_degrade_to_their_storage_for_libarrow() {
         );
     }
     // what arrow-sparse sees: the N-D tensors, exactly
-    let back: Vec<AnyTensor> = ipc::read_file(&path, &Default::default())
+    let back: Vec<AnyTensor> = ipc::read_tensor_stream(&path, &Default::default())
         .unwrap()
         .into_iter()
         .map(|m| m.tensor)

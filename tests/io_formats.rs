@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 
 use arrow_sparse::dims::DimMap;
 use arrow_sparse::io::{
-    self, Duplicates, MtxField, MtxFormat, MtxSymmetry, MtxWriteOptions, NpzFlavor,
-    NpzWriteOptions, ReadOptions, TnsHeader, TnsWriteOptions, meta, mtx, npz, tns,
+    self, Duplicates, ImportOptions, MtxField, MtxFormat, MtxSymmetry, MtxWriteOptions, NpzFlavor,
+    NpzWriteOptions, TnsHeader, TnsWriteOptions, meta, mtx, npz, tns,
 };
 use arrow_sparse::ipc::{self, TensorMessage};
 use arrow_sparse::{
@@ -225,8 +225,8 @@ fn golden_files_round_trip_through_arrow_to_the_same_format() {
         let name = path.file_name().unwrap().to_str().unwrap();
         let first = io::read_path(&path).unwrap();
         let arrow = dir.path().join(format!("{name}.arrow"));
-        ipc::write_file(&arrow, [&first], &ipc::WriteOptions::default()).unwrap();
-        let through = ipc::read_file(&arrow, &ipc::ReadOptions::default())
+        ipc::write_tensor_stream(&arrow, [&first], &ipc::StreamWriteOptions::default()).unwrap();
+        let through = ipc::read_tensor_stream(&arrow, &ipc::StreamReadOptions::default())
             .unwrap()
             .remove(0);
         assert_eq!(through, first, "{name}: changed through Arrow IPC");
@@ -269,7 +269,7 @@ fn golden_files_round_trip_through_arrow_to_the_same_format() {
     }
 }
 
-fn read_mtx(text: &str, options: &ReadOptions) -> Result<TensorMessage, Error> {
+fn read_mtx(text: &str, options: &ImportOptions) -> Result<TensorMessage, Error> {
     mtx::read_from(text.as_bytes(), "inline.mtx", options)
 }
 
@@ -281,7 +281,7 @@ fn mtx_text(msg: &TensorMessage, options: &MtxWriteOptions) -> Result<String, Er
 
 #[test]
 fn symmetric_files_expand_to_both_triangles_and_write_back_one() {
-    let d = ReadOptions::default();
+    let d = ImportOptions::default();
     // either triangle may be stored; the diagonal is not mirrored
     let m = read_mtx(
         "%%MatrixMarket matrix coordinate real symmetric\n3 3 3\n1 1 2.0\n1 3 -1.5\n3 2 4\n",
@@ -330,7 +330,7 @@ fn symmetric_files_expand_to_both_triangles_and_write_back_one() {
     // an unsigned value type cannot hold the mirrors
     let e = read_mtx(
         "%%MatrixMarket matrix coordinate integer skew-symmetric\n3 3 1\n2 1 5\n",
-        &ReadOptions::default().with_value_type(ValueType::UInt8),
+        &ImportOptions::default().with_value_type(ValueType::UInt8),
     )
     .unwrap_err();
     assert!(matches!(e, Error::Type { .. }), "{e}");
@@ -430,7 +430,7 @@ fn writing_symmetric_checks_the_matrix() {
 #[test]
 fn duplicates_are_refused_summed_or_kept() {
     let text = "%%MatrixMarket matrix coordinate integer general\n% c\n3 3 4\n3 1 5\n1 2 1\n3 1 -2\n2 2 4\n";
-    let e = read_mtx(text, &ReadOptions::default())
+    let e = read_mtx(text, &ImportOptions::default())
         .unwrap_err()
         .to_string();
     assert_eq!(
@@ -440,7 +440,7 @@ fn duplicates_are_refused_summed_or_kept() {
     );
     let sum = read_mtx(
         text,
-        &ReadOptions::default().with_duplicates(Duplicates::Sum),
+        &ImportOptions::default().with_duplicates(Duplicates::Sum),
     )
     .unwrap();
     assert_eq!(sum.tensor.nnz(), 3);
@@ -451,7 +451,7 @@ fn duplicates_are_refused_summed_or_kept() {
     assert!(c.is_canonical());
     let keep = read_mtx(
         text,
-        &ReadOptions::default().with_duplicates(Duplicates::Keep),
+        &ImportOptions::default().with_duplicates(Duplicates::Keep),
     )
     .unwrap();
     assert_eq!(keep.tensor.nnz(), 4);
@@ -462,7 +462,10 @@ fn duplicates_are_refused_summed_or_kept() {
     for sorted in ["1 1 1\n1 2 2\n2 1 3\n", "1 1 1\n2 1 3\n1 2 2\n"] {
         let t = format!("%%MatrixMarket matrix coordinate integer general\n2 2 3\n{sorted}");
         assert_eq!(
-            read_mtx(&t, &ReadOptions::default()).unwrap().tensor.nnz(),
+            read_mtx(&t, &ImportOptions::default())
+                .unwrap()
+                .tensor
+                .nnz(),
             3
         );
     }
@@ -470,7 +473,7 @@ fn duplicates_are_refused_summed_or_kept() {
     let big = "%%MatrixMarket matrix coordinate integer general\n2 2 2\n1 1 100\n1 1 100\n";
     let e = read_mtx(
         big,
-        &ReadOptions::default()
+        &ImportOptions::default()
             .with_duplicates(Duplicates::Sum)
             .with_value_type(ValueType::Int8),
     )
@@ -479,7 +482,7 @@ fn duplicates_are_refused_summed_or_kept() {
     assert!(e.contains("overflows int8"), "{e}");
     // .tns too
     let t = "1 1 1 1.0\n2 2 2 2.0\n1 1 1 0.5\n";
-    let e = tns::read_from(t.as_bytes(), "x.tns", &ReadOptions::default())
+    let e = tns::read_from(t.as_bytes(), "x.tns", &ImportOptions::default())
         .unwrap_err()
         .to_string();
     assert!(
@@ -489,7 +492,7 @@ fn duplicates_are_refused_summed_or_kept() {
     let s = tns::read_from(
         t.as_bytes(),
         "x.tns",
-        &ReadOptions::default().with_duplicates(Duplicates::Sum),
+        &ImportOptions::default().with_duplicates(Duplicates::Sum),
     )
     .unwrap();
     assert_eq!(s.tensor.get::<f64>(&[0, 0, 0]).unwrap(), Some(1.5));
@@ -497,7 +500,7 @@ fn duplicates_are_refused_summed_or_kept() {
 
 #[test]
 fn tns_headers_shapes_and_types() {
-    let d = ReadOptions::default();
+    let d = ImportOptions::default();
     let msg = tns::read_from(&b"2 3 1.5\n1 1 -2\n"[..], "a.tns", &d).unwrap();
     assert_eq!(msg.tensor.shape(), &[2, 3]);
     // the shape can be given for a headerless file, and must hold the entries
@@ -587,14 +590,14 @@ fn text_is_read_in_chunks_with_any_line_ending() {
     for k in 0..400 {
         text.push_str(&format!("{} {} {}.25\r\n", k % 40 + 1, k / 40 + 1, k));
     }
-    let whole = read_mtx(&text, &ReadOptions::default()).unwrap();
+    let whole = read_mtx(&text, &ImportOptions::default()).unwrap();
     let trickled = mtx::read_from(
         Trickle {
             data: text.as_bytes(),
             n: 0,
         },
         "t.mtx",
-        &ReadOptions::default(),
+        &ImportOptions::default(),
     )
     .unwrap();
     assert_eq!(whole, trickled);
@@ -603,13 +606,13 @@ fn text_is_read_in_chunks_with_any_line_ending() {
     // no newline after the last line
     let m = read_mtx(
         "%%MatrixMarket matrix coordinate real general\n1 1 1\n1 1 5",
-        &ReadOptions::default(),
+        &ImportOptions::default(),
     )
     .unwrap();
     assert_eq!(m.tensor.get::<f64>(&[0, 0]).unwrap(), Some(5.0));
     // a line beyond the limit is an error, not an allocation without end
     let long = format!("1 1 {}\n", "1".repeat(17 << 20));
-    let e = tns::read_from(long.as_bytes(), "long.tns", &ReadOptions::default()).unwrap_err();
+    let e = tns::read_from(long.as_bytes(), "long.tns", &ImportOptions::default()).unwrap_err();
     assert!(
         e.to_string()
             .contains("long.tns:1: line longer than 16 MiB"),
@@ -665,7 +668,7 @@ fn value_of<V: Value>(r: &mut Rng) -> V {
     };
     // parse through a one-entry Matrix Market file so every type goes through the same reader
     let text = format!("%%MatrixMarket matrix coordinate real general\n1 1 1\n1 1 {s}\n");
-    let m = read_mtx(&text, &ReadOptions::default().with_value_type(V::TYPE)).unwrap();
+    let m = read_mtx(&text, &ImportOptions::default().with_value_type(V::TYPE)).unwrap();
     m.tensor.get::<V>(&[0, 0]).unwrap().unwrap()
 }
 
@@ -691,7 +694,7 @@ fn every_value_type_round_trips_through_every_format() {
     let dir = tempfile::tempdir().unwrap();
     let mut r = Rng(42);
     for vt in ValueType::ALL {
-        let read = ReadOptions::default().with_value_type(vt);
+        let read = ImportOptions::default().with_value_type(vt);
         with_value_type!(vt, V => {
             let m2 = random_coo::<V>(&mut r, &[7, 9], 20);
             let m3 = random_coo::<V>(&mut r, &[4, 3, 5], 15);
@@ -714,7 +717,7 @@ fn every_value_type_round_trips_through_every_format() {
                 let context = format!("{vt} {name}");
                 let path = dir.path().join(name);
                 // with a header, .tns files keep shapes the entries do not reach
-                let opts = io::WriteOptions {
+                let opts = io::ExportOptions {
                     tns: TnsWriteOptions::default().with_header(TnsHeader::RankShape),
                     ..Default::default()
                 };
@@ -747,7 +750,7 @@ fn npz_options_and_layouts() {
         .with_is_array(false)
         .with_compressed(false);
     npz::write(&p, &coo.clone().into(), &opts).unwrap();
-    let back = npz::read(&p, &ReadOptions::default()).unwrap();
+    let back = npz::read(&p, &ImportOptions::default()).unwrap();
     assert_eq!(meta_of(&back, meta::NPZ_IS_ARRAY), Some("false"));
     same_entries(&back.tensor, &coo, "matrix");
     // N-D COO as scipy needs a sparse array
@@ -762,7 +765,7 @@ fn npz_options_and_layouts() {
         .is_err()
     );
     npz::write(&p, &cube.clone().into(), &scipy).unwrap();
-    let back = npz::read(&p, &ReadOptions::default()).unwrap();
+    let back = npz::read(&p, &ImportOptions::default()).unwrap();
     assert_eq!(meta_of(&back, meta::NPZ_FLAVOR), Some("scipy"));
     same_entries(&back.tensor, &cube, "3-D scipy coo");
     // pydata COO is written canonical: unsorted entries with duplicates are merged
@@ -774,7 +777,7 @@ fn npz_options_and_layouts() {
     .into();
     let pydata = NpzWriteOptions::default().with_flavor(NpzFlavor::Pydata);
     npz::write(&p, &dup.into(), &pydata).unwrap();
-    let back = npz::read(&p, &ReadOptions::default()).unwrap();
+    let back = npz::read(&p, &ImportOptions::default()).unwrap();
     let AnyTensor::Coo(c) = &back.tensor else {
         panic!()
     };
@@ -798,7 +801,7 @@ fn npz_options_and_layouts() {
             )
             .unwrap();
         npz::write(&p, &g.clone().into(), &pydata).unwrap();
-        let back = npz::read(&p, &ReadOptions::default()).unwrap();
+        let back = npz::read(&p, &ImportOptions::default()).unwrap();
         let map = back.tensor.dim_map().unwrap();
         assert!(
             map.part(0).windows(2).all(|w| w[0] < w[1])
@@ -822,16 +825,16 @@ fn npz_options_and_layouts() {
         .unwrap();
     npz::write(&p, &csf.clone().into(), &NpzWriteOptions::default()).unwrap();
     same_entries(
-        &npz::read(&p, &ReadOptions::default()).unwrap().tensor,
+        &npz::read(&p, &ImportOptions::default()).unwrap().tensor,
         &t,
         "csf",
     );
     let d: AnyTensor = DenseTensor::<u8>::try_new(vec![2, 2], vec![0, 3, 4, 0].into())
         .unwrap()
         .into();
-    io::write_path(&dir.path().join("d.npz"), &d.clone().into()).unwrap();
+    io::write_path(dir.path().join("d.npz"), &d.clone().into()).unwrap();
     same_entries(
-        &io::read_path(&dir.path().join("d.npz")).unwrap().tensor,
+        &io::read_path(dir.path().join("d.npz")).unwrap().tensor,
         &d,
         "dense",
     );
@@ -855,7 +858,7 @@ fn writes_are_atomic() {
         io::write_path(Path::new("x.parquet"), &cube),
         Err(Error::Unsupported(_))
     ));
-    let e = io::read_path(&dir.path().join("missing.tns"))
+    let e = io::read_path(dir.path().join("missing.tns"))
         .unwrap_err()
         .to_string();
     assert!(e.contains("missing.tns"), "{e}");
@@ -864,10 +867,10 @@ fn writes_are_atomic() {
 /// The bad-input corpus: file, read options, where the error points and what it says.
 #[test]
 fn bad_input_corpus_gives_one_clear_error_per_file() {
-    let sum = || ReadOptions::default().with_duplicates(Duplicates::Sum);
-    let d = ReadOptions::default;
+    let sum = || ImportOptions::default().with_duplicates(Duplicates::Sum);
+    let d = ImportOptions::default;
     #[rustfmt::skip]
-    let cases: Vec<(&str, ReadOptions, Option<u64>, &str)> = vec![
+    let cases: Vec<(&str, ImportOptions, Option<u64>, &str)> = vec![
         ("bad_banner.mtx", d(), Some(1), "expected the banner `%%MatrixMarket matrix"),
         ("banner_words.mtx", d(), Some(1), "the banner has 4 words, expected 5"),
         ("unknown_field.mtx", d(), Some(1), "unknown field \"quaternion\""),
@@ -1021,7 +1024,7 @@ fn corrupted_files_never_panic() {
                     _ => {}
                 }
             }
-            let options = ReadOptions::default().with_duplicates(policies[round % 3]);
+            let options = ImportOptions::default().with_duplicates(policies[round % 3]);
             let name = format!("{}#{round}", path.display());
             let result = match format {
                 io::FileFormat::Mtx => mtx::read_from(&b[..], &name, &options),

@@ -6,7 +6,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
 use arrow_sparse::dims::DimMap;
-use arrow_sparse::ipc::{self, MmapReader, ReadOptions, TensorMessage, WriteOptions};
+use arrow_sparse::ipc::{self, MmapReader, StreamReadOptions, StreamWriteOptions, TensorMessage};
 use arrow_sparse::kernels::{convert, csf, elementwise, reduce, spmv};
 use arrow_sparse::{
     AnyTensor, CompressedAxis, Convert, CooTensor, DenseTensor, Error, Format, IndexType,
@@ -382,12 +382,17 @@ fn spmv_on_a_mapped_file_copies_nothing() {
     let in_memory = spmv::spmv::<f64>(&csr, &x).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("big.arrow");
-    ipc::write_file(&path, &[TensorMessage::from(csr)], &WriteOptions::default()).unwrap();
+    ipc::write_tensor_stream(
+        &path,
+        &[TensorMessage::from(csr)],
+        &StreamWriteOptions::default(),
+    )
+    .unwrap();
     drop(coo);
 
     PEAK_SINGLE.store(0, Relaxed);
     let before = TOTAL.load(Relaxed);
-    let reader = MmapReader::open_with(&path, ReadOptions::default()).unwrap();
+    let reader = MmapReader::open_with(&path, &StreamReadOptions::default()).unwrap();
     let t = reader.get(0).unwrap().tensor;
     let y = spmv::spmv::<f64>(&t, &x).unwrap();
     let total = TOTAL.load(Relaxed) - before;
@@ -473,7 +478,7 @@ fn integer_duplicates_and_differences_accumulate_wide() {
 #[test]
 fn outputs_sized_by_declared_extents_are_typed_errors() {
     let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/kernels");
-    let t = arrow_sparse::io::read_path(&data.join("spmv_coo_alloc_fail.tns"))
+    let t = arrow_sparse::io::read_path(data.join("spmv_coo_alloc_fail.tns"))
         .unwrap()
         .tensor;
     assert_eq!(t.shape(), &[88_888_888_888, 1]);
@@ -486,7 +491,7 @@ fn outputs_sized_by_declared_extents_are_typed_errors() {
         other => panic!("{other:?}"),
     }
     // 111,111,111 rows: allocatable; the scatter touches only the row it writes
-    let t = arrow_sparse::io::read_path(&data.join("spmv_coo_huge_rows.fuzz.tns"))
+    let t = arrow_sparse::io::read_path(data.join("spmv_coo_huge_rows.fuzz.tns"))
         .unwrap()
         .tensor;
     let cols = t.shape()[1];

@@ -14,13 +14,13 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
 
+use arrow_sparse::archive::{
+    self, ArchiveCompression, ArchiveLayout, ArchiveReadOptions, ArchiveReader,
+    ArchiveWriteOptions, ArchiveWriter, DmChain, TensorSpec,
+};
 use arrow_sparse::dims::DimMap;
 use arrow_sparse::dump::json_line;
 use arrow_sparse::ipc::{self, MmapReader, TensorMessage};
-use arrow_sparse::parquet::{
-    self, Compression, DmChain, Layout, ParquetReader, ParquetWriter, ReadOptions, TensorSpec,
-    WriteOptions,
-};
 use arrow_sparse::{
     AnyCsf, AnyDm, AnyGcs, AnyTensor, CompressedAxis, Convert, CooTensor, CoordLayout, CsfTensor,
     DenseTensor, Error, Format, GcsTensor, Index, IndexType, Validation, ValueType,
@@ -234,14 +234,20 @@ fn ipc_bytes(m: &TensorMessage) -> Vec<u8> {
         .to_vec()
 }
 
-fn small_groups() -> WriteOptions {
-    WriteOptions::default().with_row_group_size(7)
+fn small_groups() -> ArchiveWriteOptions {
+    ArchiveWriteOptions::default().with_row_group_size(7)
 }
 
-fn roundtrip(dir: &Path, name: &str, m: &TensorMessage, options: &WriteOptions) -> TensorMessage {
+fn roundtrip(
+    dir: &Path,
+    name: &str,
+    m: &TensorMessage,
+    options: &ArchiveWriteOptions,
+) -> TensorMessage {
     let path = dir.join(format!("{name}.parquet"));
-    parquet::write_parquet(&path, m, options).unwrap_or_else(|e| panic!("{name}: {e}"));
-    parquet::read_parquet(&path, &ReadOptions::default()).unwrap_or_else(|e| panic!("{name}: {e}"))
+    archive::write_archive(&path, m, options).unwrap_or_else(|e| panic!("{name}: {e}"));
+    archive::read_archive(&path, &ArchiveReadOptions::default())
+        .unwrap_or_else(|e| panic!("{name}: {e}"))
 }
 
 /// The matrix's archives, written once: exact round trips in Rust, then the same
@@ -285,7 +291,7 @@ fn every_format_value_and_index_type_round_trips_exactly_and_reads_in_pyarrow() 
     let (wide, msgs): (Vec<_>, Vec<_>) = msgs
         .into_iter()
         .partition(|m| m.tensor.index_type() == Some(IndexType::UInt64));
-    ipc::write_file(&stream, &msgs, &Default::default()).unwrap();
+    ipc::write_tensor_stream(&stream, &msgs, &Default::default()).unwrap();
     let reader = MmapReader::open(&stream).unwrap();
     let mut archives = Vec::new();
     let mut check = |name: String, m: &TensorMessage| {
@@ -340,12 +346,12 @@ fn csf_trees_that_prefix_merging_would_change_keep_a_level_column() {
             dir.path(),
             "dup",
             &m,
-            &WriteOptions::default().with_row_group_size(rg),
+            &ArchiveWriteOptions::default().with_row_group_size(rg),
         );
         assert_eq!(back, m);
     }
     let path = dir.path().join("dup.parquet");
-    let r = ParquetReader::open(&path).unwrap();
+    let r = ArchiveReader::open(&path).unwrap();
     let schema = r.parquet_metadata().file_metadata().schema_descr();
     assert!((0..schema.num_columns()).any(|c| schema.column(c).name() == "csf_level"));
     // the same entries as a canonical tree need no level column
@@ -357,10 +363,10 @@ fn csf_trees_that_prefix_merging_would_change_keep_a_level_column() {
         dir.path(),
         "plain",
         &plain.clone().into(),
-        &WriteOptions::default(),
+        &ArchiveWriteOptions::default(),
     );
     assert_eq!(back.tensor, plain);
-    let r = ParquetReader::open(&dir.path().join("plain.parquet")).unwrap();
+    let r = ArchiveReader::open(dir.path().join("plain.parquet")).unwrap();
     assert_eq!(
         r.parquet_metadata()
             .file_metadata()
@@ -383,10 +389,10 @@ fn csf_trees_that_prefix_merging_would_change_keep_a_level_column() {
     )
     .unwrap();
     let bad = dir.path().join("childless.parquet");
-    let e = parquet::write_parquet(
+    let e = archive::write_archive(
         &bad,
         &AnyTensor::Csf(childless).into(),
-        &WriteOptions::default(),
+        &ArchiveWriteOptions::default(),
     );
     assert!(matches!(e, Err(Error::Unsupported(_))), "{e:?}");
     assert!(!bad.exists());
@@ -512,11 +518,11 @@ fn range_reads_skip_row_groups_by_statistics() {
         .with_dim_names(vec!["x".into(), "y".into(), "z".into()])
         .unwrap(),
     ];
-    let options = WriteOptions::default().with_row_group_size(100);
+    let options = ArchiveWriteOptions::default().with_row_group_size(100);
     for (i, t) in cases.iter().enumerate() {
         let path = dir.path().join(format!("r{i}.parquet"));
-        parquet::write_parquet(&path, &t.clone().into(), &options).unwrap();
-        let reader = ParquetReader::open(&path).unwrap();
+        archive::write_archive(&path, &t.clone().into(), &options).unwrap();
+        let reader = ArchiveReader::open(&path).unwrap();
         let total = reader.num_row_groups();
         for dim in 0..t.shape().len() {
             let extent = t.shape()[dim];
@@ -551,7 +557,7 @@ fn range_reads_skip_row_groups_by_statistics() {
     }
     // GCS rows come by reduced major coordinate, whose leading dimension (1 in
     // the first mapping) is sorted: a narrow range of it skips row groups
-    let reader = ParquetReader::open(&dir.path().join("r7.parquet")).unwrap();
+    let reader = ArchiveReader::open(dir.path().join("r7.parquet")).unwrap();
     let got = reader.read_range(1, 2..3).unwrap();
     assert!(
         got.row_groups_read < got.row_groups_total / 2,
@@ -567,15 +573,15 @@ fn range_reads_skip_row_groups_by_statistics() {
         unreachable!()
     };
     let dm_path = dir.path().join("dm.parquet");
-    parquet::write_parquet(&dm_path, &AnyTensor::Dm(dm).into(), &options).unwrap();
-    let reader = ParquetReader::open(&dm_path).unwrap();
+    archive::write_archive(&dm_path, &AnyTensor::Dm(dm).into(), &options).unwrap();
+    let reader = ArchiveReader::open(&dm_path).unwrap();
     assert!(matches!(
         reader.read_range(0, 0..10),
         Err(Error::Unsupported(_))
     ));
     // CSR by rows: a narrow range decodes one or two of the 20 row groups
     let path = dir.path().join("r0.parquet");
-    let reader = ParquetReader::open(&path).unwrap();
+    let reader = ArchiveReader::open(&path).unwrap();
     let got = reader.read_range(0, 100..105).unwrap();
     let groups = cases[0].nnz().div_ceil(100);
     assert!(
@@ -619,17 +625,17 @@ fn chunked_writes_and_streamed_reads() {
     let a = random_coo::<f32, i64>(&mut r, &shape, 500, true, CoordLayout::RowMajor);
     // blocks of rows as CSR chunks, in order: a CSR archive of int32 / int64
     let spec = TensorSpec::coo(shape.clone(), ValueType::Float32, IndexType::Int32).with_layout(
-        Layout::Csx {
+        ArchiveLayout::Csx {
             axis: CompressedAxis::Row,
             index_type: IndexType::Int32,
             indptr_type: IndexType::Int64,
         },
     );
     let path = dir.path().join("chunks.parquet");
-    let mut w = ParquetWriter::create(
+    let mut w = ArchiveWriter::create(
         &path,
         spec.clone(),
-        &WriteOptions::default().with_row_group_size(64),
+        &ArchiveWriteOptions::default().with_row_group_size(64),
     )
     .unwrap();
     let block = |lo: usize, hi: usize| -> AnyTensor {
@@ -648,7 +654,7 @@ fn chunked_writes_and_streamed_reads() {
     }
     let s = w.finish().unwrap();
     assert_eq!((s.rows, s.row_groups), (a.nnz(), a.nnz().div_ceil(64)));
-    let back = parquet::read_parquet(&path, &ReadOptions::default())
+    let back = archive::read_archive(&path, &ArchiveReadOptions::default())
         .unwrap()
         .tensor;
     assert_eq!(
@@ -656,7 +662,7 @@ fn chunked_writes_and_streamed_reads() {
         AnyTensor::from(a.to_csx::<i32, i64>(CompressedAxis::Row).unwrap())
     );
     // streamed: every row group as a COO chunk, in storage order
-    let reader = ParquetReader::open(&path).unwrap();
+    let reader = ArchiveReader::open(&path).unwrap();
     let mut seen = 0;
     for chunk in reader.chunks() {
         let chunk = chunk.unwrap();
@@ -677,7 +683,7 @@ fn chunked_writes_and_streamed_reads() {
     assert_eq!(seen, a.nnz());
     // chunks out of CSR order: an error, and nothing at the destination
     let bad = dir.path().join("bad.parquet");
-    let mut w = ParquetWriter::create(&bad, spec, &WriteOptions::default()).unwrap();
+    let mut w = ArchiveWriter::create(&bad, spec, &ArchiveWriteOptions::default()).unwrap();
     w.write_chunk(&block(100, 200)).unwrap();
     let e = w.write_chunk(&block(0, 100));
     assert!(matches!(e, Err(Error::Invariant { .. })), "{e:?}");
@@ -702,20 +708,20 @@ fn chunked_writes_and_streamed_reads() {
     };
     let whole = gcs_of(0, 40);
     let gcs_path = dir.path().join("gcs.parquet");
-    let mut w = ParquetWriter::create(
+    let mut w = ArchiveWriter::create(
         &gcs_path,
         TensorSpec::of(&whole.clone().into()).unwrap(),
-        &WriteOptions::default().with_row_group_size(64),
+        &ArchiveWriteOptions::default().with_row_group_size(64),
     )
     .unwrap();
     for lo in (0..40).step_by(8) {
         w.write_chunk(&gcs_of(lo, lo + 8)).unwrap();
     }
     w.finish().unwrap();
-    let back = parquet::read_parquet(&gcs_path, &ReadOptions::default()).unwrap();
+    let back = archive::read_archive(&gcs_path, &ArchiveReadOptions::default()).unwrap();
     assert_eq!(back.tensor, whole);
     // streamed GCS row groups: COO chunks of the logical shape
-    let chunk = ParquetReader::open(&gcs_path)
+    let chunk = ArchiveReader::open(&gcs_path)
         .unwrap()
         .read_row_group(0)
         .unwrap();
@@ -724,10 +730,10 @@ fn chunked_writes_and_streamed_reads() {
         (Format::Coo, &[300, 40][..])
     );
     // out of the reduced matrix's storage order: an error
-    let mut w = ParquetWriter::create(
+    let mut w = ArchiveWriter::create(
         &bad,
         TensorSpec::of(&whole.clone().into()).unwrap(),
-        &WriteOptions::default(),
+        &ArchiveWriteOptions::default(),
     )
     .unwrap();
     w.write_chunk(&gcs_of(8, 16)).unwrap();
@@ -752,20 +758,21 @@ fn chunked_writes_and_streamed_reads() {
     assert_eq!(dm_spec.format(), Format::Dm);
     for chunk in [AnyTensor::Dm(dm.clone()), dm.storage().clone()] {
         let mut w =
-            ParquetWriter::create(&dm_path, dm_spec.clone(), &WriteOptions::default()).unwrap();
+            ArchiveWriter::create(&dm_path, dm_spec.clone(), &ArchiveWriteOptions::default())
+                .unwrap();
         let e = w.write_chunk(&AnyTensor::Dm(dm.rotate(0, 1).unwrap()));
         assert!(matches!(e, Err(Error::Invariant { .. })), "{e:?}");
         w.write_chunk(&chunk).unwrap();
         w.finish().unwrap();
-        let back = parquet::read_parquet(&dm_path, &ReadOptions::default()).unwrap();
+        let back = archive::read_archive(&dm_path, &ArchiveReadOptions::default()).unwrap();
         assert_eq!(back.tensor, AnyTensor::Dm(dm.clone()));
     }
     // a COO archive computes its canonical flag; dense chunks add every element
     let coo_path = dir.path().join("coo.parquet");
-    let mut w = ParquetWriter::create(
+    let mut w = ArchiveWriter::create(
         &coo_path,
         TensorSpec::coo(vec![2, 3], ValueType::Int16, IndexType::UInt8),
-        &WriteOptions::default(),
+        &ArchiveWriteOptions::default(),
     )
     .unwrap();
     w.write_chunk(
@@ -775,7 +782,7 @@ fn chunked_writes_and_streamed_reads() {
     )
     .unwrap();
     w.finish().unwrap();
-    let back = parquet::read_parquet(&coo_path, &ReadOptions::default())
+    let back = archive::read_archive(&coo_path, &ArchiveReadOptions::default())
         .unwrap()
         .tensor;
     let AnyTensor::Coo(c) = &back else {
@@ -783,10 +790,10 @@ fn chunked_writes_and_streamed_reads() {
     };
     assert!(c.is_canonical() && c.nnz() == 6 && c.index_type() == IndexType::UInt8);
     // the declared index type must hold the coordinates
-    let mut w = ParquetWriter::create(
-        &dir.path().join("narrow.parquet"),
+    let mut w = ArchiveWriter::create(
+        dir.path().join("narrow.parquet"),
         TensorSpec::coo(vec![1000], ValueType::Float64, IndexType::Int8),
-        &WriteOptions::default(),
+        &ArchiveWriteOptions::default(),
     )
     .unwrap();
     let far: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![1000], &[(vec![500], 1.0)])
@@ -856,8 +863,12 @@ fn corpus(dir: &Path) -> Vec<(PathBuf, TensorMessage)> {
         .map(|(i, t)| {
             let p = dir.join(format!("c{i}.parquet"));
             let m: TensorMessage = t.into();
-            parquet::write_parquet(&p, &m, &WriteOptions::default().with_row_group_size(25))
-                .unwrap();
+            archive::write_archive(
+                &p,
+                &m,
+                &ArchiveWriteOptions::default().with_row_group_size(25),
+            )
+            .unwrap();
             (p, m)
         })
         .collect()
@@ -873,7 +884,7 @@ fn truncated_and_bit_flipped_archives_are_typed_errors() {
         for cut in (0..bytes.len()).step_by(step) {
             std::fs::write(&bad, &bytes[..cut]).unwrap();
             assert!(
-                parquet::read_parquet(&bad, &ReadOptions::default()).is_err(),
+                archive::read_archive(&bad, &ArchiveReadOptions::default()).is_err(),
                 "cut at {cut}"
             );
         }
@@ -884,7 +895,7 @@ fn truncated_and_bit_flipped_archives_are_typed_errors() {
             std::fs::write(&bad, &b).unwrap();
             // never a panic; either an error or exactly the same tensor (a flip in
             // statistics or other footer fields the restore does not use)
-            match parquet::read_parquet(&bad, &ReadOptions::default()) {
+            match archive::read_archive(&bad, &ArchiveReadOptions::default()) {
                 Err(_) => {}
                 Ok(back) => {
                     assert_eq!(
@@ -952,7 +963,7 @@ fn metadata_that_disagrees_with_the_data_is_a_typed_error() {
     let (coo, csr, csf, dense) = (&files[0].0, &files[1].0, &files[2].0, &files[3].0);
     let (gcs, dm) = (&files[4].0, &files[5].0);
     let out = dir.path().join("edited.parquet");
-    let read = |p: &Path| parquet::read_parquet(p, &ReadOptions::default());
+    let read = |p: &Path| archive::read_archive(p, &ArchiveReadOptions::default());
     // a faithful rewrite (other row groups, no checksums) still reads the same
     with_metadata(csr, &out, |j| {
         j.as_object_mut().unwrap().remove("row_groups");
@@ -1209,12 +1220,12 @@ fn metadata_that_disagrees_with_the_data_is_a_typed_error() {
         j["dm"]["maps"][0]["views"] = serde_json::json!([{"op": "broadcast", "shape": [80, 50]}])
     });
     assert!(read(&out).is_ok());
-    let strict = ReadOptions {
+    let strict = ArchiveReadOptions {
         max_broadcast: 1,
-        ..ReadOptions::default()
+        ..ArchiveReadOptions::default()
     };
     assert!(matches!(
-        parquet::read_parquet(&out, &strict),
+        archive::read_archive(&out, &strict),
         Err(Error::Parse { .. })
     ));
     // a canonical flag that lies is caught by full validation: the sorted COO
@@ -1222,7 +1233,7 @@ fn metadata_that_disagrees_with_the_data_is_a_typed_error() {
     let unsorted: AnyTensor =
         random_coo::<f64, i32>(&mut Rng(8), &[40, 50], 60, false, CoordLayout::RowMajor).into();
     let p = dir.path().join("unsorted.parquet");
-    parquet::write_parquet(&p, &unsorted.into(), &WriteOptions::default()).unwrap();
+    archive::write_archive(&p, &unsorted.into(), &ArchiveWriteOptions::default()).unwrap();
     with_metadata(&p, &out, |j| j["coo"]["canonical"] = true.into());
     assert!(matches!(read(&out), Err(Error::Invariant { .. })));
     // not an archive at all
@@ -1256,7 +1267,7 @@ fn a_failed_write_leaves_the_destination_alone() {
     let good: TensorMessage =
         AnyTensor::from(CooTensor::<f32, i32>::from_entries(vec![4], &[(vec![1], 1.0)]).unwrap())
             .into();
-    parquet::write_parquet(&dest, &good, &WriteOptions::default()).unwrap();
+    archive::write_archive(&dest, &good, &ArchiveWriteOptions::default()).unwrap();
     let before = std::fs::read(&dest).unwrap();
     // a CSF tree the format cannot archive: the old file stays, nothing else appears
     let childless = AnyCsf::try_new(
@@ -1273,16 +1284,16 @@ fn a_failed_write_leaves_the_destination_alone() {
     )
     .unwrap();
     assert!(
-        parquet::write_parquet(
+        archive::write_archive(
             &dest,
             &AnyTensor::Csf(childless).into(),
-            &WriteOptions::default()
+            &ArchiveWriteOptions::default()
         )
         .is_err()
     );
     // a bad compression level
-    let opts = WriteOptions::default().with_compression(Compression::Zstd(99));
-    assert!(parquet::write_parquet(&dest, &good, &opts).is_err());
+    let opts = ArchiveWriteOptions::default().with_compression(ArchiveCompression::Zstd(99));
+    assert!(archive::write_archive(&dest, &good, &opts).is_err());
     assert_eq!(std::fs::read(&dest).unwrap(), before);
     let names: Vec<_> = std::fs::read_dir(dir.path())
         .unwrap()
@@ -1290,29 +1301,32 @@ fn a_failed_write_leaves_the_destination_alone() {
         .collect();
     assert_eq!(names.len(), 1, "{names:?}");
     // a directory that does not exist
-    let e = parquet::write_parquet(
-        &dir.path().join("no/such/dir/x.parquet"),
+    let e = archive::write_archive(
+        dir.path().join("no/such/dir/x.parquet"),
         &good,
-        &WriteOptions::default(),
+        &ArchiveWriteOptions::default(),
     );
     assert!(matches!(e, Err(Error::Io(_))));
 }
 
 #[test]
 fn compression_option_parses() {
-    assert_eq!("zstd".parse::<Compression>().unwrap(), Compression::Zstd(1));
     assert_eq!(
-        "zstd:7".parse::<Compression>().unwrap(),
-        Compression::Zstd(7)
+        "zstd".parse::<ArchiveCompression>().unwrap(),
+        ArchiveCompression::Zstd(1)
     );
     assert_eq!(
-        "none".parse::<Compression>().unwrap(),
-        Compression::Uncompressed
+        "zstd:7".parse::<ArchiveCompression>().unwrap(),
+        ArchiveCompression::Zstd(7)
+    );
+    assert_eq!(
+        "none".parse::<ArchiveCompression>().unwrap(),
+        ArchiveCompression::Uncompressed
     );
     for bad in ["zstd:0", "zstd:x", "gzip", ""] {
-        assert!(bad.parse::<Compression>().is_err(), "{bad}");
+        assert!(bad.parse::<ArchiveCompression>().is_err(), "{bad}");
     }
-    assert_eq!(Compression::Zstd(3).to_string(), "zstd:3");
+    assert_eq!(ArchiveCompression::Zstd(3).to_string(), "zstd:3");
 }
 
 #[test]
@@ -1340,7 +1354,7 @@ fn cli_converts_dumps_and_inspects_archives() {
         cli_ok(&["dump", &p("a.parquet")]),
         cli_ok(&["dump", golden])
     );
-    let r = ParquetReader::open(Path::new(&p("a.parquet"))).unwrap();
+    let r = ArchiveReader::open(Path::new(&p("a.parquet"))).unwrap();
     assert_eq!(r.num_row_groups(), 3);
     let info = cli_ok(&["inspect", &p("a.parquet")]);
     for needle in [
@@ -1543,7 +1557,7 @@ fn run_python_checks(python: &Path, dir: &Path, archives: Vec<serde_json::Value>
     };
     let mut spmvs = Vec::new();
     let write_vec = |name: &str, t: AnyTensor| {
-        parquet::write_parquet(&dir.join(name), &t.into(), &WriteOptions::default()).unwrap();
+        archive::write_archive(dir.join(name), &t.into(), &ArchiveWriteOptions::default()).unwrap();
     };
     write_vec("a.parquet", a.clone());
     write_vec(

@@ -11,7 +11,7 @@
 //!
 //! Reading: a tiny archive can declare a CSR / CSC (or GCS reduced) matrix with
 //! any number of slices, whose indptr the reader must build; a counting allocator
-//! shows that the largest allocation stays within `ReadOptions::max_indptr_len`.
+//! shows that the largest allocation stays within `ArchiveReadOptions::max_indptr_len`.
 #![cfg(feature = "parquet")]
 
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -21,8 +21,10 @@ use std::process::Command;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
+use arrow_sparse::archive::{
+    self, ArchiveLayout, ArchiveReadOptions, ArchiveWriteOptions, TensorSpec,
+};
 use arrow_sparse::ipc::{self, MmapReader};
-use arrow_sparse::parquet::{self, Layout as ArchiveLayout, ReadOptions, TensorSpec, WriteOptions};
 use arrow_sparse::{AnyTensor, CompressedAxis, CooTensor, CsxMatrix, Error, IndexType, ValueType};
 
 /// The largest single allocation requested while this thread is armed.
@@ -112,7 +114,7 @@ fn archiving_from_a_memory_map_keeps_memory_near_one_row_group() {
     }
     let dir = tempfile::tempdir().unwrap();
     let src = dir.path().join("big.arrow");
-    ipc::write_file(&src, [&matrix().into()], &Default::default()).unwrap();
+    ipc::write_tensor_stream(&src, [&matrix().into()], &Default::default()).unwrap();
     let file_kib = std::fs::metadata(&src).unwrap().len() as usize / 1024;
     let out = Command::new(std::env::current_exe().unwrap())
         .args([
@@ -178,8 +180,8 @@ fn rss_child() {
     };
     let reader = MmapReader::open(Path::new(&src)).unwrap();
     let msg = reader.get(0).unwrap();
-    let options = WriteOptions::default().with_row_group_size(ROW_GROUP);
-    let summary = parquet::write_parquet(&dst, &msg, &options).unwrap();
+    let options = ArchiveWriteOptions::default().with_row_group_size(ROW_GROUP);
+    let summary = archive::write_archive(&dst, &msg, &options).unwrap();
     stop.store(true, Ordering::Relaxed);
     let peak = sampler
         .join()
@@ -205,7 +207,8 @@ fn tiny_archive(
     let path = dir.join(name);
     let spec =
         TensorSpec::coo(shape.clone(), ValueType::Float64, IndexType::Int64).with_layout(layout);
-    let mut w = parquet::ParquetWriter::create(&path, spec, &WriteOptions::default()).unwrap();
+    let mut w =
+        archive::ArchiveWriter::create(&path, spec, &ArchiveWriteOptions::default()).unwrap();
     let n = shape.len();
     let entries = [(vec![0; n], 1.0), (vec![1; n], 2.0)];
     w.write_chunk(
@@ -234,8 +237,9 @@ fn a_tiny_archive_cannot_make_the_reader_allocate_more_than_the_indptr_limit() {
         indptr_type: IndexType::Int64,
         matrix_dim_names: vec![],
     };
-    let read = |p: &Path, o: &ReadOptions| largest_allocation(|| parquet::read_parquet(p, o));
-    let default = ReadOptions::default();
+    let read =
+        |p: &Path, o: &ArchiveReadOptions| largest_allocation(|| archive::read_archive(p, o));
+    let default = ArchiveReadOptions::default();
     // 2^40 rows (an 8 TiB indptr): refused before anything is allocated
     for (name, shape, layout) in [
         ("huge.parquet", vec![1 << 40, 5], csr.clone()),
@@ -262,9 +266,9 @@ fn a_tiny_archive_cannot_make_the_reader_allocate_more_than_the_indptr_limit() {
             largest >= indptr && largest <= 2 * indptr,
             "{name}: largest allocation {largest} bytes, indptr {indptr}"
         );
-        let strict = ReadOptions {
+        let strict = ArchiveReadOptions {
             max_indptr_len: 1 << 20,
-            ..ReadOptions::default()
+            ..ArchiveReadOptions::default()
         };
         let (r, largest) = read(&p, &strict);
         assert!(matches!(r, Err(Error::Overflow { .. })), "{name}: {r:?}");

@@ -7,7 +7,8 @@ use std::io::Write;
 use arrow_buffer::Buffer;
 use arrow_sparse::dump::json_line;
 use arrow_sparse::ipc::{
-    self, MmapReader, ReadOptions, StreamReader, StreamWriter, TensorMessage, WriteOptions,
+    self, MmapReader, StreamReadOptions, StreamWriteOptions, TensorMessage, TensorStreamReader,
+    TensorStreamWriter,
 };
 use arrow_sparse::{
     AnyTensor, CompressedAxis, Convert, CooTensor, CoordLayout, Error, Format, IndexType,
@@ -16,7 +17,7 @@ use arrow_sparse::{
 use proptest::prelude::*;
 
 fn encode_stream(tensors: &[AnyTensor]) -> Vec<u8> {
-    let mut w = StreamWriter::new(Vec::new());
+    let mut w = TensorStreamWriter::new(Vec::new());
     for t in tensors {
         w.write(t).unwrap();
     }
@@ -78,7 +79,7 @@ proptest! {
                 prop_assert_eq!(&e, &reference);
             }
             let bytes = encode_stream(std::slice::from_ref(&t));
-            let back: Vec<AnyTensor> = StreamReader::new(&bytes[..]).map(|m| m.unwrap().tensor).collect();
+            let back: Vec<AnyTensor> = TensorStreamReader::new(&bytes[..]).map(|m| m.unwrap().tensor).collect();
             prop_assert_eq!(back.len(), 1);
             prop_assert_eq!(&back[0], &t);
             // and back to every format from there
@@ -95,7 +96,7 @@ proptest! {
         let cm = CooTensor::<i32, i64>::try_new(coo.shape().to_vec(), col.into(), CoordLayout::ColumnMajor, coo.values().clone(), false).unwrap();
         let t: AnyTensor = cm.into();
         let bytes = encode_stream(std::slice::from_ref(&t));
-        let back = StreamReader::new(&bytes[..]).next().unwrap().unwrap().tensor;
+        let back = TensorStreamReader::new(&bytes[..]).next().unwrap().unwrap().tensor;
         prop_assert_eq!(json_line(&back).unwrap(), json_line(&coo.clone().into()).unwrap());
     }
 }
@@ -126,19 +127,24 @@ fn sample() -> Vec<AnyTensor> {
 fn streams_with_and_without_end_marker() {
     let tensors = sample();
     let bytes = encode_stream(&tensors);
-    let all: Vec<_> = StreamReader::new(&bytes[..])
+    let all: Vec<_> = TensorStreamReader::new(&bytes[..])
         .map(|m| m.unwrap().tensor)
         .collect();
     assert_eq!(dump_all(&all), dump_all(&tensors));
     // a stream that just ends (no end-of-stream marker)
     let cut = &bytes[..bytes.len() - 8];
-    let all: Vec<_> = StreamReader::new(cut).map(|m| m.unwrap().tensor).collect();
+    let all: Vec<_> = TensorStreamReader::new(cut)
+        .map(|m| m.unwrap().tensor)
+        .collect();
     assert_eq!(all.len(), tensors.len());
-    let mapped =
-        MmapReader::from_buffer(Buffer::from_vec(cut.to_vec()), ReadOptions::default()).unwrap();
+    let mapped = MmapReader::from_buffer(
+        Buffer::from_vec(cut.to_vec()),
+        &StreamReadOptions::default(),
+    )
+    .unwrap();
     assert_eq!(mapped.len(), tensors.len());
     // an empty input is an empty stream
-    assert_eq!(StreamReader::new(&[][..]).count(), 0);
+    assert_eq!(TensorStreamReader::new(&[][..]).count(), 0);
 }
 
 #[test]
@@ -146,7 +152,7 @@ fn mmap_reads_are_zero_copy() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("t.arrow");
     let msgs: Vec<TensorMessage> = sample().into_iter().take(4).map(Into::into).collect();
-    ipc::write_file(&path, &msgs, &WriteOptions::default()).unwrap();
+    ipc::write_tensor_stream(&path, &msgs, &StreamWriteOptions::default()).unwrap();
     let reader = MmapReader::open(&path).unwrap();
     assert_eq!(reader.len(), 4);
     let map = reader.mapping().clone();
@@ -193,11 +199,14 @@ fn misaligned_bodies_are_copied_or_refused() {
     let bytes = encode_stream(&tensors[1..2]);
     let mut shifted = MutableBytes::with_offset(1, &bytes);
     let buf = shifted.buffer();
-    let reader = MmapReader::from_buffer(buf.clone(), ReadOptions::default()).unwrap();
+    let reader = MmapReader::from_buffer(buf.clone(), &StreamReadOptions::default()).unwrap();
     let t = reader.get(0).unwrap().tensor;
     assert_eq!(json_line(&t).unwrap(), json_line(&tensors[1]).unwrap());
-    let strict =
-        MmapReader::from_buffer(buf, ReadOptions::default().with_require_alignment(true)).unwrap();
+    let strict = MmapReader::from_buffer(
+        buf,
+        &StreamReadOptions::default().with_require_alignment(true),
+    )
+    .unwrap();
     assert!(matches!(strict.get(0), Err(Error::Misaligned { .. })));
     shifted.0.clear();
 }
@@ -235,14 +244,14 @@ fn trusted_path_skips_the_nnz_pass_only() {
     // indices buffer follows the 24-byte indptr; set the last index to 7 (>= 3)
     let body = bytes.len() - 8 - 24 - 16 - 16;
     bytes[body + 24 + 8] = 7;
-    let full: Vec<_> = StreamReader::new(&bytes[..]).collect();
+    let full: Vec<_> = TensorStreamReader::new(&bytes[..]).collect();
     assert!(
         matches!(full[0], Err(Error::IndexOutOfBounds { .. })),
         "{full:?}"
     );
-    let trusted: Vec<_> = StreamReader::with_options(
+    let trusted: Vec<_> = TensorStreamReader::with_options(
         &bytes[..],
-        ReadOptions::default().with_validation(Validation::Trusted),
+        &StreamReadOptions::default().with_validation(Validation::Trusted),
     )
     .collect();
     assert!(trusted[0].is_ok());
@@ -251,7 +260,7 @@ fn trusted_path_skips_the_nnz_pass_only() {
 #[test]
 fn uint64_indices_are_refused_for_writing() {
     let t = CooTensor::<f64, u64>::from_entries(vec![3], &[(vec![1], 1.0)]).unwrap();
-    let err = ipc::encode(&t.into(), &[], &WriteOptions::default()).unwrap_err();
+    let err = ipc::encode(&t.into(), &[], &StreamWriteOptions::default()).unwrap_err();
     assert!(matches!(err, Error::Type { .. }), "{err}");
     assert!(err.to_string().contains("uint64"));
 }
@@ -265,13 +274,13 @@ fn csf_byte_lengths_are_read_too() {
             let csf = t
                 .convert(Format::Csf, IndexType::Int16, Some(&order))
                 .unwrap();
-            let opts = WriteOptions {
+            let opts = StreamWriteOptions {
                 csf_lengths: ipc::CsfLengths::PaddedBytes,
             };
-            let mut w = StreamWriter::new(Vec::new()).with_options(opts);
+            let mut w = TensorStreamWriter::new(Vec::new()).with_options(&opts);
             w.write(&csf).unwrap();
             let bytes = w.finish().unwrap();
-            let back = StreamReader::new(&bytes[..])
+            let back = TensorStreamReader::new(&bytes[..])
                 .next()
                 .unwrap()
                 .unwrap()
@@ -294,12 +303,14 @@ fn write_file_is_atomic() {
         AnyTensor::from(CooTensor::<f64, u64>::from_entries(vec![3], &[(vec![1], 1.0)]).unwrap())
             .into();
     let good: TensorMessage = sample().remove(0).into();
-    assert!(ipc::write_file(&path, [&good, &bad], &WriteOptions::default()).is_err());
+    assert!(
+        ipc::write_tensor_stream(&path, [&good, &bad], &StreamWriteOptions::default()).is_err()
+    );
     assert_eq!(std::fs::read(&path).unwrap(), b"old");
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
-    ipc::write_file(&path, [&good], &WriteOptions::default()).unwrap();
+    ipc::write_tensor_stream(&path, [&good], &StreamWriteOptions::default()).unwrap();
     assert_eq!(
-        ipc::read_file(&path, &ReadOptions::default()).unwrap(),
+        ipc::read_tensor_stream(&path, &StreamReadOptions::default()).unwrap(),
         vec![good]
     );
 }
@@ -333,11 +344,18 @@ fn v4_metadata_is_read_and_older_versions_are_refused() {
     assert_eq!(i16::from_le_bytes([bytes[at], bytes[at + 1]]), 4, "V5 is 4");
     let mut v4 = bytes.clone();
     v4[at..at + 2].copy_from_slice(&3i16.to_le_bytes());
-    let back = StreamReader::new(&v4[..]).next().unwrap().unwrap().tensor;
+    let back = TensorStreamReader::new(&v4[..])
+        .next()
+        .unwrap()
+        .unwrap()
+        .tensor;
     assert_eq!(back, t);
     let mut v3 = bytes.clone();
     v3[at..at + 2].copy_from_slice(&2i16.to_le_bytes());
-    let err = StreamReader::new(&v3[..]).next().unwrap().unwrap_err();
+    let err = TensorStreamReader::new(&v3[..])
+        .next()
+        .unwrap()
+        .unwrap_err();
     assert!(
         err.to_string().contains("unsupported metadata version"),
         "{err}"

@@ -1,5 +1,5 @@
 //! Files of record batches holding sparse tensor columns: Arrow IPC files and
-//! streams (arrow-ipc's `FileWriter` / `FileReader` / `StreamReader`) and, with the
+//! streams (arrow-ipc's `FileWriter` / `FileReader` / `TensorStreamReader`) and, with the
 //! `parquet` feature, Parquet tables (the parquet crate's `ArrowWriter` and
 //! reader; the extension type survives through the Arrow schema Parquet stores).
 //!
@@ -30,7 +30,7 @@ use crate::tensor::AnyTensor;
 /// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![3], &[(vec![2], 1.0)])?.into();
 /// // a stream of tensor messages, as arrow_sparse::ipc writes it
 /// let messages = dir.path().join("tensors.arrow");
-/// ipc::write_file(&messages, &[t.clone().into()], &ipc::WriteOptions::default())?;
+/// ipc::write_tensor_stream(&messages, &[t.clone().into()], &ipc::StreamWriteOptions::default())?;
 /// assert_eq!(io::detect(&messages)?, FileKind::TensorMessages);
 /// // an Arrow IPC file of record batches with a sparse tensor column
 /// let column = SparseTensorArray::from_tensors([&t])?;
@@ -83,7 +83,8 @@ const MAX_SCHEMA: usize = 16 << 20;
 /// assert!(matches!(detect(&dir.path().join("missing.arrow")), Err(Error::Io(_))));
 /// # Ok::<(), arrow_sparse::Error>(())
 /// ```
-pub fn detect(path: &Path) -> Result<FileKind> {
+pub fn detect(path: impl AsRef<Path>) -> Result<FileKind> {
+    let path = path.as_ref();
     let is_parquet = path
         .extension()
         .and_then(|e| e.to_str())
@@ -161,11 +162,12 @@ fn read_up_to(f: &mut File, buf: &mut [u8]) -> Result<usize> {
 /// }
 /// // a file of tensor messages is not a table
 /// let messages = dir.path().join("tensors.arrow");
-/// ipc::write_file(&messages, &[t.into()], &ipc::WriteOptions::default())?;
+/// ipc::write_tensor_stream(&messages, &[t.into()], &ipc::StreamWriteOptions::default())?;
 /// assert!(matches!(io::read_batches(&messages), Err(Error::Unsupported(_))));
 /// # Ok::<(), arrow_sparse::Error>(())
 /// ```
-pub fn read_batches(path: &Path) -> Result<(SchemaRef, Vec<RecordBatch>)> {
+pub fn read_batches(path: impl AsRef<Path>) -> Result<(SchemaRef, Vec<RecordBatch>)> {
+    let path = path.as_ref();
     match detect(path)? {
         FileKind::IpcFile => {
             let r = arrow_ipc::reader::FileReader::try_new(File::open(path)?, None)?;
@@ -237,11 +239,12 @@ fn parquet_has_column(_: &Path) -> Result<bool> {
 /// assert_eq!(io::read_tensors(&table)?, Some(vec![a.clone(), b])); // the null row is skipped
 /// // a file of tensor messages: None (read it with arrow_sparse::ipc)
 /// let messages = dir.path().join("tensors.arrow");
-/// ipc::write_file(&messages, &[a.into()], &ipc::WriteOptions::default())?;
+/// ipc::write_tensor_stream(&messages, &[a.into()], &ipc::StreamWriteOptions::default())?;
 /// assert_eq!(io::read_tensors(&messages)?, None);
 /// # Ok::<(), arrow_sparse::Error>(())
 /// ```
-pub fn read_tensors(path: &Path) -> Result<Option<Vec<AnyTensor>>> {
+pub fn read_tensors(path: impl AsRef<Path>) -> Result<Option<Vec<AnyTensor>>> {
+    let path = path.as_ref();
     match detect(path)? {
         FileKind::TensorMessages => return Ok(None),
         FileKind::Parquet if !parquet_has_column(path)? => return Ok(None),
@@ -287,7 +290,12 @@ pub fn read_tensors(path: &Path) -> Result<Option<Vec<AnyTensor>>> {
 /// }
 /// # Ok::<(), arrow_sparse::Error>(())
 /// ```
-pub fn write_batches(path: &Path, schema: SchemaRef, batches: &[RecordBatch]) -> Result<()> {
+pub fn write_batches(
+    path: impl AsRef<Path>,
+    schema: SchemaRef,
+    batches: &[RecordBatch],
+) -> Result<()> {
+    let path = path.as_ref();
     crate::atomic::write_atomic(path, |f| {
         if detect_name_parquet(path) {
             return write_parquet(f, schema, batches);

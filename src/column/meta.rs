@@ -658,7 +658,7 @@ impl SparseTensorType {
         Ok(ty)
     }
 
-    fn parse(format: Format, text: &str) -> Result<Self> {
+    pub(crate) fn parse(format: Format, text: &str) -> Result<Self> {
         let v: J =
             serde_json::from_str(text).map_err(|e| parse_err(format!("invalid JSON: {e}")))?;
         let o = v

@@ -6,7 +6,7 @@
 //! the column (value and index types, number of dimensions, dimension names, CSF
 //! axis order, GCS map) are JSON in the field's `ARROW:extension:metadata`
 //! (`format/SPEC.md` section 10). Such columns sit next to ordinary columns in a
-//! `RecordBatch` and travel through arrow-ipc's `FileWriter` / `StreamWriter`, the
+//! `RecordBatch` and travel through arrow-ipc's `FileWriter` / `TensorStreamWriter`, the
 //! parquet crate's `ArrowWriter` and pyarrow (`python/arrow_sparse_ext.py`).
 //!
 //! * [`SparseTensorArray::from_tensors`] builds a column from tensors (copying
@@ -45,11 +45,13 @@
 //! ```
 
 mod array;
+mod extension;
 pub mod io;
 mod meta;
 mod write;
 
 pub use array::SparseTensorArray;
+pub use extension::{CooType, CscType, CsfType, CsrType, GcsType};
 pub use meta::{COO_NAME, CSC_NAME, CSF_NAME, CSR_NAME, GCS_NAME, SparseTensorType, VERSION};
 
 use arrow_schema::{Field, Schema};

@@ -56,14 +56,18 @@ pub use mtx::{MtxField, MtxFormat, MtxSymmetry, MtxWriteOptions};
 pub use npz::{NpzFlavor, NpzWriteOptions};
 pub use tns::{TnsHeader, TnsWriteOptions};
 
+#[doc(hidden)]
+#[allow(deprecated)]
+pub use crate::compat::io::{ReadOptions, WriteOptions};
+
 /// The `custom_metadata` keys the readers set and the writers read.
 pub mod meta {
     /// Matrix Market format: `coordinate` or `array`.
     ///
     /// ```
-    /// use arrow_sparse::io::{meta, mtx, ReadOptions};
+    /// use arrow_sparse::io::{meta, mtx, ImportOptions};
     /// let text = "%%MatrixMarket matrix coordinate real symmetric\n% made by hand\n2 2 2\n1 1 1.5\n2 1 -2\n";
-    /// let msg = mtx::read_from(text.as_bytes(), "mem.mtx", &ReadOptions::default())?;
+    /// let msg = mtx::read_from(text.as_bytes(), "mem.mtx", &ImportOptions::default())?;
     /// let get = |k: &str| msg.custom_metadata.iter().find(|(key, _)| key == k).map(|(_, v)| v.as_str());
     /// assert_eq!(get(meta::MTX_FORMAT), Some("coordinate"));
     /// # Ok::<(), arrow_sparse::Error>(())
@@ -72,9 +76,9 @@ pub mod meta {
     /// Matrix Market field: `real`, `integer` or `pattern`.
     ///
     /// ```
-    /// use arrow_sparse::io::{meta, mtx, ReadOptions};
+    /// use arrow_sparse::io::{meta, mtx, ImportOptions};
     /// let text = "%%MatrixMarket matrix coordinate real symmetric\n% made by hand\n2 2 2\n1 1 1.5\n2 1 -2\n";
-    /// let msg = mtx::read_from(text.as_bytes(), "mem.mtx", &ReadOptions::default())?;
+    /// let msg = mtx::read_from(text.as_bytes(), "mem.mtx", &ImportOptions::default())?;
     /// let get = |k: &str| msg.custom_metadata.iter().find(|(key, _)| key == k).map(|(_, v)| v.as_str());
     /// assert_eq!(get(meta::MTX_FIELD), Some("real"));
     /// # Ok::<(), arrow_sparse::Error>(())
@@ -83,9 +87,9 @@ pub mod meta {
     /// Matrix Market symmetry: `general`, `symmetric` or `skew-symmetric`.
     ///
     /// ```
-    /// use arrow_sparse::io::{meta, mtx, ReadOptions};
+    /// use arrow_sparse::io::{meta, mtx, ImportOptions};
     /// let text = "%%MatrixMarket matrix coordinate real symmetric\n% made by hand\n2 2 2\n1 1 1.5\n2 1 -2\n";
-    /// let msg = mtx::read_from(text.as_bytes(), "mem.mtx", &ReadOptions::default())?;
+    /// let msg = mtx::read_from(text.as_bytes(), "mem.mtx", &ImportOptions::default())?;
     /// let get = |k: &str| msg.custom_metadata.iter().find(|(key, _)| key == k).map(|(_, v)| v.as_str());
     /// assert_eq!(get(meta::MTX_SYMMETRY), Some("symmetric"));
     /// assert_eq!(msg.tensor.nnz(), 3); // the upper triangle is filled in
@@ -96,9 +100,9 @@ pub mod meta {
     /// 64 KiB are kept.
     ///
     /// ```
-    /// use arrow_sparse::io::{meta, mtx, ReadOptions};
+    /// use arrow_sparse::io::{meta, mtx, ImportOptions};
     /// let text = "%%MatrixMarket matrix coordinate real symmetric\n% made by hand\n2 2 2\n1 1 1.5\n2 1 -2\n";
-    /// let msg = mtx::read_from(text.as_bytes(), "mem.mtx", &ReadOptions::default())?;
+    /// let msg = mtx::read_from(text.as_bytes(), "mem.mtx", &ImportOptions::default())?;
     /// let get = |k: &str| msg.custom_metadata.iter().find(|(key, _)| key == k).map(|(_, v)| v.as_str());
     /// assert_eq!(get(meta::MTX_COMMENTS).map(str::trim), Some("made by hand"));
     /// # Ok::<(), arrow_sparse::Error>(())
@@ -108,9 +112,9 @@ pub mod meta {
     /// `rank-shape`, `rank-shape-nnz`, `rank-nnz-shape` or `sptensor`.
     ///
     /// ```
-    /// use arrow_sparse::io::{meta, tns, ReadOptions};
+    /// use arrow_sparse::io::{meta, tns, ImportOptions};
     /// // rank 2, extents 3 x 4, then one entry (1-based coordinates)
-    /// let msg = tns::read_from("2\n3 4\n1 2 7.5\n".as_bytes(), "mem.tns", &ReadOptions::default())?;
+    /// let msg = tns::read_from("2\n3 4\n1 2 7.5\n".as_bytes(), "mem.tns", &ImportOptions::default())?;
     /// assert_eq!(msg.tensor.shape(), &[3, 4]);
     /// assert!(msg.custom_metadata.contains(&(meta::TNS_HEADER.to_string(), "rank-shape".to_string())));
     /// # Ok::<(), arrow_sparse::Error>(())
@@ -120,12 +124,12 @@ pub mod meta {
     ///
     /// ```
     /// use std::io::Cursor;
-    /// use arrow_sparse::io::{meta, npz, NpzFlavor, ReadOptions};
+    /// use arrow_sparse::io::{meta, npz, NpzFlavor, ImportOptions};
     /// use arrow_sparse::{AnyTensor, CooTensor};
     /// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![2, 2], &[(vec![0, 1], 1.0)])?.into();
     /// let opts = npz::NpzWriteOptions::default().with_flavor(NpzFlavor::Scipy);
     /// let bytes = npz::write_to(Cursor::new(Vec::new()), &t.into(), &opts)?.into_inner();
-    /// let back = npz::read_from(Cursor::new(bytes), "mem.npz", &ReadOptions::default())?;
+    /// let back = npz::read_from(Cursor::new(bytes), "mem.npz", &ImportOptions::default())?;
     /// assert!(back.custom_metadata.contains(&(meta::NPZ_FLAVOR.to_string(), "scipy".to_string())));
     /// # Ok::<(), arrow_sparse::Error>(())
     /// ```
@@ -135,13 +139,13 @@ pub mod meta {
     ///
     /// ```
     /// use std::io::Cursor;
-    /// use arrow_sparse::io::{meta, npz, NpzFlavor, ReadOptions};
+    /// use arrow_sparse::io::{meta, npz, NpzFlavor, ImportOptions};
     /// use arrow_sparse::{AnyTensor, CooTensor};
     /// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![2, 2], &[(vec![0, 1], 1.0)])?.into();
     /// // a scipy sparse matrix rather than a sparse array
     /// let opts = npz::NpzWriteOptions::default().with_flavor(NpzFlavor::Scipy).with_is_array(false);
     /// let bytes = npz::write_to(Cursor::new(Vec::new()), &t.into(), &opts)?.into_inner();
-    /// let back = npz::read_from(Cursor::new(bytes), "mem.npz", &ReadOptions::default())?;
+    /// let back = npz::read_from(Cursor::new(bytes), "mem.npz", &ImportOptions::default())?;
     /// assert!(back.custom_metadata.contains(&(meta::NPZ_IS_ARRAY.to_string(), "false".to_string())));
     /// # Ok::<(), arrow_sparse::Error>(())
     /// ```
@@ -152,7 +156,7 @@ pub mod meta {
 ///
 /// ```
 /// use arrow_sparse::io::FileFormat;
-/// let f = FileFormat::from_path("data/matrix.npz".as_ref());
+/// let f = FileFormat::from_path("data/matrix.npz");
 /// assert_eq!(f, Some(FileFormat::Npz));
 /// assert_eq!(f.map(FileFormat::extension), Some("npz"));
 /// ```
@@ -172,10 +176,11 @@ impl FileFormat {
     ///
     /// ```
     /// use arrow_sparse::io::FileFormat;
-    /// assert_eq!(FileFormat::from_path("a/b.MTX".as_ref()), Some(FileFormat::Mtx));
-    /// assert_eq!(FileFormat::from_path("b.arrow".as_ref()), None);
+    /// assert_eq!(FileFormat::from_path("a/b.MTX"), Some(FileFormat::Mtx));
+    /// assert_eq!(FileFormat::from_path("b.arrow"), None);
     /// ```
-    pub fn from_path(path: &Path) -> Option<FileFormat> {
+    pub fn from_path(path: impl AsRef<Path>) -> Option<FileFormat> {
+        let path = path.as_ref();
         let ext = path.extension()?.to_str()?.to_ascii_lowercase();
         Some(match ext.as_str() {
             "mtx" => FileFormat::Mtx,
@@ -190,7 +195,7 @@ impl FileFormat {
     /// ```
     /// use arrow_sparse::io::FileFormat;
     /// assert_eq!(FileFormat::Tns.extension(), "tns");
-    /// assert_eq!(FileFormat::from_path("x.mtx".as_ref()).map(FileFormat::extension), Some("mtx"));
+    /// assert_eq!(FileFormat::from_path("x.mtx").map(FileFormat::extension), Some("mtx"));
     /// ```
     pub fn extension(self) -> &'static str {
         match self {
@@ -214,14 +219,14 @@ impl FileFormat {
 /// earlier one (for a symmetric Matrix Market file: the same unordered pair).
 ///
 /// ```
-/// use arrow_sparse::io::{mtx, Duplicates, ReadOptions};
+/// use arrow_sparse::io::{mtx, Duplicates, ImportOptions};
 /// // entry (1, 1) appears twice
 /// let text = "%%MatrixMarket matrix coordinate integer general\n2 2 2\n1 1 3\n1 1 4\n";
-/// assert!(mtx::read_from(text.as_bytes(), "mem.mtx", &ReadOptions::default()).is_err());
-/// let sum = ReadOptions::default().with_duplicates(Duplicates::Sum);
+/// assert!(mtx::read_from(text.as_bytes(), "mem.mtx", &ImportOptions::default()).is_err());
+/// let sum = ImportOptions::default().with_duplicates(Duplicates::Sum);
 /// let msg = mtx::read_from(text.as_bytes(), "mem.mtx", &sum)?;
 /// assert_eq!((msg.tensor.nnz(), msg.tensor.get::<i64>(&[0, 0])?), (1, Some(7)));
-/// let keep = ReadOptions::default().with_duplicates(Duplicates::Keep);
+/// let keep = ImportOptions::default().with_duplicates(Duplicates::Keep);
 /// assert_eq!(mtx::read_from(text.as_bytes(), "mem.mtx", &keep)?.tensor.nnz(), 2);
 /// # Ok::<(), arrow_sparse::Error>(())
 /// ```
@@ -241,9 +246,9 @@ pub enum Duplicates {
 /// Options for every reader of this module.
 ///
 /// ```
-/// use arrow_sparse::io::{tns, Duplicates, ReadOptions};
+/// use arrow_sparse::io::{tns, Duplicates, ImportOptions};
 /// use arrow_sparse::{IndexType, ValueType};
-/// let options = ReadOptions::default()
+/// let options = ImportOptions::default()
 ///     .with_duplicates(Duplicates::Sum)
 ///     .with_value_type(ValueType::Float32)
 ///     .with_index_type(IndexType::Int16)
@@ -255,7 +260,7 @@ pub enum Duplicates {
 /// # Ok::<(), arrow_sparse::Error>(())
 /// ```
 #[derive(Clone, Debug, Default)]
-pub struct ReadOptions {
+pub struct ImportOptions {
     /// Text readers: what to do with repeated coordinates.
     pub duplicates: Duplicates,
     /// Text readers: the value type of the tensor. Default: `float64` for real and
@@ -270,12 +275,12 @@ pub struct ReadOptions {
     pub shape: Option<Vec<usize>>,
 }
 
-impl ReadOptions {
+impl ImportOptions {
     /// Set the duplicate policy.
     ///
     /// ```
-    /// use arrow_sparse::io::{Duplicates, ReadOptions};
-    /// let options = ReadOptions::default().with_duplicates(Duplicates::Keep);
+    /// use arrow_sparse::io::{Duplicates, ImportOptions};
+    /// let options = ImportOptions::default().with_duplicates(Duplicates::Keep);
     /// assert_eq!(options.duplicates, Duplicates::Keep);
     /// ```
     pub fn with_duplicates(mut self, d: Duplicates) -> Self {
@@ -285,10 +290,10 @@ impl ReadOptions {
     /// Set the value type.
     ///
     /// ```
-    /// use arrow_sparse::io::{mtx, ReadOptions};
+    /// use arrow_sparse::io::{mtx, ImportOptions};
     /// use arrow_sparse::ValueType;
     /// let text = "%%MatrixMarket matrix coordinate real general\n1 1 1\n1 1 2.5\n";
-    /// let options = ReadOptions::default().with_value_type(ValueType::Float32);
+    /// let options = ImportOptions::default().with_value_type(ValueType::Float32);
     /// let msg = mtx::read_from(text.as_bytes(), "mem.mtx", &options)?;
     /// assert_eq!(msg.tensor.value_type(), ValueType::Float32);
     /// # Ok::<(), arrow_sparse::Error>(())
@@ -300,10 +305,10 @@ impl ReadOptions {
     /// Set the coordinate type.
     ///
     /// ```
-    /// use arrow_sparse::io::{mtx, ReadOptions};
+    /// use arrow_sparse::io::{mtx, ImportOptions};
     /// use arrow_sparse::IndexType;
     /// let text = "%%MatrixMarket matrix coordinate real general\n1 1 1\n1 1 2.5\n";
-    /// let options = ReadOptions::default().with_index_type(IndexType::Int8);
+    /// let options = ImportOptions::default().with_index_type(IndexType::Int8);
     /// let msg = mtx::read_from(text.as_bytes(), "mem.mtx", &options)?;
     /// assert_eq!(msg.tensor.index_type(), Some(IndexType::Int8));
     /// # Ok::<(), arrow_sparse::Error>(())
@@ -315,11 +320,11 @@ impl ReadOptions {
     /// Set the `.tns` shape.
     ///
     /// ```
-    /// use arrow_sparse::io::{tns, ReadOptions};
+    /// use arrow_sparse::io::{tns, ImportOptions};
     /// // without a header the shape would be inferred as 2 x 3
     /// let text = "2 3 1.0\n".as_bytes();
-    /// assert_eq!(tns::read_from(text, "mem.tns", &ReadOptions::default())?.tensor.shape(), &[2, 3]);
-    /// let options = ReadOptions::default().with_shape(vec![10, 10]);
+    /// assert_eq!(tns::read_from(text, "mem.tns", &ImportOptions::default())?.tensor.shape(), &[2, 3]);
+    /// let options = ImportOptions::default().with_shape(vec![10, 10]);
     /// assert_eq!(tns::read_from(text, "mem.tns", &options)?.tensor.shape(), &[10, 10]);
     /// # Ok::<(), arrow_sparse::Error>(())
     /// ```
@@ -332,13 +337,13 @@ impl ReadOptions {
 /// Options for [`write_path_with`]: one set per format.
 ///
 /// ```
-/// use arrow_sparse::io::{self, MtxSymmetry, MtxWriteOptions, WriteOptions};
+/// use arrow_sparse::io::{self, MtxSymmetry, MtxWriteOptions, ExportOptions};
 /// use arrow_sparse::{AnyTensor, CooTensor};
 /// let dir = tempfile::tempdir()?;
 /// let path = dir.path().join("sym.mtx");
 /// // a symmetric matrix, written as one triangle
 /// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![2, 2], &[(vec![0, 1], 2.0), (vec![1, 0], 2.0)])?.into();
-/// let options = WriteOptions { mtx: MtxWriteOptions::default().with_symmetry(MtxSymmetry::Symmetric), ..Default::default() };
+/// let options = ExportOptions { mtx: MtxWriteOptions::default().with_symmetry(MtxSymmetry::Symmetric), ..Default::default() };
 /// io::write_path_with(&path, &t.into(), &options)?;
 /// let text = std::fs::read_to_string(&path)?;
 /// assert!(text.starts_with("%%MatrixMarket matrix coordinate real symmetric"));
@@ -346,7 +351,7 @@ impl ReadOptions {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Clone, Debug, Default)]
-pub struct WriteOptions {
+pub struct ExportOptions {
     /// For `.mtx` files.
     pub mtx: MtxWriteOptions,
     /// For `.tns` files.
@@ -367,24 +372,26 @@ pub struct WriteOptions {
 /// assert_eq!((msg.tensor.shape(), msg.tensor.get::<f64>(&[1, 0])?), (&[2usize, 2][..], Some(-3.5)));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-pub fn read_path(path: &Path) -> Result<TensorMessage> {
-    read_path_with(path, &ReadOptions::default())
+pub fn read_path(path: impl AsRef<Path>) -> Result<TensorMessage> {
+    let path = path.as_ref();
+    read_path_with(path, &ImportOptions::default())
 }
 
 /// Read a `.mtx`, `.tns` or `.npz` file (chosen by extension).
 ///
 /// ```
-/// use arrow_sparse::io::{self, Duplicates, ReadOptions};
+/// use arrow_sparse::io::{self, Duplicates, ImportOptions};
 /// use arrow_sparse::ValueType;
 /// let dir = tempfile::tempdir()?;
 /// let path = dir.path().join("t.tns");
 /// std::fs::write(&path, "1 1 2\n1 1 3\n")?; // the same coordinates twice
 /// assert!(io::read_path(&path).is_err()); // refused by default
-/// let options = ReadOptions::default().with_duplicates(Duplicates::Sum).with_value_type(ValueType::Int32);
+/// let options = ImportOptions::default().with_duplicates(Duplicates::Sum).with_value_type(ValueType::Int32);
 /// assert_eq!(io::read_path_with(&path, &options)?.tensor.get::<i32>(&[0, 0])?, Some(5));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-pub fn read_path_with(path: &Path, options: &ReadOptions) -> Result<TensorMessage> {
+pub fn read_path_with(path: impl AsRef<Path>, options: &ImportOptions) -> Result<TensorMessage> {
+    let path = path.as_ref();
     match FileFormat::of(path)? {
         FileFormat::Mtx => mtx::read(path, options),
         FileFormat::Tns => tns::read(path, options),
@@ -405,26 +412,32 @@ pub fn read_path_with(path: &Path, options: &ReadOptions) -> Result<TensorMessag
 /// assert!(io::write_path(&dir.path().join("t.mtx"), &t.into()).is_err());
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-pub fn write_path(path: &Path, message: &TensorMessage) -> Result<()> {
-    write_path_with(path, message, &WriteOptions::default())
+pub fn write_path(path: impl AsRef<Path>, message: &TensorMessage) -> Result<()> {
+    let path = path.as_ref();
+    write_path_with(path, message, &ExportOptions::default())
 }
 
 /// Write a `.mtx`, `.tns` or `.npz` file (chosen by extension).
 ///
 /// ```
-/// use arrow_sparse::io::{self, MtxSymmetry, WriteOptions};
+/// use arrow_sparse::io::{self, MtxSymmetry, ExportOptions};
 /// use arrow_sparse::{AnyTensor, CooTensor};
 /// let dir = tempfile::tempdir()?;
 /// let path = dir.path().join("sym.mtx");
 /// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![2, 2], &[(vec![0, 1], 1.0), (vec![1, 0], 1.0)])?.into();
-/// let mut options = WriteOptions::default();
+/// let mut options = ExportOptions::default();
 /// options.mtx = options.mtx.with_symmetry(MtxSymmetry::Symmetric);
 /// io::write_path_with(&path, &t.clone().into(), &options)?;
 /// assert!(std::fs::read_to_string(&path)?.contains("symmetric\n2 2 1\n"));
 /// assert_eq!(io::read_path(&path)?.tensor.nnz(), 2); // expanded on reading
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-pub fn write_path_with(path: &Path, message: &TensorMessage, options: &WriteOptions) -> Result<()> {
+pub fn write_path_with(
+    path: impl AsRef<Path>,
+    message: &TensorMessage,
+    options: &ExportOptions,
+) -> Result<()> {
+    let path = path.as_ref();
     match FileFormat::of(path)? {
         FileFormat::Mtx => mtx::write(path, message, &options.mtx),
         FileFormat::Tns => tns::write(path, message, &options.tns),

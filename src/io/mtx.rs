@@ -20,7 +20,7 @@
 //! ```
 //! use arrow_sparse::io::{self, mtx};
 //! let text = "%%MatrixMarket matrix coordinate real symmetric\n3 3 2\n1 1 4.0\n3 1 -2.5\n";
-//! let msg = mtx::read_from(text.as_bytes(), "inline.mtx", &io::ReadOptions::default())?;
+//! let msg = mtx::read_from(text.as_bytes(), "inline.mtx", &io::ImportOptions::default())?;
 //! assert_eq!(msg.tensor.nnz(), 3); // (1,1), (3,1) and its mirror (1,3)
 //! assert_eq!(msg.tensor.get::<f64>(&[0, 2])?, Some(-2.5));
 //!
@@ -37,22 +37,23 @@ use super::text::{
     Entries, Lines, MAX_COMMENTS, MAX_RESERVE, TextValue, is_blank, line_error, one_based,
     parse_u64, push_u64, show, strictly_sorted,
 };
-use super::{ReadOptions, meta, meta_get, open, write_atomic};
+use super::{ImportOptions, meta, meta_get, open, write_atomic};
+use crate::convert::Convert;
 use crate::error::{Error, Result};
 use crate::ipc::TensorMessage;
 use crate::tensor::validate::MAX_EXTENT;
-use crate::tensor::{AnyTensor, Convert, CooTensor, CoordLayout, DenseTensor};
+use crate::tensor::{AnyTensor, CooTensor, CoordLayout, DenseTensor};
 use crate::types::ValueType;
 use crate::{with_index_type, with_value_type};
 
 /// The Matrix Market storage format.
 ///
 /// ```
-/// use arrow_sparse::io::{mtx, MtxFormat, ReadOptions};
+/// use arrow_sparse::io::{mtx, MtxFormat, ImportOptions};
 /// use arrow_sparse::Format;
 /// // an `array` file lists every element, column by column, and reads as a dense tensor
 /// let text = "%%MatrixMarket matrix array real general\n2 2\n1\n2\n0\n4\n";
-/// let msg = mtx::read_from(text.as_bytes(), "mem.mtx", &ReadOptions::default())?;
+/// let msg = mtx::read_from(text.as_bytes(), "mem.mtx", &ImportOptions::default())?;
 /// assert_eq!(msg.tensor.format(), Format::Dense);
 /// assert_eq!(msg.tensor.get::<f64>(&[1, 0])?, Some(2.0));
 /// assert_ne!(MtxFormat::Array, MtxFormat::Coordinate);
@@ -69,14 +70,14 @@ pub enum MtxFormat {
 /// The Matrix Market field (the type of the values).
 ///
 /// ```
-/// use arrow_sparse::io::{mtx, ReadOptions};
+/// use arrow_sparse::io::{mtx, ImportOptions};
 /// use arrow_sparse::ValueType;
 /// // `integer` files read as int64 by default, `pattern` entries as float64 ones
 /// let int = "%%MatrixMarket matrix coordinate integer general\n2 2 1\n2 1 -7\n";
-/// let msg = mtx::read_from(int.as_bytes(), "int.mtx", &ReadOptions::default())?;
+/// let msg = mtx::read_from(int.as_bytes(), "int.mtx", &ImportOptions::default())?;
 /// assert_eq!((msg.tensor.value_type(), msg.tensor.get::<i64>(&[1, 0])?), (ValueType::Int64, Some(-7)));
 /// let pattern = "%%MatrixMarket matrix coordinate pattern general\n2 2 1\n2 1\n";
-/// let msg = mtx::read_from(pattern.as_bytes(), "pattern.mtx", &ReadOptions::default())?;
+/// let msg = mtx::read_from(pattern.as_bytes(), "pattern.mtx", &ImportOptions::default())?;
 /// assert_eq!(msg.tensor.get::<f64>(&[1, 0])?, Some(1.0));
 /// # Ok::<(), arrow_sparse::Error>(())
 /// ```
@@ -93,11 +94,11 @@ pub enum MtxField {
 /// The Matrix Market symmetry.
 ///
 /// ```
-/// use arrow_sparse::io::{mtx, MtxSymmetry, ReadOptions};
+/// use arrow_sparse::io::{mtx, MtxSymmetry, ImportOptions};
 /// assert_eq!(MtxSymmetry::default(), MtxSymmetry::General);
 /// // skew-symmetric: the entry (2, 1) = 3 also gives (1, 2) = -3
 /// let text = "%%MatrixMarket matrix coordinate integer skew-symmetric\n2 2 1\n2 1 3\n";
-/// let msg = mtx::read_from(text.as_bytes(), "skew.mtx", &ReadOptions::default())?;
+/// let msg = mtx::read_from(text.as_bytes(), "skew.mtx", &ImportOptions::default())?;
 /// assert_eq!(msg.tensor.nnz(), 2);
 /// assert_eq!(msg.tensor.get::<i64>(&[0, 1])?, Some(-3));
 /// # Ok::<(), arrow_sparse::Error>(())
@@ -300,30 +301,31 @@ struct Header {
 /// let dir = tempfile::tempdir()?;
 /// let path = dir.path().join("a.mtx");
 /// std::fs::write(&path, "%%MatrixMarket matrix coordinate pattern general\n2 3 2\n1 3\n2 1\n")?;
-/// let msg = mtx::read(&path, &io::ReadOptions::default().with_duplicates(Duplicates::Sum))?;
+/// let msg = mtx::read(&path, &io::ImportOptions::default().with_duplicates(Duplicates::Sum))?;
 /// assert_eq!(msg.tensor.shape(), &[2, 3]);
 /// assert_eq!(msg.tensor.get::<f64>(&[0, 2])?, Some(1.0)); // pattern entries read as one
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-pub fn read(path: &Path, options: &ReadOptions) -> Result<TensorMessage> {
+pub fn read(path: impl AsRef<Path>, options: &ImportOptions) -> Result<TensorMessage> {
+    let path = path.as_ref();
     read_from(open(path)?, &path.display().to_string(), options)
 }
 
 /// Read Matrix Market text from any byte source; `name` is used in error messages.
 ///
 /// ```
-/// use arrow_sparse::io::{mtx, ReadOptions};
+/// use arrow_sparse::io::{mtx, ImportOptions};
 /// use arrow_sparse::Error;
 /// let text = "%%MatrixMarket matrix coordinate real general\n% a comment\n3 2 2\n3 1 0.5\n1 2 -1e3\n";
-/// let msg = mtx::read_from(text.as_bytes(), "mem.mtx", &ReadOptions::default())?;
+/// let msg = mtx::read_from(text.as_bytes(), "mem.mtx", &ImportOptions::default())?;
 /// assert_eq!((msg.tensor.shape(), msg.tensor.nnz()), (&[3usize, 2][..], 2));
 /// assert_eq!(msg.tensor.get::<f64>(&[0, 1])?, Some(-1000.0));
 /// // 4 is outside the 3 rows: a parse error
 /// let bad = "%%MatrixMarket matrix coordinate real general\n3 2 1\n4 1 0.5\n";
-/// assert!(matches!(mtx::read_from(bad.as_bytes(), "bad.mtx", &ReadOptions::default()), Err(Error::Parse { .. })));
+/// assert!(matches!(mtx::read_from(bad.as_bytes(), "bad.mtx", &ImportOptions::default()), Err(Error::Parse { .. })));
 /// # Ok::<(), arrow_sparse::Error>(())
 /// ```
-pub fn read_from<R: Read>(reader: R, name: &str, options: &ReadOptions) -> Result<TensorMessage> {
+pub fn read_from<R: Read>(reader: R, name: &str, options: &ImportOptions) -> Result<TensorMessage> {
     let mut lines = Lines::new(reader, name);
     let h = read_header(&mut lines)?;
     let vt = options.value_type.unwrap_or(match h.field {
@@ -586,7 +588,7 @@ fn parse_value<V: TextValue>(tok: Option<&[u8]>, field: MtxField) -> Option<V> {
 fn read_coordinate<V: TextValue, R: Read>(
     lines: &mut Lines<R>,
     h: &Header,
-    options: &ReadOptions,
+    options: &ImportOptions,
 ) -> Result<CooTensor<V, i64>> {
     let name = lines.name().to_string();
     let layout = if h.field == MtxField::Pattern {
@@ -871,7 +873,12 @@ fn read_array<V: TextValue, R: Read>(lines: &mut Lines<R>, h: &Header) -> Result
 /// assert_eq!(text, "%%MatrixMarket matrix coordinate integer symmetric\n2 2 1\n2 1 7\n");
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-pub fn write(path: &Path, message: &TensorMessage, options: &MtxWriteOptions) -> Result<()> {
+pub fn write(
+    path: impl AsRef<Path>,
+    message: &TensorMessage,
+    options: &MtxWriteOptions,
+) -> Result<()> {
+    let path = path.as_ref();
     write_atomic(path, |f| {
         let mut w = BufWriter::with_capacity(1 << 20, f);
         write_to(&mut w, message, options)?;

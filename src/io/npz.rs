@@ -31,7 +31,7 @@
 //! let coo = CooTensor::<f32, i32>::from_entries(vec![2, 3], &[(vec![1, 2], 5.0), (vec![0, 0], 1.0)])?;
 //! let csc: AnyTensor = coo.to_csx::<i32, i32>(CompressedAxis::Column)?.into();
 //! npz::write(&path, &csc.clone().into(), &npz::NpzWriteOptions::default())?; // scipy csc_array
-//! let back = npz::read(&path, &io::ReadOptions::default())?;
+//! let back = npz::read(&path, &io::ImportOptions::default())?;
 //! assert_eq!(back.tensor.format(), Format::Csc);
 //! assert_eq!(back.tensor, csc);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
@@ -45,20 +45,20 @@ use zip::write::SimpleFileOptions;
 use zip::{CompressionMethod, ZipArchive, ZipWriter};
 
 use super::npy::{self, Npy};
-use super::{ReadOptions, meta, meta_get, open, write_atomic};
+use super::{ImportOptions, meta, meta_get, open, write_atomic};
 use crate::buffer::{IndexBuffer, with_index_slice};
 use crate::dims::DimMap;
 use crate::error::{Error, Result};
 use crate::ipc::TensorMessage;
 use crate::tensor::{AnyCoo, AnyCsx, AnyGcs, AnyTensor, CompressedAxis, CoordLayout, Validation};
-use crate::types::{Index, IndexType};
+use crate::types::IndexType;
 use crate::with_value_type;
 
 /// Which library's npz layout.
 ///
 /// ```
 /// use std::io::Cursor;
-/// use arrow_sparse::io::{npz, NpzFlavor, NpzWriteOptions, ReadOptions};
+/// use arrow_sparse::io::{npz, NpzFlavor, NpzWriteOptions, ImportOptions};
 /// use arrow_sparse::{AnyTensor, CompressedAxis, Convert, CooTensor, Format};
 /// let csr: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![1, 2], 4.0)])?
 ///     .to_csx::<i32, i32>(CompressedAxis::Row)?
@@ -67,7 +67,7 @@ use crate::with_value_type;
 /// for (flavor, format) in [(NpzFlavor::Scipy, Format::Csr), (NpzFlavor::Pydata, Format::Gcs)] {
 ///     let options = NpzWriteOptions::default().with_flavor(flavor);
 ///     let bytes = npz::write_to(Cursor::new(Vec::new()), &csr.clone().into(), &options)?.into_inner();
-///     let back = npz::read_from(Cursor::new(bytes), "mem.npz", &ReadOptions::default())?;
+///     let back = npz::read_from(Cursor::new(bytes), "mem.npz", &ImportOptions::default())?;
 ///     assert_eq!((back.tensor.format(), back.tensor.get::<f64>(&[1, 2])?), (format, Some(4.0)));
 /// }
 /// # Ok::<(), arrow_sparse::Error>(())
@@ -107,7 +107,7 @@ impl NpzFlavor {
 ///
 /// ```
 /// use std::io::Cursor;
-/// use arrow_sparse::io::{npz, NpzFlavor, NpzWriteOptions, ReadOptions};
+/// use arrow_sparse::io::{npz, NpzFlavor, NpzWriteOptions, ImportOptions};
 /// use arrow_sparse::{AnyTensor, CooTensor, Format};
 /// let defaults = NpzWriteOptions::default();
 /// assert_eq!((defaults.flavor, defaults.compressed, defaults.is_array), (None, true, None));
@@ -115,7 +115,7 @@ impl NpzFlavor {
 /// let t: AnyTensor = CooTensor::<i64, i64>::from_entries(vec![2, 2], &[(vec![1, 1], 3)])?.into();
 /// let options = NpzWriteOptions { flavor: Some(NpzFlavor::Pydata), ..Default::default() };
 /// let bytes = npz::write_to(Cursor::new(Vec::new()), &t.into(), &options)?.into_inner();
-/// let back = npz::read_from(Cursor::new(bytes), "mem.npz", &ReadOptions::default())?;
+/// let back = npz::read_from(Cursor::new(bytes), "mem.npz", &ImportOptions::default())?;
 /// assert_eq!(back.tensor.format(), Format::Coo);
 /// assert_eq!(back.custom_metadata, vec![("arrow_sparse.npz.flavor".to_string(), "pydata".to_string())]);
 /// # Ok::<(), arrow_sparse::Error>(())
@@ -148,13 +148,13 @@ impl NpzWriteOptions {
     ///
     /// ```
     /// use std::io::Cursor;
-    /// use arrow_sparse::io::{meta, npz, NpzFlavor, NpzWriteOptions, ReadOptions};
+    /// use arrow_sparse::io::{meta, npz, NpzFlavor, NpzWriteOptions, ImportOptions};
     /// use arrow_sparse::{AnyTensor, CooTensor};
     /// // a 3-D tensor goes to pydata/sparse by default; scipy can hold it as an N-D coo_array
     /// let t: AnyTensor = CooTensor::<f32, i64>::from_entries(vec![2, 2, 2], &[(vec![1, 0, 1], 0.5)])?.into();
     /// let options = NpzWriteOptions::default().with_flavor(NpzFlavor::Scipy);
     /// let bytes = npz::write_to(Cursor::new(Vec::new()), &t.clone().into(), &options)?.into_inner();
-    /// let back = npz::read_from(Cursor::new(bytes), "mem.npz", &ReadOptions::default())?;
+    /// let back = npz::read_from(Cursor::new(bytes), "mem.npz", &ImportOptions::default())?;
     /// assert!(back.custom_metadata.contains(&(meta::NPZ_FLAVOR.to_string(), "scipy".to_string())));
     /// assert_eq!(back.tensor.get::<f32>(&[1, 0, 1])?, Some(0.5));
     /// # Ok::<(), arrow_sparse::Error>(())
@@ -167,7 +167,7 @@ impl NpzWriteOptions {
     ///
     /// ```
     /// use std::io::Cursor;
-    /// use arrow_sparse::io::{npz, NpzWriteOptions, ReadOptions};
+    /// use arrow_sparse::io::{npz, NpzWriteOptions, ImportOptions};
     /// use arrow_sparse::{AnyTensor, DenseTensor};
     /// let t: AnyTensor = DenseTensor::<f64>::try_new(vec![50, 50], vec![1.0; 2500].into())?.into();
     /// let write = |o: &NpzWriteOptions| npz::write_to(Cursor::new(Vec::new()), &t.clone().into(), o).map(Cursor::into_inner);
@@ -175,7 +175,7 @@ impl NpzWriteOptions {
     /// let stored = write(&NpzWriteOptions::default().with_compressed(false))?;
     /// assert!(stored.len() > 2500 * 8 && deflated.len() < stored.len() / 10);
     /// // both read back the same tensor (as COO: dense tensors are written as scipy `coo`)
-    /// let read = |b: Vec<u8>| npz::read_from(Cursor::new(b), "mem.npz", &ReadOptions::default());
+    /// let read = |b: Vec<u8>| npz::read_from(Cursor::new(b), "mem.npz", &ImportOptions::default());
     /// assert_eq!(read(deflated)?.tensor, read(stored)?.tensor);
     /// # Ok::<(), arrow_sparse::Error>(())
     /// ```
@@ -187,13 +187,13 @@ impl NpzWriteOptions {
     ///
     /// ```
     /// use std::io::Cursor;
-    /// use arrow_sparse::io::{meta, npz, NpzFlavor, NpzWriteOptions, ReadOptions};
+    /// use arrow_sparse::io::{meta, npz, NpzFlavor, NpzWriteOptions, ImportOptions};
     /// use arrow_sparse::{AnyTensor, CooTensor};
     /// let matrix = NpzWriteOptions::default().with_flavor(NpzFlavor::Scipy).with_is_array(false);
     /// assert_eq!(matrix.is_array, Some(false));
     /// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![2, 2], &[(vec![0, 1], 1.0)])?.into();
     /// let bytes = npz::write_to(Cursor::new(Vec::new()), &t.into(), &matrix)?.into_inner();
-    /// let back = npz::read_from(Cursor::new(bytes), "mem.npz", &ReadOptions::default())?;
+    /// let back = npz::read_from(Cursor::new(bytes), "mem.npz", &ImportOptions::default())?;
     /// assert!(back.custom_metadata.contains(&(meta::NPZ_IS_ARRAY.to_string(), "false".to_string())));
     /// // a scipy sparse matrix is 2-D: a 3-D tensor needs `_is_array`
     /// let t3: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![2, 2, 2], &[(vec![0, 1, 1], 1.0)])?.into();
@@ -266,20 +266,21 @@ impl<R: Read + Seek> Archive<R> {
 /// Read a `.npz` file.
 ///
 /// ```
-/// use arrow_sparse::io::{npz, ReadOptions};
+/// use arrow_sparse::io::{npz, ImportOptions};
 /// use arrow_sparse::{AnyTensor, CooTensor, Format, IndexType};
 /// let dir = tempfile::tempdir()?;
 /// let path = dir.path().join("t.npz");
 /// let t: AnyTensor = CooTensor::<i16, i32>::from_entries(vec![4, 3, 2], &[(vec![3, 2, 1], -5)])?.into();
 /// npz::write(&path, &t.into(), &npz::NpzWriteOptions::default())?; // pydata/sparse COO
-/// let back = npz::read(&path, &ReadOptions::default())?;
+/// let back = npz::read(&path, &ImportOptions::default())?;
 /// assert_eq!((back.tensor.format(), back.tensor.index_type()), (Format::Coo, Some(IndexType::Int32)));
 /// assert_eq!((back.tensor.shape(), back.tensor.get::<i16>(&[3, 2, 1])?), (&[4usize, 3, 2][..], Some(-5)));
 /// // a missing file is an I/O error naming the path
-/// assert!(npz::read(&dir.path().join("missing.npz"), &ReadOptions::default()).unwrap_err().to_string().contains("missing.npz"));
+/// assert!(npz::read(&dir.path().join("missing.npz"), &ImportOptions::default()).unwrap_err().to_string().contains("missing.npz"));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-pub fn read(path: &Path, options: &ReadOptions) -> Result<TensorMessage> {
+pub fn read(path: impl AsRef<Path>, options: &ImportOptions) -> Result<TensorMessage> {
+    let path = path.as_ref();
     read_from(
         BufReader::new(open(path)?),
         &path.display().to_string(),
@@ -288,18 +289,18 @@ pub fn read(path: &Path, options: &ReadOptions) -> Result<TensorMessage> {
 }
 
 /// Read an npz archive from any seekable byte source; `name` is used in error
-/// messages. The text-only [`ReadOptions`] do not apply: the file's dtypes are
+/// messages. The text-only [`ImportOptions`] do not apply: the file's dtypes are
 /// kept.
 ///
 /// ```
 /// use std::io::Cursor;
-/// use arrow_sparse::io::{meta, npz, ReadOptions};
+/// use arrow_sparse::io::{meta, npz, ImportOptions};
 /// use arrow_sparse::{dims::DimMap, AnyTensor, CompressedAxis, CooTensor, IndexType};
 /// // a 3-D tensor as GCS with rows = axis 1, columns = axes (0, 2): pydata's GCXS layout
 /// let coo: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![2, 3, 4], &[(vec![1, 2, 3], 5.0)])?.into();
 /// let gcs = coo.to_gcs(DimMap::try_new(vec![2, 3, 4], vec![1, 0, 2], vec![1])?, CompressedAxis::Row, IndexType::Int32)?;
 /// let bytes = npz::write_to(Cursor::new(Vec::new()), &gcs.clone().into(), &npz::NpzWriteOptions::default())?;
-/// let back = npz::read_from(Cursor::new(bytes.into_inner()), "mem.npz", &ReadOptions::default())?;
+/// let back = npz::read_from(Cursor::new(bytes.into_inner()), "mem.npz", &ImportOptions::default())?;
 /// assert_eq!(back.tensor, gcs);
 /// assert_eq!(back.custom_metadata[0], (meta::NPZ_FLAVOR.to_string(), "pydata".to_string()));
 /// # Ok::<(), arrow_sparse::Error>(())
@@ -307,7 +308,7 @@ pub fn read(path: &Path, options: &ReadOptions) -> Result<TensorMessage> {
 pub fn read_from<R: Read + Seek>(
     reader: R,
     name: &str,
-    _options: &ReadOptions,
+    _options: &ImportOptions,
 ) -> Result<TensorMessage> {
     let zip =
         ZipArchive::new(reader).map_err(|e| err(name, format!("not an npz (zip) archive: {e}")))?;
@@ -626,7 +627,7 @@ fn dimension_major(c: &AnyCoo) -> IndexBuffer {
         for d in 0..ndim {
             out.extend((0..nnz).map(|k| s[k * ndim + d]));
         }
-        Index::wrap(arrow_buffer::ScalarBuffer::from(out))
+        crate::buffer::IndexBuffer::from(arrow_buffer::ScalarBuffer::from(out))
     })
 }
 
@@ -648,18 +649,23 @@ fn default_flavor(t: &AnyTensor) -> NpzFlavor {
 /// Write a tensor as a `.npz` file, atomically.
 ///
 /// ```
-/// use arrow_sparse::io::{npz, ReadOptions};
+/// use arrow_sparse::io::{npz, ImportOptions};
 /// use arrow_sparse::{AnyTensor, CooTensor, Format};
 /// let dir = tempfile::tempdir()?;
 /// let path = dir.path().join("m.npz");
 /// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![3, 3], &[(vec![2, 0], 1.25)])?.into();
 /// npz::write(&path, &t.clone().into(), &npz::NpzWriteOptions::default())?; // scipy coo_array
 /// assert_eq!(&std::fs::read(&path)?[..4], b"PK\x03\x04"); // a zip archive
-/// let back = npz::read(&path, &ReadOptions::default())?;
+/// let back = npz::read(&path, &ImportOptions::default())?;
 /// assert_eq!((back.tensor.format(), back.tensor.get::<f64>(&[2, 0])?), (Format::Coo, Some(1.25)));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-pub fn write(path: &Path, message: &TensorMessage, options: &NpzWriteOptions) -> Result<()> {
+pub fn write(
+    path: impl AsRef<Path>,
+    message: &TensorMessage,
+    options: &NpzWriteOptions,
+) -> Result<()> {
+    let path = path.as_ref();
     write_atomic(path, |f| {
         let mut w = write_to(BufWriter::new(f), message, options)?;
         w.flush()?;
@@ -671,7 +677,7 @@ pub fn write(path: &Path, message: &TensorMessage, options: &NpzWriteOptions) ->
 ///
 /// ```
 /// use std::io::Cursor;
-/// use arrow_sparse::io::{npz, NpzWriteOptions, ReadOptions};
+/// use arrow_sparse::io::{npz, NpzWriteOptions, ImportOptions};
 /// use arrow_sparse::{AnyTensor, CompressedAxis, Convert, CooTensor};
 /// let csc: AnyTensor = CooTensor::<u8, i64>::from_entries(vec![2, 4], &[(vec![0, 3], 9)])?
 ///     .to_csx::<i64, i64>(CompressedAxis::Column)?
@@ -679,7 +685,7 @@ pub fn write(path: &Path, message: &TensorMessage, options: &NpzWriteOptions) ->
 /// let sink = npz::write_to(Cursor::new(Vec::new()), &csc.clone().into(), &NpzWriteOptions::default())?;
 /// let bytes = sink.into_inner();
 /// assert_eq!(&bytes[..2], b"PK");
-/// assert_eq!(npz::read_from(Cursor::new(bytes), "mem.npz", &ReadOptions::default())?.tensor, csc);
+/// assert_eq!(npz::read_from(Cursor::new(bytes), "mem.npz", &ImportOptions::default())?.tensor, csc);
 /// # Ok::<(), arrow_sparse::Error>(())
 /// ```
 pub fn write_to<W: Write + Seek>(

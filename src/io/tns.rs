@@ -3,7 +3,7 @@
 //!
 //! A plain FROSTT file has no header: the number of dimensions is the number of
 //! tokens on the first entry line minus one, and the shape is the largest
-//! coordinate along each dimension (or [`ReadOptions::shape`]). The reader also
+//! coordinate along each dimension (or [`ImportOptions::shape`]). The reader also
 //! accepts a header before the entries, and keeps its style in the metadata so
 //! that the writer reproduces it (see [`TnsHeader`]). Lines starting with `#` or
 //! `%` are comments.
@@ -11,7 +11,7 @@
 //! ```
 //! use arrow_sparse::io::{self, tns};
 //! let text = "1 1 2 1.5\n2 3 1 -4\n";
-//! let msg = tns::read_from(text.as_bytes(), "inline.tns", &io::ReadOptions::default())?;
+//! let msg = tns::read_from(text.as_bytes(), "inline.tns", &io::ImportOptions::default())?;
 //! assert_eq!(msg.tensor.shape(), &[2, 3, 2]);
 //! assert_eq!(msg.tensor.get::<f64>(&[1, 2, 0])?, Some(-4.0));
 //!
@@ -28,7 +28,7 @@ use super::mtx::in_file;
 use super::text::{
     Entries, Lines, TextValue, Tokens, is_blank, line_error, one_based, parse_u64, push_u64, show,
 };
-use super::{ReadOptions, meta, meta_get, open, write_atomic};
+use super::{ImportOptions, meta, meta_get, open, write_atomic};
 use crate::error::{Error, Result};
 use crate::ipc::TensorMessage;
 use crate::tensor::validate::MAX_EXTENT;
@@ -39,11 +39,11 @@ use crate::{with_index_type, with_value_type};
 /// The header lines before the entries of a `.tns` file.
 ///
 /// ```
-/// use arrow_sparse::io::{tns, ReadOptions, TnsHeader};
+/// use arrow_sparse::io::{tns, ImportOptions, TnsHeader};
 /// assert_eq!(TnsHeader::default(), TnsHeader::None);
 /// // a `sptensor` header (Tensor Toolbox): rank, extents, number of entries
 /// let text = "sptensor\n2\n5 6\n1\n1 2 3.5\n";
-/// let msg = tns::read_from(text.as_bytes(), "mem.tns", &ReadOptions::default())?;
+/// let msg = tns::read_from(text.as_bytes(), "mem.tns", &ImportOptions::default())?;
 /// assert_eq!(msg.tensor.shape(), &[5, 6]); // from the header, not the entries
 /// assert_eq!(msg.tensor.get::<f64>(&[0, 1])?, Some(3.5));
 /// # Ok::<(), arrow_sparse::Error>(())
@@ -156,12 +156,13 @@ impl TnsWriteOptions {
 /// let dir = tempfile::tempdir()?;
 /// let path = dir.path().join("t.tns");
 /// std::fs::write(&path, "3\n4 5 6\n2\n1 1 1 2.5\n4 5 6 -1\n")?; // rank, shape, nnz, entries
-/// let msg = tns::read(&path, &io::ReadOptions::default())?;
+/// let msg = tns::read(&path, &io::ImportOptions::default())?;
 /// assert_eq!((msg.tensor.shape(), msg.tensor.nnz()), (&[4usize, 5, 6][..], 2));
 /// assert_eq!(msg.custom_metadata[0], (meta::TNS_HEADER.to_string(), "rank-shape-nnz".to_string()));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-pub fn read(path: &Path, options: &ReadOptions) -> Result<TensorMessage> {
+pub fn read(path: impl AsRef<Path>, options: &ImportOptions) -> Result<TensorMessage> {
+    let path = path.as_ref();
     read_from(open(path)?, &path.display().to_string(), options)
 }
 
@@ -260,7 +261,7 @@ fn need<R: Read>(lines: &mut Lines<R>, what: &str) -> Result<(u64, Vec<u8>)> {
     })
 }
 
-fn read_header<R: Read>(lines: &mut Lines<R>, options: &ReadOptions) -> Result<Option<Header>> {
+fn read_header<R: Read>(lines: &mut Lines<R>, options: &ImportOptions) -> Result<Option<Header>> {
     let name = lines.name().to_string();
     let Some((ln, first)) = next_content(lines)? else {
         return Ok(None);
@@ -338,11 +339,11 @@ fn read_header<R: Read>(lines: &mut Lines<R>, options: &ReadOptions) -> Result<O
 /// Read FROSTT text from any byte source; `name` is used in error messages.
 ///
 /// ```
-/// use arrow_sparse::io::{tns, ReadOptions};
-/// let err = tns::read_from(&b"1 1 1 2.0\n1 2 x\n"[..], "bad.tns", &ReadOptions::default()).unwrap_err();
+/// use arrow_sparse::io::{tns, ImportOptions};
+/// let err = tns::read_from(&b"1 1 1 2.0\n1 2 x\n"[..], "bad.tns", &ImportOptions::default()).unwrap_err();
 /// assert_eq!(err.to_string(), "cannot parse bad.tns:2: expected 3 coordinates and a value (4 tokens), found 3 tokens");
 /// ```
-pub fn read_from<R: Read>(reader: R, name: &str, options: &ReadOptions) -> Result<TensorMessage> {
+pub fn read_from<R: Read>(reader: R, name: &str, options: &ImportOptions) -> Result<TensorMessage> {
     let mut lines = Lines::new(reader, name);
     let Some(h) = read_header(&mut lines, options)? else {
         let Some(shape) = options.shape.clone() else {
@@ -390,7 +391,7 @@ fn message(tensor: AnyTensor, style: TnsHeader) -> TensorMessage {
 fn finish<V: TextValue>(
     coo: CooTensor<V, i64>,
     name: &str,
-    options: &ReadOptions,
+    options: &ImportOptions,
 ) -> Result<AnyTensor> {
     let it = options.index_type.unwrap_or(IndexType::Int64);
     with_index_type!(it, I => Ok(AnyTensor::from(coo.cast_indices::<I>().map_err(|e| in_file(name, e))?)))
@@ -451,7 +452,7 @@ fn entry_error(
 fn read_entries<V: TextValue, R: Read>(
     lines: &mut Lines<R>,
     mut h: Header,
-    options: &ReadOptions,
+    options: &ImportOptions,
 ) -> Result<CooTensor<V, i64>> {
     let name = lines.name().to_string();
     let ndim = h.ndim;
@@ -545,7 +546,12 @@ fn read_entries<V: TextValue, R: Read>(
 /// assert_eq!(std::fs::read_to_string(&path)?, "3\n4 5 6\n4 1 6 9\n");
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-pub fn write(path: &Path, message: &TensorMessage, options: &TnsWriteOptions) -> Result<()> {
+pub fn write(
+    path: impl AsRef<Path>,
+    message: &TensorMessage,
+    options: &TnsWriteOptions,
+) -> Result<()> {
+    let path = path.as_ref();
     write_atomic(path, |f| {
         let mut w = BufWriter::with_capacity(1 << 20, f);
         write_to(&mut w, message, options)?;

@@ -11,7 +11,7 @@ use crate::tensor::{
 };
 use crate::types::{IndexType, ValueType};
 
-use super::{CONTINUATION, ReadOptions, TensorMessage};
+use super::{CONTINUATION, StreamReadOptions, TensorMessage};
 
 /// Where a message's parts lie, as read from its prefix.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -68,7 +68,7 @@ pub(crate) fn parse_prefix(bytes: &[u8], at: u64, max_metadata_len: usize) -> Re
 pub(crate) fn parse_message<'a>(
     metadata: &'a [u8],
     at: u64,
-    options: &ReadOptions,
+    options: &StreamReadOptions,
 ) -> Result<(fb::Message<'a>, usize)> {
     let verifier = flatbuffers::VerifierOptions {
         max_depth: 64,
@@ -124,7 +124,7 @@ pub(crate) fn decode_parsed(
     message: fb::Message<'_>,
     body: &Buffer,
     at: u64,
-    options: &ReadOptions,
+    options: &StreamReadOptions,
 ) -> Result<TensorMessage> {
     let custom_metadata = message
         .custom_metadata()
@@ -290,7 +290,11 @@ fn checked_bytes(count: usize, width: usize, what: &str) -> Result<usize> {
     })
 }
 
-fn decode_sparse(st: fb::SparseTensor<'_>, body: &Buffer, opts: &ReadOptions) -> Result<AnyTensor> {
+fn decode_sparse(
+    st: fb::SparseTensor<'_>,
+    body: &Buffer,
+    opts: &StreamReadOptions,
+) -> Result<AnyTensor> {
     let vt = value_type(
         st.type_type(),
         st.type_as_int(),
@@ -427,7 +431,7 @@ fn decode_csf(
     names: Vec<String>,
     values: ValueBuffer,
     body: &Buffer,
-    opts: &ReadOptions,
+    opts: &StreamReadOptions,
 ) -> Result<AnyTensor> {
     let n = shape.len();
     let pt = index_type(Some(csf.indptrType()), "CSF indptr type")?;
@@ -547,7 +551,7 @@ fn csf_lengths_bytes(
     (ilens[n - 1] == nnz).then_some((plens, ilens))
 }
 
-fn decode_dense(t: fb::Tensor<'_>, body: &Buffer, opts: &ReadOptions) -> Result<AnyTensor> {
+fn decode_dense(t: fb::Tensor<'_>, body: &Buffer, opts: &StreamReadOptions) -> Result<AnyTensor> {
     let vt = value_type(t.type_type(), t.type_as_int(), t.type_as_floating_point())?;
     let (shape, names) = shape_of(Some(t.shape()))?;
     let w = vt.byte_width();
@@ -625,8 +629,12 @@ mod tests {
     #[test]
     fn flatbuffer_errors_are_one_line() {
         // the root offset points far outside the metadata
-        let e =
-            parse_message(&[0xFF, 0xFF, 0, 0, 0, 0, 0, 0], 0, &ReadOptions::default()).unwrap_err();
+        let e = parse_message(
+            &[0xFF, 0xFF, 0, 0, 0, 0, 0, 0],
+            0,
+            &StreamReadOptions::default(),
+        )
+        .unwrap_err();
         let s = e.to_string();
         assert!(
             s.contains("invalid flatbuffer Message") && !s.contains('\n'),

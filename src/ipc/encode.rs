@@ -13,7 +13,7 @@ use crate::tensor::{AnyTensor, CompressedAxis, CoordLayout, DenseTensor};
 use crate::types::{IndexType, ValueType};
 use crate::with_value_type;
 
-use super::{CONTINUATION, CsfLengths, WriteOptions};
+use super::{CONTINUATION, CsfLengths, StreamWriteOptions};
 
 /// A message ready to be written: the framed metadata (continuation marker,
 /// length, flatbuffer, padding) and the body buffers, each followed by its padding.
@@ -22,7 +22,7 @@ use super::{CONTINUATION, CsfLengths, WriteOptions};
 /// ```
 /// use arrow_sparse::{ipc, AnyTensor, CooTensor};
 /// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![3], &[(vec![2], 1.5)])?.into();
-/// let msg = ipc::encode(&t, &[], &ipc::WriteOptions::default())?;
+/// let msg = ipc::encode(&t, &[], &ipc::StreamWriteOptions::default())?;
 /// assert_eq!(msg.header[..4], ipc::CONTINUATION);
 /// assert_eq!(msg.header.len() % 8, 0);
 /// // COO body: the coordinates, then the values, each padded to a multiple of 8 bytes
@@ -45,7 +45,7 @@ impl EncodedMessage {
     /// ```
     /// use arrow_sparse::{ipc, AnyTensor, CooTensor};
     /// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![3], &[(vec![2], 1.5)])?.into();
-    /// let msg = ipc::encode(&t, &[], &ipc::WriteOptions::default())?;
+    /// let msg = ipc::encode(&t, &[], &ipc::StreamWriteOptions::default())?;
     /// let body: usize = msg.body.iter().map(|(b, pad)| b.len() + pad).sum();
     /// assert_eq!(msg.len(), msg.header.len() + body);
     /// assert_eq!(msg.len(), msg.to_vec().len());
@@ -61,7 +61,7 @@ impl EncodedMessage {
     /// use arrow_sparse::{ipc, AnyTensor, CooTensor};
     /// // even a tensor with no entries has a header
     /// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![3], &[])?.into();
-    /// assert!(!ipc::encode(&t, &[], &ipc::WriteOptions::default())?.is_empty());
+    /// assert!(!ipc::encode(&t, &[], &ipc::StreamWriteOptions::default())?.is_empty());
     /// # Ok::<(), arrow_sparse::Error>(())
     /// ```
     pub fn is_empty(&self) -> bool {
@@ -77,10 +77,10 @@ impl EncodedMessage {
     /// // a stream by hand: the messages back to back, then the end-of-stream marker
     /// let mut out = Vec::new();
     /// for t in [&a, &b] {
-    ///     ipc::encode(t, &[], &ipc::WriteOptions::default())?.write_to(&mut out)?;
+    ///     ipc::encode(t, &[], &ipc::StreamWriteOptions::default())?.write_to(&mut out)?;
     /// }
     /// out.extend(ipc::END_OF_STREAM);
-    /// let back: Vec<_> = ipc::StreamReader::new(&out[..]).collect::<Result<_, _>>()?;
+    /// let back: Vec<_> = ipc::TensorStreamReader::new(&out[..]).collect::<Result<_, _>>()?;
     /// assert_eq!((&back[0].tensor, &back[1].tensor), (&a, &b));
     /// # Ok::<(), arrow_sparse::Error>(())
     /// ```
@@ -99,10 +99,10 @@ impl EncodedMessage {
     /// ```
     /// use arrow_sparse::{ipc, AnyTensor, CooTensor};
     /// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![3], &[(vec![2], 1.5)])?.into();
-    /// let msg = ipc::encode(&t, &[], &ipc::WriteOptions::default())?;
+    /// let msg = ipc::encode(&t, &[], &ipc::StreamWriteOptions::default())?;
     /// let bytes = msg.to_vec();
     /// assert_eq!(bytes.len(), msg.len());
-    /// let (back, used) = ipc::decode(&bytes.into(), &ipc::ReadOptions::default())?.expect("a message");
+    /// let (back, used) = ipc::decode(&bytes.into(), &ipc::StreamReadOptions::default())?.expect("a message");
     /// assert_eq!((back.tensor, used), (t, msg.len()));
     /// # Ok::<(), arrow_sparse::Error>(())
     /// ```
@@ -253,7 +253,7 @@ fn finish(
 /// ```
 /// use arrow_sparse::{ipc, AnyTensor, CooTensor};
 /// let t: AnyTensor = CooTensor::<u8, i32>::from_entries(vec![4, 4], &[(vec![3, 3], 1)])?.into();
-/// let encoded = ipc::encode(&t, &[], &ipc::WriteOptions::default())?;
+/// let encoded = ipc::encode(&t, &[], &ipc::StreamWriteOptions::default())?;
 /// let mut out = Vec::new();
 /// encoded.write_to(&mut out)?;
 /// assert_eq!((out.len(), out.len() % 8), (encoded.len(), 0)); // 8-byte aligned message
@@ -262,7 +262,7 @@ fn finish(
 pub fn encode(
     tensor: &AnyTensor,
     custom_metadata: &[(String, String)],
-    options: &WriteOptions,
+    options: &StreamWriteOptions,
 ) -> Result<EncodedMessage> {
     let (plain, meta) = super::extension::lower(tensor, custom_metadata)?;
     let (tensor, custom_metadata) = (&plain, meta.as_slice());

@@ -17,7 +17,7 @@ use crate::tensor::{AnyDm, AnyGcs, AnyTensor};
 /// use arrow_sparse::{dims::DimMap, AnyTensor, CompressedAxis, CooTensor, IndexType};
 /// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![2, 3, 4], &[(vec![1, 2, 3], 5.0)])?.into();
 /// let gcs = t.to_gcs(DimMap::try_new(vec![2, 3, 4], vec![0, 1, 2], vec![2])?, CompressedAxis::Row, IndexType::Int32)?;
-/// let encoded = ipc::encode(&gcs, &[], &ipc::WriteOptions::default())?;
+/// let encoded = ipc::encode(&gcs, &[], &ipc::StreamWriteOptions::default())?;
 /// // what any Arrow reader sees in the Message's custom_metadata
 /// let message = arrow_ipc::root_as_message(&encoded.header[8..])?;
 /// let custom = message.custom_metadata().expect("custom metadata");
@@ -36,8 +36,8 @@ pub const EXTENSION_NAME: &str = "ARROW:extension:name";
 /// // ... sent with metadata saying it stores a GCS tensor whose rows are dimension 1
 /// let json = r#"{"version":1,"shape":[2,2],"dimensions":[1,0],"partitioning":[1]}"#;
 /// let meta = [(EXTENSION_NAME, GCS_NAME), (EXTENSION_METADATA, json)].map(|(k, v)| (k.to_string(), v.to_string()));
-/// let bytes = ipc::encode(&m, &meta, &ipc::WriteOptions::default())?.to_vec().into();
-/// let (msg, _) = ipc::decode(&bytes, &ipc::ReadOptions::default())?.expect("a message");
+/// let bytes = ipc::encode(&m, &meta, &ipc::StreamWriteOptions::default())?.to_vec().into();
+/// let (msg, _) = ipc::decode(&bytes, &ipc::StreamReadOptions::default())?.expect("a message");
 /// assert_eq!(msg.tensor.format(), Format::Gcs);
 /// assert_eq!(msg.tensor.get::<f64>(&[0, 1])?, Some(2.0)); // the matrix transposed
 /// assert!(msg.custom_metadata.is_empty()); // the reader consumes the extension keys
@@ -52,8 +52,8 @@ pub const EXTENSION_METADATA: &str = "ARROW:extension:metadata";
 /// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![3], &[(vec![2], 1.5)])?.into();
 /// let send = |name: &str| -> arrow_sparse::Result<_> {
 ///     let meta = [(EXTENSION_NAME.to_string(), name.to_string())];
-///     let bytes = ipc::encode(&t, &meta, &ipc::WriteOptions::default())?.to_vec().into();
-///     Ok(ipc::decode(&bytes, &ipc::ReadOptions::default())?.expect("a message").0)
+///     let bytes = ipc::encode(&t, &meta, &ipc::StreamWriteOptions::default())?.to_vec().into();
+///     Ok(ipc::decode(&bytes, &ipc::StreamReadOptions::default())?.expect("a message").0)
 /// };
 /// // other extension names are passed through as plain metadata
 /// let other = send("my.units")?;
@@ -70,11 +70,11 @@ pub const GCS_NAME: &str = "arrow_sparse.gcs";
 /// use arrow_sparse::{dims::DimMap, AnyTensor, CooTensor, Format};
 /// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 2], 2.0)])?.into();
 /// let dm = t.to_dm(DimMap::try_new(vec![2, 3], vec![1, 0], vec![1])?, Format::Coo)?;
-/// let encoded = ipc::encode(&dm, &[], &ipc::WriteOptions::default())?;
+/// let encoded = ipc::encode(&dm, &[], &ipc::StreamWriteOptions::default())?;
 /// let message = arrow_ipc::root_as_message(&encoded.header[8..])?;
 /// let custom = message.custom_metadata().expect("custom metadata");
 /// assert!(custom.iter().any(|kv| kv.key() == Some(EXTENSION_NAME) && kv.value() == Some(DM_NAME)));
-/// let (back, _) = ipc::decode(&encoded.to_vec().into(), &ipc::ReadOptions::default())?.expect("a message");
+/// let (back, _) = ipc::decode(&encoded.to_vec().into(), &ipc::StreamReadOptions::default())?.expect("a message");
 /// assert_eq!((back.tensor.format(), back.tensor.get::<f64>(&[0, 2])?), (Format::Dm, Some(2.0)));
 /// # Ok::<(), arrow_sparse::Error>(())
 /// ```
@@ -89,8 +89,8 @@ pub const DM_NAME: &str = "arrow_sparse.dm";
 /// let send = |version: u64| -> arrow_sparse::Result<_> {
 ///     let json = format!(r#"{{"version":{version},"shape":[2,2],"dimensions":[0,1],"partitioning":[1]}}"#);
 ///     let meta = [(EXTENSION_NAME.to_string(), GCS_NAME.to_string()), (EXTENSION_METADATA.to_string(), json)];
-///     let bytes = ipc::encode(&m, &meta, &ipc::WriteOptions::default())?.to_vec().into();
-///     Ok(ipc::decode(&bytes, &ipc::ReadOptions::default())?.expect("a message").0)
+///     let bytes = ipc::encode(&m, &meta, &ipc::StreamWriteOptions::default())?.to_vec().into();
+///     Ok(ipc::decode(&bytes, &ipc::StreamReadOptions::default())?.expect("a message").0)
 /// };
 /// assert_eq!(send(VERSION)?.tensor.format(), Format::Gcs);
 /// assert!(matches!(send(VERSION + 1), Err(Error::Parse { .. })));
@@ -384,7 +384,7 @@ pub(crate) fn raise_levels(
                 repeat = repeat.saturating_mul(broadcast_factor(&chain));
                 if repeat > max_broadcast {
                     return Err(parse_err(format!(
-                        "broadcast views repeat every stored entry {repeat} times (limit {max_broadcast}, see ReadOptions::max_broadcast)"
+                        "broadcast views repeat every stored entry {repeat} times (limit {max_broadcast}, see StreamReadOptions::max_broadcast)"
                     )));
                 }
                 let n = chain.output_shape().len();

@@ -6,7 +6,7 @@ use std::path::Path;
 use arrow_buffer::Buffer;
 
 use super::decode::{Frame, parse_message, parse_prefix};
-use super::{ReadOptions, TensorMessage};
+use super::{StreamReadOptions, TensorMessage};
 use crate::buffer::map_file;
 use crate::error::{Error, Result};
 
@@ -19,7 +19,7 @@ use crate::error::{Error, Result};
 /// let bytes = ipc::encode(&a, &[], &Default::default())?.to_vec().into_iter()
 ///     .chain(ipc::encode(&b, &[], &Default::default())?.to_vec())
 ///     .collect::<Vec<u8>>();
-/// let reader = ipc::MmapReader::from_buffer(arrow_buffer::Buffer::from(bytes), ipc::ReadOptions::default())?;
+/// let reader = ipc::MmapReader::from_buffer(arrow_buffer::Buffer::from(bytes), &ipc::StreamReadOptions::default())?;
 /// let info = reader.messages();
 /// assert_eq!((info[0].offset, info[0].dense, info[1].dense), (0, false, true));
 /// assert!(info[0].body_offset + info[0].body_len <= info[1].offset);
@@ -43,7 +43,7 @@ pub struct MessageInfo {
 /// metadata (O(number of messages), independent of the tensors' sizes). Bodies are
 /// decoded and validated on [`get`](Self::get), zero-copy: the returned tensor's
 /// buffers point into the mapping (misaligned ones are copied, or refused with
-/// [`ReadOptions::require_alignment`]).
+/// [`StreamReadOptions::require_alignment`]).
 ///
 /// The mapping assumes nobody modifies the file in place while it is mapped;
 /// arrow-sparse's writers never do (they write a temporary file and rename it).
@@ -53,7 +53,7 @@ pub struct MessageInfo {
 /// let dir = tempfile::tempdir()?;
 /// let path = dir.path().join("doc_mmap_reader.arrow");
 /// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![5], &[(vec![4], 2.5)])?.into();
-/// ipc::write_file(&path, &[t.clone().into(), t.clone().into()], &ipc::WriteOptions::default())?;
+/// ipc::write_tensor_stream(&path, &[t.clone().into(), t.clone().into()], &ipc::StreamWriteOptions::default())?;
 /// let reader = ipc::MmapReader::open(&path)?; // scans the message headers only
 /// assert_eq!(reader.len(), 2);
 /// assert_eq!(reader.get(1)?.tensor, t); // decoded and validated on demand, zero-copy
@@ -66,7 +66,7 @@ pub struct MessageInfo {
 pub struct MmapReader {
     map: Buffer,
     messages: Vec<MessageInfo>,
-    options: ReadOptions,
+    options: StreamReadOptions,
 }
 
 impl MmapReader {
@@ -77,14 +77,15 @@ impl MmapReader {
     /// let dir = tempfile::tempdir()?;
     /// let path = dir.path().join("t.arrow");
     /// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![5], &[(vec![4], 2.5)])?.into();
-    /// ipc::write_file(&path, &[t.clone().into()], &ipc::WriteOptions::default())?;
+    /// ipc::write_tensor_stream(&path, &[t.clone().into()], &ipc::StreamWriteOptions::default())?;
     /// let reader = ipc::MmapReader::open(&path)?;
     /// assert_eq!(reader.get(0)?.tensor, t);
     /// assert!(ipc::MmapReader::open(&dir.path().join("missing.arrow")).is_err());
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn open(path: &Path) -> Result<Self> {
-        Self::open_with(path, ReadOptions::default())
+    pub fn open(path: impl AsRef<Path>) -> Result<Self> {
+        let path = path.as_ref();
+        Self::open_with(path, &StreamReadOptions::default())
     }
 
     /// Map and index `path`.
@@ -94,13 +95,14 @@ impl MmapReader {
     /// let dir = tempfile::tempdir()?;
     /// let path = dir.path().join("t.arrow");
     /// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![5], &[(vec![4], 2.5)])?.into();
-    /// ipc::write_file(&path, &[t.clone().into()], &ipc::WriteOptions::default())?;
-    /// let options = ipc::ReadOptions::default().with_validation(arrow_sparse::Validation::Trusted);
-    /// let reader = ipc::MmapReader::open_with(&path, options)?;
+    /// ipc::write_tensor_stream(&path, &[t.clone().into()], &ipc::StreamWriteOptions::default())?;
+    /// let options = ipc::StreamReadOptions::default().with_validation(arrow_sparse::Validation::Trusted);
+    /// let reader = ipc::MmapReader::open_with(&path, &options)?;
     /// assert_eq!(reader.get(0)?.tensor, t);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn open_with(path: &Path, options: ReadOptions) -> Result<Self> {
+    pub fn open_with(path: impl AsRef<Path>, options: &StreamReadOptions) -> Result<Self> {
+        let path = path.as_ref();
         let map = map_file(path)?;
         Self::from_buffer(map, options)
     }
@@ -114,15 +116,15 @@ impl MmapReader {
     /// let bytes = ipc::encode(&a, &[], &Default::default())?.to_vec().into_iter()
     ///     .chain(ipc::encode(&b, &[], &Default::default())?.to_vec())
     ///     .collect::<Vec<u8>>();
-    /// let reader = ipc::MmapReader::from_buffer(arrow_buffer::Buffer::from(bytes), ipc::ReadOptions::default())?;
+    /// let reader = ipc::MmapReader::from_buffer(arrow_buffer::Buffer::from(bytes), &ipc::StreamReadOptions::default())?;
     /// assert_eq!(reader.len(), 2);
     /// assert_eq!(reader.get(1)?.tensor, b);
     /// // framing is checked when indexing: a cut message is an error
     /// let cut = reader.mapping().slice_with_length(0, 12);
-    /// assert!(ipc::MmapReader::from_buffer(cut, ipc::ReadOptions::default()).is_err());
+    /// assert!(ipc::MmapReader::from_buffer(cut, &ipc::StreamReadOptions::default()).is_err());
     /// # Ok::<(), arrow_sparse::Error>(())
     /// ```
-    pub fn from_buffer(map: Buffer, options: ReadOptions) -> Result<Self> {
+    pub fn from_buffer(map: Buffer, options: &StreamReadOptions) -> Result<Self> {
         let bytes = map.as_slice();
         let mut messages = Vec::new();
         let mut at = 0usize;
@@ -144,7 +146,7 @@ impl MmapReader {
                             ),
                         )
                     })?;
-                    let (message, body_len) = parse_message(metadata, at as u64, &options)?;
+                    let (message, body_len) = parse_message(metadata, at as u64, options)?;
                     let body_offset = at + meta_end;
                     let end = body_offset
                         .checked_add(body_len)
@@ -171,7 +173,7 @@ impl MmapReader {
         Ok(MmapReader {
             map,
             messages,
-            options,
+            options: options.clone(),
         })
     }
 
@@ -184,7 +186,7 @@ impl MmapReader {
     /// let bytes = ipc::encode(&a, &[], &Default::default())?.to_vec().into_iter()
     ///     .chain(ipc::encode(&b, &[], &Default::default())?.to_vec())
     ///     .collect::<Vec<u8>>();
-    /// let reader = ipc::MmapReader::from_buffer(arrow_buffer::Buffer::from(bytes), ipc::ReadOptions::default())?;
+    /// let reader = ipc::MmapReader::from_buffer(arrow_buffer::Buffer::from(bytes), &ipc::StreamReadOptions::default())?;
     /// assert_eq!(reader.len(), 2);
     /// # Ok::<(), arrow_sparse::Error>(())
     /// ```
@@ -201,9 +203,9 @@ impl MmapReader {
     /// let bytes = ipc::encode(&a, &[], &Default::default())?.to_vec().into_iter()
     ///     .chain(ipc::encode(&b, &[], &Default::default())?.to_vec())
     ///     .collect::<Vec<u8>>();
-    /// let reader = ipc::MmapReader::from_buffer(arrow_buffer::Buffer::from(bytes), ipc::ReadOptions::default())?;
+    /// let reader = ipc::MmapReader::from_buffer(arrow_buffer::Buffer::from(bytes), &ipc::StreamReadOptions::default())?;
     /// assert!(!reader.is_empty());
-    /// let none = ipc::MmapReader::from_buffer(arrow_buffer::Buffer::from(ipc::END_OF_STREAM.to_vec()), ipc::ReadOptions::default())?;
+    /// let none = ipc::MmapReader::from_buffer(arrow_buffer::Buffer::from(ipc::END_OF_STREAM.to_vec()), &ipc::StreamReadOptions::default())?;
     /// assert!(none.is_empty());
     /// # Ok::<(), arrow_sparse::Error>(())
     /// ```
@@ -220,7 +222,7 @@ impl MmapReader {
     /// let bytes = ipc::encode(&a, &[], &Default::default())?.to_vec().into_iter()
     ///     .chain(ipc::encode(&b, &[], &Default::default())?.to_vec())
     ///     .collect::<Vec<u8>>();
-    /// let reader = ipc::MmapReader::from_buffer(arrow_buffer::Buffer::from(bytes), ipc::ReadOptions::default())?;
+    /// let reader = ipc::MmapReader::from_buffer(arrow_buffer::Buffer::from(bytes), &ipc::StreamReadOptions::default())?;
     /// assert_eq!(reader.messages().len(), 2);
     /// assert!(reader.messages()[1].dense);
     /// # Ok::<(), arrow_sparse::Error>(())
@@ -238,7 +240,7 @@ impl MmapReader {
     /// let bytes = ipc::encode(&a, &[], &Default::default())?.to_vec().into_iter()
     ///     .chain(ipc::encode(&b, &[], &Default::default())?.to_vec())
     ///     .collect::<Vec<u8>>();
-    /// let reader = ipc::MmapReader::from_buffer(arrow_buffer::Buffer::from(bytes), ipc::ReadOptions::default())?;
+    /// let reader = ipc::MmapReader::from_buffer(arrow_buffer::Buffer::from(bytes), &ipc::StreamReadOptions::default())?;
     /// let end = reader.messages()[1].body_offset + reader.messages()[1].body_len;
     /// assert_eq!(reader.mapping().len(), end);
     /// # Ok::<(), arrow_sparse::Error>(())
@@ -256,7 +258,7 @@ impl MmapReader {
     /// let bytes = ipc::encode(&a, &[], &Default::default())?.to_vec().into_iter()
     ///     .chain(ipc::encode(&b, &[], &Default::default())?.to_vec())
     ///     .collect::<Vec<u8>>();
-    /// let reader = ipc::MmapReader::from_buffer(arrow_buffer::Buffer::from(bytes), ipc::ReadOptions::default())?;
+    /// let reader = ipc::MmapReader::from_buffer(arrow_buffer::Buffer::from(bytes), &ipc::StreamReadOptions::default())?;
     /// assert_eq!(reader.get(0)?.tensor, a);
     /// assert!(reader.get(2).is_err());
     /// # Ok::<(), arrow_sparse::Error>(())
@@ -285,7 +287,7 @@ impl MmapReader {
     /// let bytes = ipc::encode(&a, &[], &Default::default())?.to_vec().into_iter()
     ///     .chain(ipc::encode(&b, &[], &Default::default())?.to_vec())
     ///     .collect::<Vec<u8>>();
-    /// let reader = ipc::MmapReader::from_buffer(arrow_buffer::Buffer::from(bytes), ipc::ReadOptions::default())?;
+    /// let reader = ipc::MmapReader::from_buffer(arrow_buffer::Buffer::from(bytes), &ipc::StreamReadOptions::default())?;
     /// let tensors = reader.iter().map(|m| m.map(|m| m.tensor)).collect::<Result<Vec<_>, _>>()?;
     /// assert_eq!(tensors, [a, b]);
     /// # Ok::<(), arrow_sparse::Error>(())

@@ -2,16 +2,16 @@
 //! and zero-copy reading from memory-mapped files.
 //!
 //! The layering follows arrow-ipc: a pure [`encode`] / [`decode`] core, and thin
-//! [`StreamWriter`], [`StreamReader`] and [`MmapReader`] wrappers over it. The
+//! [`TensorStreamWriter`], [`TensorStreamReader`] and [`MmapReader`] wrappers over it. The
 //! byte layout is specified in `format/SPEC.md`.
 //!
 //! ```
 //! use arrow_sparse::{ipc, AnyTensor, CooTensor};
 //! let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![3], &[(vec![2], 1.5)])?.into();
 //! let meta = vec![("origin".to_string(), "docs".to_string())];
-//! let encoded = ipc::encode(&t, &meta, &ipc::WriteOptions::default())?; // no copy of the buffers
+//! let encoded = ipc::encode(&t, &meta, &ipc::StreamWriteOptions::default())?; // no copy of the buffers
 //! let bytes = arrow_buffer::Buffer::from(encoded.to_vec());
-//! let (msg, used) = ipc::decode(&bytes, &ipc::ReadOptions::default())?.expect("one message");
+//! let (msg, used) = ipc::decode(&bytes, &ipc::StreamReadOptions::default())?.expect("one message");
 //! assert_eq!((msg.tensor, msg.custom_metadata, used), (t, meta, bytes.len()));
 //! # Ok::<(), arrow_sparse::Error>(())
 //! ```
@@ -29,7 +29,13 @@ use arrow_buffer::Buffer;
 
 pub use encode::{EncodedMessage, encode};
 pub use mmap::{MessageInfo, MmapReader};
-pub use stream::{StreamReader, StreamWriter};
+pub use stream::{TensorStreamReader, TensorStreamWriter};
+
+#[doc(hidden)]
+#[allow(deprecated)]
+pub use crate::compat::ipc::{
+    ReadOptions, StreamReader, StreamWriter, WriteOptions, read_file, write_file,
+};
 
 use crate::error::{Error, Result};
 use crate::tensor::{AnyTensor, Validation};
@@ -39,7 +45,7 @@ use crate::tensor::{AnyTensor, Validation};
 /// ```
 /// use arrow_sparse::{ipc, AnyTensor, CooTensor};
 /// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![3], &[(vec![2], 1.5)])?.into();
-/// let bytes = ipc::encode(&t, &[], &ipc::WriteOptions::default())?.to_vec();
+/// let bytes = ipc::encode(&t, &[], &ipc::StreamWriteOptions::default())?.to_vec();
 /// assert_eq!(bytes[..4], ipc::CONTINUATION);
 /// # Ok::<(), arrow_sparse::Error>(())
 /// ```
@@ -49,9 +55,9 @@ pub const CONTINUATION: [u8; 4] = [0xFF; 4];
 ///
 /// ```
 /// use arrow_sparse::ipc;
-/// let bytes = ipc::StreamWriter::new(Vec::new()).finish()?; // a stream of no message
+/// let bytes = ipc::TensorStreamWriter::new(Vec::new()).finish()?; // a stream of no message
 /// assert_eq!(bytes, ipc::END_OF_STREAM);
-/// assert_eq!(ipc::StreamReader::new(&bytes[..]).count(), 0);
+/// assert_eq!(ipc::TensorStreamReader::new(&bytes[..]).count(), 0);
 /// # Ok::<(), arrow_sparse::Error>(())
 /// ```
 pub const END_OF_STREAM: [u8; 8] = [0xFF, 0xFF, 0xFF, 0xFF, 0, 0, 0, 0];
@@ -89,14 +95,14 @@ impl From<AnyTensor> for TensorMessage {
 ///
 /// ```
 /// use arrow_sparse::{ipc, Validation};
-/// let options = ipc::ReadOptions { max_broadcast: 1024, ..Default::default() }
+/// let options = ipc::StreamReadOptions { max_broadcast: 1024, ..Default::default() }
 ///     .with_validation(Validation::Trusted)
 ///     .with_require_alignment(true);
 /// assert_eq!((options.validation, options.require_alignment), (Validation::Trusted, true));
 /// assert_eq!(options.max_metadata_len, 64 << 20);
 /// ```
 #[derive(Clone, Debug)]
-pub struct ReadOptions {
+pub struct StreamReadOptions {
     /// Full O(nnz) validation (default) or trusted structural checks only.
     pub validation: Validation,
     /// Refuse misaligned buffers with [`Error::Misaligned`] instead of copying them.
@@ -111,9 +117,9 @@ pub struct ReadOptions {
     pub max_broadcast: u64,
 }
 
-impl Default for ReadOptions {
+impl Default for StreamReadOptions {
     fn default() -> Self {
-        ReadOptions {
+        StreamReadOptions {
             validation: Validation::Full,
             require_alignment: false,
             max_metadata_len: 64 << 20,
@@ -123,15 +129,15 @@ impl Default for ReadOptions {
     }
 }
 
-impl ReadOptions {
+impl StreamReadOptions {
     /// Set the validation level.
     ///
     /// ```
     /// use arrow_sparse::{ipc, AnyTensor, CooTensor, Validation};
     /// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![3], &[(vec![2], 1.5)])?.into();
-    /// let bytes = arrow_buffer::Buffer::from(ipc::encode(&t, &[], &ipc::WriteOptions::default())?.to_vec());
+    /// let bytes = arrow_buffer::Buffer::from(ipc::encode(&t, &[], &ipc::StreamWriteOptions::default())?.to_vec());
     /// // for data this crate wrote itself: O(ndim) checks instead of O(nnz)
-    /// let trusted = ipc::ReadOptions::default().with_validation(Validation::Trusted);
+    /// let trusted = ipc::StreamReadOptions::default().with_validation(Validation::Trusted);
     /// let (msg, _) = ipc::decode(&bytes, &trusted)?.expect("a message");
     /// assert_eq!(msg.tensor, t);
     /// # Ok::<(), arrow_sparse::Error>(())
@@ -146,11 +152,11 @@ impl ReadOptions {
     /// use arrow_sparse::{ipc, AnyTensor, CooTensor, Error};
     /// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![3], &[(vec![2], 1.5)])?.into();
     /// let mut raw = vec![0u8]; // one byte in front: every buffer of the message is misaligned
-    /// raw.extend(ipc::encode(&t, &[], &ipc::WriteOptions::default())?.to_vec());
+    /// raw.extend(ipc::encode(&t, &[], &ipc::StreamWriteOptions::default())?.to_vec());
     /// let shifted = arrow_buffer::Buffer::from(raw).slice(1);
     /// // by default misaligned buffers are copied
-    /// assert_eq!(ipc::decode(&shifted, &ipc::ReadOptions::default())?.expect("a message").0.tensor, t);
-    /// let strict = ipc::ReadOptions::default().with_require_alignment(true);
+    /// assert_eq!(ipc::decode(&shifted, &ipc::StreamReadOptions::default())?.expect("a message").0.tensor, t);
+    /// let strict = ipc::StreamReadOptions::default().with_require_alignment(true);
     /// assert!(matches!(ipc::decode(&shifted, &strict), Err(Error::Misaligned { .. })));
     /// # Ok::<(), arrow_sparse::Error>(())
     /// ```
@@ -166,13 +172,13 @@ impl ReadOptions {
 /// use arrow_sparse::{ipc, AnyTensor, Convert, CooTensor};
 /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 2], &[(vec![0, 1], 1.0), (vec![1, 1], 2.0)])?;
 /// let t: AnyTensor = coo.to_csf::<i64, i64>(&[0, 1])?.into();
-/// let padded = ipc::WriteOptions { csf_lengths: ipc::CsfLengths::PaddedBytes };
-/// let a = ipc::encode(&t, &[], &ipc::WriteOptions::default())?.to_vec();
+/// let padded = ipc::StreamWriteOptions { csf_lengths: ipc::CsfLengths::PaddedBytes };
+/// let a = ipc::encode(&t, &[], &ipc::StreamWriteOptions::default())?.to_vec();
 /// let b = ipc::encode(&t, &[], &padded)?.to_vec();
 /// assert_ne!(a, b);
 /// // arrow-sparse reads both
 /// for bytes in [a, b] {
-///     let (msg, _) = ipc::decode(&arrow_buffer::Buffer::from(bytes), &ipc::ReadOptions::default())?.expect("a message");
+///     let (msg, _) = ipc::decode(&arrow_buffer::Buffer::from(bytes), &ipc::StreamReadOptions::default())?.expect("a message");
 ///     assert_eq!(msg.tensor, t);
 /// }
 /// # Ok::<(), arrow_sparse::Error>(())
@@ -190,11 +196,11 @@ pub enum CsfLengths {
 /// Options for every writer.
 ///
 /// ```
-/// use arrow_sparse::ipc::{CsfLengths, WriteOptions};
-/// assert_eq!(WriteOptions::default().csf_lengths, CsfLengths::Elements);
+/// use arrow_sparse::ipc::{CsfLengths, StreamWriteOptions};
+/// assert_eq!(StreamWriteOptions::default().csf_lengths, CsfLengths::Elements);
 /// ```
 #[derive(Clone, Debug, Default)]
-pub struct WriteOptions {
+pub struct StreamWriteOptions {
     /// How CSF index buffer lengths are written.
     pub csf_lengths: CsfLengths,
 }
@@ -209,24 +215,27 @@ pub struct WriteOptions {
 /// use arrow_sparse::{ipc, AnyTensor, CooTensor};
 /// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![2], &[(vec![1], 4.0)])?.into();
 /// let mut stream = Vec::new();
-/// let mut w = ipc::StreamWriter::new(&mut stream);
+/// let mut w = ipc::TensorStreamWriter::new(&mut stream);
 /// w.write(&t)?;
 /// w.finish()?;
 /// let bytes = arrow_buffer::Buffer::from(stream);
-/// let (first, used) = ipc::decode(&bytes, &ipc::ReadOptions::default())?.expect("a message");
+/// let (first, used) = ipc::decode(&bytes, &ipc::StreamReadOptions::default())?.expect("a message");
 /// assert_eq!(first.tensor, t);
 /// // what follows is the end-of-stream marker: no more messages
-/// assert!(ipc::decode(&bytes.slice(used), &ipc::ReadOptions::default())?.is_none());
+/// assert!(ipc::decode(&bytes.slice(used), &ipc::StreamReadOptions::default())?.is_none());
 /// # Ok::<(), arrow_sparse::Error>(())
 /// ```
-pub fn decode(bytes: &Buffer, options: &ReadOptions) -> Result<Option<(TensorMessage, usize)>> {
+pub fn decode(
+    bytes: &Buffer,
+    options: &StreamReadOptions,
+) -> Result<Option<(TensorMessage, usize)>> {
     decode_at(bytes, 0, options)
 }
 
 pub(crate) fn decode_at(
     bytes: &Buffer,
     at: u64,
-    options: &ReadOptions,
+    options: &StreamReadOptions,
 ) -> Result<Option<(TensorMessage, usize)>> {
     if bytes.is_empty() {
         return Ok(None);
@@ -281,18 +290,19 @@ pub(crate) fn decode_at(
 /// let path = dir.path().join("two.arrow");
 /// let a: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![3], &[(vec![0], 1.0)])?.into();
 /// let b: AnyTensor = DenseTensor::<i32>::try_new(vec![2], vec![4, 5].into())?.into();
-/// ipc::write_file(&path, &[a.clone().into(), b.clone().into()], &ipc::WriteOptions::default())?;
-/// let back = ipc::read_file(&path, &ipc::ReadOptions::default())?;
+/// ipc::write_tensor_stream(&path, &[a.clone().into(), b.clone().into()], &ipc::StreamWriteOptions::default())?;
+/// let back = ipc::read_tensor_stream(&path, &ipc::StreamReadOptions::default())?;
 /// assert_eq!((&back[0].tensor, &back[1].tensor), (&a, &b));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-pub fn write_file<'a>(
-    path: &Path,
+pub fn write_tensor_stream<'a>(
+    path: impl AsRef<Path>,
     messages: impl IntoIterator<Item = &'a TensorMessage>,
-    options: &WriteOptions,
+    options: &StreamWriteOptions,
 ) -> Result<()> {
+    let path = path.as_ref();
     crate::atomic::write_atomic(path, |f| {
-        let mut w = StreamWriter::new(std::io::BufWriter::new(f)).with_options(options.clone());
+        let mut w = TensorStreamWriter::new(std::io::BufWriter::new(f)).with_options(options);
         for m in messages {
             w.write_with_metadata(&m.tensor, &m.custom_metadata)?;
         }
@@ -308,12 +318,16 @@ pub fn write_file<'a>(
 /// let dir = tempfile::tempdir()?;
 /// let path = dir.path().join("doc_read_file.arrow");
 /// let t: AnyTensor = CooTensor::<f32, i32>::from_entries(vec![2, 2], &[(vec![1, 0], 3.0)])?.into();
-/// ipc::write_file(&path, &[t.clone().into()], &ipc::WriteOptions::default())?;
-/// let all = ipc::read_file(&path, &ipc::ReadOptions::default())?;
+/// ipc::write_tensor_stream(&path, &[t.clone().into()], &ipc::StreamWriteOptions::default())?;
+/// let all = ipc::read_tensor_stream(&path, &ipc::StreamReadOptions::default())?;
 /// assert_eq!((all.len(), &all[0].tensor), (1, &t));
 /// # Ok::<(), arrow_sparse::Error>(())
 /// ```
-pub fn read_file(path: &Path, options: &ReadOptions) -> Result<Vec<TensorMessage>> {
-    let reader = MmapReader::open_with(path, options.clone())?;
+pub fn read_tensor_stream(
+    path: impl AsRef<Path>,
+    options: &StreamReadOptions,
+) -> Result<Vec<TensorMessage>> {
+    let path = path.as_ref();
+    let reader = MmapReader::open_with(path, options)?;
     (0..reader.len()).map(|i| reader.get(i)).collect()
 }

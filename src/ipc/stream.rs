@@ -1,4 +1,4 @@
-//! [`StreamWriter`] and [`StreamReader`]: sequences of messages ended by the
+//! [`TensorStreamWriter`] and [`TensorStreamReader`]: sequences of messages ended by the
 //! end-of-stream marker.
 
 use std::io::{ErrorKind, Read, Write};
@@ -6,7 +6,7 @@ use std::io::{ErrorKind, Read, Write};
 use arrow_buffer::{Buffer, MutableBuffer};
 
 use super::decode::{Frame, parse_message, parse_prefix};
-use super::{END_OF_STREAM, ReadOptions, TensorMessage, WriteOptions, encode};
+use super::{END_OF_STREAM, StreamReadOptions, StreamWriteOptions, TensorMessage, encode};
 use crate::error::{Error, Result};
 use crate::tensor::AnyTensor;
 
@@ -14,36 +14,36 @@ use crate::tensor::AnyTensor;
 /// appends the end-of-stream marker.
 ///
 /// ```
-/// use arrow_sparse::{ipc::StreamWriter, CooTensor};
+/// use arrow_sparse::{ipc::TensorStreamWriter, CooTensor};
 /// let t = CooTensor::<i32, i64>::from_entries(vec![4], &[(vec![2], 7)])?;
-/// let mut w = StreamWriter::new(Vec::new());
+/// let mut w = TensorStreamWriter::new(Vec::new());
 /// w.write(&t.into())?;
 /// let bytes = w.finish()?;
 /// assert_eq!(&bytes[bytes.len() - 8..], &arrow_sparse::ipc::END_OF_STREAM);
 /// # Ok::<(), arrow_sparse::Error>(())
 /// ```
 #[derive(Debug)]
-pub struct StreamWriter<W: Write> {
+pub struct TensorStreamWriter<W: Write> {
     out: W,
-    options: WriteOptions,
+    options: StreamWriteOptions,
     written: u64,
 }
 
-impl<W: Write> StreamWriter<W> {
+impl<W: Write> TensorStreamWriter<W> {
     /// A writer with default options.
     ///
     /// ```
-    /// use arrow_sparse::{ipc::StreamWriter, AnyTensor, CooTensor};
+    /// use arrow_sparse::{ipc::TensorStreamWriter, AnyTensor, CooTensor};
     /// let t: AnyTensor = CooTensor::<i32, i64>::from_entries(vec![4], &[(vec![2], 7)])?.into();
-    /// let mut w = StreamWriter::new(Vec::new());
+    /// let mut w = TensorStreamWriter::new(Vec::new());
     /// w.write(&t)?;
     /// assert!(w.bytes_written() > 0);
     /// # Ok::<(), arrow_sparse::Error>(())
     /// ```
     pub fn new(out: W) -> Self {
-        StreamWriter {
+        TensorStreamWriter {
             out,
-            options: WriteOptions::default(),
+            options: StreamWriteOptions::default(),
             written: 0,
         }
     }
@@ -51,26 +51,26 @@ impl<W: Write> StreamWriter<W> {
     /// Replace the write options.
     ///
     /// ```
-    /// use arrow_sparse::ipc::{CsfLengths, StreamWriter, WriteOptions};
-    /// let w = StreamWriter::new(Vec::new())
-    ///     .with_options(WriteOptions { csf_lengths: CsfLengths::PaddedBytes });
+    /// use arrow_sparse::ipc::{CsfLengths, TensorStreamWriter, StreamWriteOptions};
+    /// let w = TensorStreamWriter::new(Vec::new())
+    ///     .with_options(&StreamWriteOptions { csf_lengths: CsfLengths::PaddedBytes });
     /// assert_eq!(w.bytes_written(), 0);
     /// ```
-    pub fn with_options(mut self, options: WriteOptions) -> Self {
-        self.options = options;
+    pub fn with_options(mut self, options: &StreamWriteOptions) -> Self {
+        self.options = options.clone();
         self
     }
 
     /// Write one tensor.
     ///
     /// ```
-    /// use arrow_sparse::{ipc::StreamWriter, AnyTensor, CooTensor};
+    /// use arrow_sparse::{ipc::TensorStreamWriter, AnyTensor, CooTensor};
     /// let t: AnyTensor = CooTensor::<i32, i64>::from_entries(vec![4], &[(vec![2], 7)])?.into();
-    /// let mut w = StreamWriter::new(Vec::new());
+    /// let mut w = TensorStreamWriter::new(Vec::new());
     /// w.write(&t)?;
     /// w.write(&t)?;
     /// let bytes = w.finish()?;
-    /// assert_eq!(arrow_sparse::ipc::StreamReader::new(&bytes[..]).count(), 2);
+    /// assert_eq!(arrow_sparse::ipc::TensorStreamReader::new(&bytes[..]).count(), 2);
     /// # Ok::<(), arrow_sparse::Error>(())
     /// ```
     pub fn write(&mut self, tensor: &AnyTensor) -> Result<()> {
@@ -80,12 +80,12 @@ impl<W: Write> StreamWriter<W> {
     /// Write one tensor with `custom_metadata` key/values on its Message.
     ///
     /// ```
-    /// use arrow_sparse::{ipc::StreamWriter, AnyTensor, CooTensor};
+    /// use arrow_sparse::{ipc::TensorStreamWriter, AnyTensor, CooTensor};
     /// let t: AnyTensor = CooTensor::<i32, i64>::from_entries(vec![4], &[(vec![2], 7)])?.into();
-    /// let mut w = StreamWriter::new(Vec::new());
+    /// let mut w = TensorStreamWriter::new(Vec::new());
     /// w.write_with_metadata(&t, &[("unit".into(), "m/s".into())])?;
     /// let bytes = w.finish()?;
-    /// let msg = arrow_sparse::ipc::StreamReader::new(&bytes[..]).next().expect("a message")?;
+    /// let msg = arrow_sparse::ipc::TensorStreamReader::new(&bytes[..]).next().expect("a message")?;
     /// assert_eq!(msg.custom_metadata, [("unit".to_string(), "m/s".to_string())]);
     /// # Ok::<(), arrow_sparse::Error>(())
     /// ```
@@ -103,9 +103,9 @@ impl<W: Write> StreamWriter<W> {
     /// Bytes written so far.
     ///
     /// ```
-    /// use arrow_sparse::{ipc::StreamWriter, AnyTensor, CooTensor};
+    /// use arrow_sparse::{ipc::TensorStreamWriter, AnyTensor, CooTensor};
     /// let t: AnyTensor = CooTensor::<i32, i64>::from_entries(vec![4], &[(vec![2], 7)])?.into();
-    /// let mut w = StreamWriter::new(Vec::new());
+    /// let mut w = TensorStreamWriter::new(Vec::new());
     /// w.write(&t)?;
     /// let n = w.bytes_written();
     /// // finish adds the 8-byte end-of-stream marker
@@ -119,9 +119,9 @@ impl<W: Write> StreamWriter<W> {
     /// Write the end-of-stream marker and return the inner writer.
     ///
     /// ```
-    /// use arrow_sparse::{ipc::StreamWriter, AnyTensor, CooTensor};
+    /// use arrow_sparse::{ipc::TensorStreamWriter, AnyTensor, CooTensor};
     /// let t: AnyTensor = CooTensor::<i32, i64>::from_entries(vec![4], &[(vec![2], 7)])?.into();
-    /// let mut w = StreamWriter::new(Vec::new());
+    /// let mut w = TensorStreamWriter::new(Vec::new());
     /// w.write(&t)?;
     /// let bytes: Vec<u8> = w.finish()?; // the inner writer back
     /// assert!(bytes.ends_with(&arrow_sparse::ipc::END_OF_STREAM));
@@ -146,42 +146,42 @@ impl<W: Write> StreamWriter<W> {
 /// use arrow_sparse::{ipc, AnyTensor, CooTensor};
 /// let t: AnyTensor = CooTensor::<i64, i64>::from_entries(vec![3], &[(vec![0], -1)])?.into();
 /// let mut bytes = Vec::new();
-/// let mut w = ipc::StreamWriter::new(&mut bytes);
+/// let mut w = ipc::TensorStreamWriter::new(&mut bytes);
 /// w.write_with_metadata(&t, &[("k".into(), "v".into())])?;
 /// w.finish()?;
 /// // any `Read`: a file, a socket, a byte slice
-/// let msgs: Vec<_> = ipc::StreamReader::new(&bytes[..]).collect::<Result<_, _>>()?;
+/// let msgs: Vec<_> = ipc::TensorStreamReader::new(&bytes[..]).collect::<Result<_, _>>()?;
 /// assert_eq!((&msgs[0].tensor, msgs[0].custom_metadata[0].1.as_str()), (&t, "v"));
 /// # Ok::<(), arrow_sparse::Error>(())
 /// ```
 #[derive(Debug)]
-pub struct StreamReader<R: Read> {
+pub struct TensorStreamReader<R: Read> {
     input: R,
-    options: ReadOptions,
+    options: StreamReadOptions,
     offset: u64,
     done: bool,
 }
 
 const CHUNK: usize = 64 << 20;
 
-impl<R: Read> StreamReader<R> {
+impl<R: Read> TensorStreamReader<R> {
     /// A reader with default options.
     ///
     /// ```
     /// use arrow_sparse::{ipc, AnyTensor, CooTensor};
     /// let t: AnyTensor = CooTensor::<i32, i64>::from_entries(vec![4], &[(vec![2], 7)])?.into();
-    /// let mut w = ipc::StreamWriter::new(Vec::new());
+    /// let mut w = ipc::TensorStreamWriter::new(Vec::new());
     /// w.write(&t)?;
     /// let bytes = w.finish()?;
-    /// let mut r = ipc::StreamReader::new(&bytes[..]);
+    /// let mut r = ipc::TensorStreamReader::new(&bytes[..]);
     /// assert_eq!(r.next().expect("a message")?.tensor, t);
     /// assert!(r.next().is_none());
     /// // a truncated stream is an error, not a panic
-    /// assert!(ipc::StreamReader::new(&bytes[..20]).next().expect("an error").is_err());
+    /// assert!(ipc::TensorStreamReader::new(&bytes[..20]).next().expect("an error").is_err());
     /// # Ok::<(), arrow_sparse::Error>(())
     /// ```
     pub fn new(input: R) -> Self {
-        Self::with_options(input, ReadOptions::default())
+        Self::with_options(input, &StreamReadOptions::default())
     }
 
     /// A reader with the given options.
@@ -189,18 +189,18 @@ impl<R: Read> StreamReader<R> {
     /// ```
     /// use arrow_sparse::{ipc, AnyTensor, CooTensor};
     /// let t: AnyTensor = CooTensor::<i32, i64>::from_entries(vec![4], &[(vec![2], 7)])?.into();
-    /// let mut w = ipc::StreamWriter::new(Vec::new());
+    /// let mut w = ipc::TensorStreamWriter::new(Vec::new());
     /// w.write(&t)?;
     /// let bytes = w.finish()?;
     /// // a metadata limit smaller than this message's flatbuffer
-    /// let tiny = ipc::ReadOptions { max_metadata_len: 8, ..Default::default() };
-    /// assert!(ipc::StreamReader::with_options(&bytes[..], tiny).next().expect("an error").is_err());
+    /// let tiny = ipc::StreamReadOptions { max_metadata_len: 8, ..Default::default() };
+    /// assert!(ipc::TensorStreamReader::with_options(&bytes[..], &tiny).next().expect("an error").is_err());
     /// # Ok::<(), arrow_sparse::Error>(())
     /// ```
-    pub fn with_options(input: R, options: ReadOptions) -> Self {
-        StreamReader {
+    pub fn with_options(input: R, options: &StreamReadOptions) -> Self {
+        TensorStreamReader {
             input,
-            options,
+            options: options.clone(),
             offset: 0,
             done: false,
         }
@@ -280,7 +280,7 @@ impl<R: Read> StreamReader<R> {
     }
 }
 
-impl<R: Read> Iterator for StreamReader<R> {
+impl<R: Read> Iterator for TensorStreamReader<R> {
     type Item = Result<TensorMessage>;
 
     fn next(&mut self) -> Option<Self::Item> {

@@ -679,7 +679,7 @@ pub fn dense_to_coo<V: Value, I: Index>(d: &DenseTensor<V>) -> Result<CooTensor<
     let d = if d.as_any().is_row_major() {
         d.clone()
     } else {
-        crate::Convert::to_dense(d)?
+        d.to_row_major()?
     };
     let shape = d.shape().to_vec();
     if let Some(&big) = shape.iter().max()

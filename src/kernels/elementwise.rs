@@ -660,8 +660,8 @@ pub fn binary_csf<V: Numeric, I: Index, P: Index>(
     check_shapes(a.shape(), b.shape())?;
     let n = a.ndim();
     if a.axis_order() != b.axis_order() || !csf_sorted(a) || !csf_sorted(b) {
-        let ca = crate::Convert::to_coo::<I>(a)?;
-        let cb = crate::Convert::to_coo::<I>(b)?;
+        let ca = AnyTensor::from(a.clone()).to_coo::<V, I>()?;
+        let cb = AnyTensor::from(b.clone()).to_coo::<V, I>()?;
         let c = binary_coo(&ca, &cb, op)?;
         return super::convert::coo_to_csf::<V, I, P>(&c, a.axis_order())?
             .with_dim_names(a.dim_names().to_vec());
@@ -1147,14 +1147,14 @@ pub fn map_values<V: Value, W: Value>(
 ) -> Result<AnyTensor> {
     use rayon::prelude::*;
     let map = |vals: &crate::ValueBuffer| -> Result<crate::ValueBuffer> {
-        let v = V::unwrap(vals).ok_or_else(|| Error::Type {
+        let v = vals.as_typed::<V>().ok_or_else(|| Error::Type {
             what: "value type".into(),
             expected: V::TYPE.name().into(),
             found: vals.data_type().name().into(),
         })?;
         let mut out = alloc::with_capacity::<W>(v.len(), "mapped values")?;
         v.par_iter().map(|&x| f(x)).collect_into_vec(&mut out);
-        Ok(W::wrap(ScalarBuffer::from(out)))
+        Ok(crate::buffer::ValueBuffer::from(ScalarBuffer::from(out)))
     };
     Ok(match t {
         AnyTensor::Dense(d) => AnyTensor::Dense(AnyDense::try_new(

@@ -78,7 +78,7 @@ fn plain_values<V: Numeric>(t: &AnyTensor) -> Result<Option<&[V]>> {
     }
     let buf = match t {
         AnyTensor::Dense(d) => {
-            let Some(dt) = V::unwrap(d.values()) else {
+            let Some(dt) = d.values().as_typed::<V>() else {
                 return Ok(None);
             };
             return Ok(dense_row_major(d.shape(), d.strides(), dt));
@@ -94,7 +94,7 @@ fn plain_values<V: Numeric>(t: &AnyTensor) -> Result<Option<&[V]>> {
             return plain_values::<V>(d.storage());
         }
     };
-    Ok(V::unwrap(buf).map(|b| &b[..]))
+    Ok(buf.as_typed::<V>().map(|b| &b[..]))
 }
 
 /// The elements of a packed row-major dense buffer.
@@ -375,10 +375,13 @@ fn dense_sums<V: Numeric>(t: &AnyTensor, kept: &Kept, size: usize) -> Result<Vec
 fn csx_dense_sums<V: Numeric>(m: &AnyCsx, kept: &Kept, size: usize) -> Result<Vec<V>> {
     let (major, _) = m.axis().dims();
     let m = m.unify_index_types()?;
-    let vals = &V::unwrap(m.values()).ok_or_else(|| internal("CSX values"))?[..];
+    let vals = &m
+        .values()
+        .as_typed::<V>()
+        .ok_or_else(|| internal("CSX values"))?[..];
     with_index_type!(m.index_type(), J => {
-        let ptr = &J::unwrap(m.indptr()).ok_or_else(|| internal("CSX indptr"))?[..];
-        let idx = &J::unwrap(m.indices()).ok_or_else(|| internal("CSX indices"))?[..];
+        let ptr = &m.indptr().as_typed::<J>().ok_or_else(|| internal("CSX indptr"))?[..];
+        let idx = &m.indices().as_typed::<J>().ok_or_else(|| internal("CSX indices"))?[..];
         let nnz = vals.len().min(idx.len());
         if kept.dims == [major] {
             // one sum per indptr range
@@ -463,9 +466,12 @@ fn coo_keys<I: Index>(
 }
 
 fn coo_scatter<V: Numeric>(c: &AnyCoo, kept: &Kept, acc: &mut [V::Acc]) -> Result<()> {
-    let vals = &V::unwrap(c.values()).ok_or_else(|| internal("COO values"))?[..];
+    let vals = &c
+        .values()
+        .as_typed::<V>()
+        .ok_or_else(|| internal("COO values"))?[..];
     with_index_type!(c.index_type(), J => {
-        let coords = &J::unwrap(c.coords()).ok_or_else(|| internal("COO coordinates"))?[..];
+        let coords = &c.coords().as_typed::<J>().ok_or_else(|| internal("COO coordinates"))?[..];
         coo_keys(coords, c.layout(), c.nnz(), c.shape(), kept, |k, key| match acc.get_mut(key) {
             Some(s) => {
                 *s = V::acc_add(*s, vals[k].to_acc());
@@ -485,15 +491,18 @@ fn csf_walk<V: Numeric>(
     f: &mut dyn FnMut(usize, V) -> bool,
 ) -> Result<()> {
     let c = c.unify_index_types()?;
-    let vals = &V::unwrap(c.values()).ok_or_else(|| internal("CSF values"))?[..];
+    let vals = &c
+        .values()
+        .as_typed::<V>()
+        .ok_or_else(|| internal("CSF values"))?[..];
     with_index_type!(c.index_type(), J => {
         let mut ptr: Vec<&[J]> = Vec::new();
         let mut idx: Vec<&[J]> = Vec::new();
         for b in c.indptr() {
-            ptr.push(&J::unwrap(b).ok_or_else(|| internal("CSF indptr"))?[..]);
+            ptr.push(&b.as_typed::<J>().ok_or_else(|| internal("CSF indptr"))?[..]);
         }
         for b in c.indices() {
-            idx.push(&J::unwrap(b).ok_or_else(|| internal("CSF indices"))?[..]);
+            idx.push(&b.as_typed::<J>().ok_or_else(|| internal("CSF indices"))?[..]);
         }
         let order = c.axis_order();
         let shape = c.shape();
@@ -553,9 +562,12 @@ fn sparse_sums<V: Numeric>(t: &AnyTensor, kept: &Kept) -> Result<CooTensor<V, i6
     };
     match t {
         AnyTensor::Coo(c) => {
-            let vals = &V::unwrap(c.values()).ok_or_else(|| internal("COO values"))?[..];
+            let vals = &c
+                .values()
+                .as_typed::<V>()
+                .ok_or_else(|| internal("COO values"))?[..];
             with_index_type!(c.index_type(), J => {
-                let coords = &J::unwrap(c.coords()).ok_or_else(|| internal("COO coordinates"))?[..];
+                let coords = &c.coords().as_typed::<J>().ok_or_else(|| internal("COO coordinates"))?[..];
                 coo_keys(coords, c.layout(), c.nnz(), c.shape(), kept, |k, key| push(key, vals[k]))?
             })
         }

@@ -735,11 +735,11 @@ fn value_mismatch<V: Numeric>(found: crate::ValueType) -> Error {
 macro_rules! with_csx_slices {
     ($m:expr, $V:ty, |$ptr:ident, $idx:ident, $vals:ident| $body:expr) => {{
         let m: &AnyCsx = $m;
-        let $vals: &[$V] = &<$V>::unwrap(m.values())
+        let $vals: &[$V] = &m.values().as_typed::<$V>()
             .ok_or_else(|| value_mismatch::<$V>(m.value_type()))?[..];
         if m.indptr_type() == m.index_type() {
             with_index_type!(m.index_type(), J => {
-                let ($ptr, $idx) = match (J::unwrap(m.indptr()), J::unwrap(m.indices())) {
+                let ($ptr, $idx) = match (m.indptr().as_typed::<J>(), m.indices().as_typed::<J>()) {
                     (Some(p), Some(i)) => (&p[..], &i[..]),
                     _ => return Err(Error::invariant("CSX index buffers", None, "type tags disagree")),
                 };
@@ -748,7 +748,7 @@ macro_rules! with_csx_slices {
         } else {
             let u = m.unify_index_types()?;
             with_index_type!(u.index_type(), J => {
-                let ($ptr, $idx) = match (J::unwrap(u.indptr()), J::unwrap(u.indices())) {
+                let ($ptr, $idx) = match (u.indptr().as_typed::<J>(), u.indices().as_typed::<J>()) {
                     (Some(p), Some(i)) => (&p[..], &i[..]),
                     _ => return Err(Error::invariant("CSX index buffers", None, "type tags disagree")),
                 };

@@ -11,7 +11,7 @@
 //! ```
 
 use super::{
-    AnyCoo, AnyCsf, AnyCsx, AnyDense, AnyDm, AnyGcs, CompressedAxis, Convert, CooTensor, CsfTensor,
+    AnyCoo, AnyCsf, AnyCsx, AnyDense, AnyDm, AnyGcs, CompressedAxis, CooTensor, CsfTensor,
     CsxMatrix, DenseTensor, DmTensor, Format, GcsTensor,
 };
 use crate::buffer::IndexBuffer;
@@ -430,7 +430,7 @@ impl AnyTensor {
                 let mut c = vec![0usize; t.shape().len()];
                 let map = t.map();
                 AnyTensor::Csx(t.matrix().clone()).for_each_entry::<V>(&mut |r, v| {
-                    map.promote(r, &mut c);
+                    map.promote_into(r, &mut c);
                     f(&c, v)
                 })
             }
@@ -479,66 +479,15 @@ impl AnyTensor {
                     return Ok(None);
                 }
                 let mut r = [0usize; 2];
-                t.map().reduce(coords, &mut r);
+                t.map().reduce_into(coords, &mut r);
                 return AnyTensor::Csx(t.matrix().clone()).get::<V>(&r);
             }
             AnyTensor::Dm(t) => return t.get::<V>(coords),
         })
     }
 
-    /// Reduce this tensor to GCS with the given map (`map.shape()` must be this
-    /// tensor's shape), compressed along `axis`, with `index_type` for both the
-    /// matrix indices and indptr.
-    ///
-    /// ```
-    /// use arrow_sparse::{dims::DimMap, AnyTensor, CompressedAxis, CooTensor, Format, IndexType};
-    /// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![2, 3, 4], &[(vec![1, 2, 3], 5.0)])?.into();
-    /// // rows = dimensions (0, 1), columns = dimension 2: a 6 x 4 matrix
-    /// let map = DimMap::try_new(vec![2, 3, 4], vec![0, 1, 2], vec![2])?;
-    /// let gcs = t.to_gcs(map, CompressedAxis::Column, IndexType::Int16)?;
-    /// assert_eq!((gcs.format(), gcs.index_type()), (Format::Gcs, Some(IndexType::Int16)));
-    /// assert_eq!(gcs.get::<f64>(&[1, 2, 3])?, Some(5.0));
-    /// # Ok::<(), arrow_sparse::Error>(())
-    /// ```
-    pub fn to_gcs(
-        &self,
-        map: DimMap,
-        axis: CompressedAxis,
-        index_type: IndexType,
-    ) -> Result<AnyTensor> {
-        with_value_type!(self.value_type(), V => {
-            let coo = self.to_coo::<V, i64>()?;
-            with_index_type!(index_type, I => {
-                Ok(AnyTensor::Gcs(GcsTensor::<V, I, I>::from_coo(&coo, map, axis)?.into()))
-            })
-        })
-    }
-
-    /// Wrap this tensor's entries, reduced by `map`, in a DM tensor whose storage
-    /// has format `storage` (int64 indices).
-    ///
-    /// ```
-    /// use arrow_sparse::{AnyTensor, CompressedAxis, CsxMatrix};
-    /// // [[1, 0, 2], [0, 0, 3]] as CSR
-    /// let t: AnyTensor = CsxMatrix::<f64, i32, i64>::try_new(
-    ///     CompressedAxis::Row, vec![2, 3], vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?.into();
-    /// use arrow_sparse::{dims::DimMap, Format};
-    /// // the same matrix, stored transposed (3 x 2) as COO
-    /// let map = DimMap::try_new(vec![2, 3], vec![1, 0], vec![1])?;
-    /// let dm = t.to_dm(map, Format::Coo)?;
-    /// assert_eq!(dm.format(), Format::Dm);
-    /// assert_eq!(dm.get::<f64>(&[0, 2])?, Some(2.0));
-    /// # Ok::<(), arrow_sparse::Error>(())
-    /// ```
-    pub fn to_dm(&self, map: DimMap, storage: Format) -> Result<AnyTensor> {
-        with_value_type!(self.value_type(), V => {
-            let coo = self.to_coo::<V, i64>()?;
-            Ok(AnyTensor::Dm(DmTensor::<V>::from_coo(&coo, map, storage)?.into()))
-        })
-    }
-
     /// All stored entries as a typed COO tensor (row-major, storage order,
-    /// duplicates kept; see [`Convert::to_coo`]). Fails if the value type is not `V`
+    /// duplicates kept; see [`Convert::to_coo`](crate::Convert::to_coo)). Fails if the value type is not `V`
     /// or a coordinate does not fit `I`.
     ///
     /// ```
@@ -561,20 +510,20 @@ impl AnyTensor {
             AnyTensor::Dense(t) => t
                 .downcast::<V>()
                 .ok_or_else(|| internal("dense"))?
-                .to_coo::<I>(),
+                .coo_entries::<I>(),
             AnyTensor::Coo(t) => with_index_type!(t.index_type(), J => {
-                t.downcast::<V, J>().ok_or_else(|| internal("coo"))?.to_coo::<I>()
+                t.downcast::<V, J>().ok_or_else(|| internal("coo"))?.coo_entries::<I>()
             }),
             AnyTensor::Csx(t) => {
                 let t = t.unify_index_types()?;
                 with_index_type!(t.index_type(), J => {
-                    t.downcast::<V, J, J>().ok_or_else(|| internal("csx"))?.to_coo::<I>()
+                    t.downcast::<V, J, J>().ok_or_else(|| internal("csx"))?.coo_entries::<I>()
                 })
             }
             AnyTensor::Csf(t) => {
                 let t = t.unify_index_types()?;
                 with_index_type!(t.index_type(), J => {
-                    t.downcast::<V, J, J>().ok_or_else(|| internal("csf"))?.to_coo::<I>()
+                    t.downcast::<V, J, J>().ok_or_else(|| internal("csf"))?.coo_entries::<I>()
                 })
             }
             AnyTensor::Gcs(_) | AnyTensor::Dm(_) => {
@@ -604,57 +553,6 @@ impl AnyTensor {
                 )
             }
         }
-    }
-
-    /// Rewrite the tensor in another format with the given index type (for CSX and
-    /// CSF both indices and indptr). `axis_order` applies to CSF (default: the
-    /// source's order for a CSF source, else `0..ndim`). GCS targets use the
-    /// mapping with the fewest bytes ([`best_mapping`](super::gcs::best_mapping),
-    /// CSR); DM targets wrap COO storage with the identity map (use
-    /// [`to_gcs`](Self::to_gcs) / [`to_dm`](Self::to_dm) to choose). Entries are kept as they
-    /// are (duplicates included), except that a dense result sums duplicates and
-    /// drops nothing: zeros stored explicitly in a sparse tensor stay zeros.
-    ///
-    /// ```
-    /// use arrow_sparse::{AnyTensor, DenseTensor, Format, IndexType};
-    /// let dense: AnyTensor = DenseTensor::<i16>::try_new(vec![2, 2], vec![0, 3, 0, 4].into())?.into();
-    /// let csc = dense.convert(Format::Csc, IndexType::Int32, None)?;
-    /// assert_eq!((csc.format(), csc.nnz()), (Format::Csc, 2));
-    /// # Ok::<(), arrow_sparse::Error>(())
-    /// ```
-    pub fn convert(
-        &self,
-        to: Format,
-        index_type: IndexType,
-        axis_order: Option<&[usize]>,
-    ) -> Result<AnyTensor> {
-        let order: Vec<usize> = match (axis_order, self) {
-            (Some(o), _) => o.to_vec(),
-            (None, AnyTensor::Csf(t)) => t.axis_order().to_vec(),
-            (None, _) => (0..self.shape().len()).collect(),
-        };
-        with_value_type!(self.value_type(), V => {
-            let wide = self.to_coo::<V, i64>()?;
-            with_index_type!(index_type, I => {
-                let coo = wide.cast_indices::<I>()?;
-                Ok(match to {
-                    Format::Dense => coo.to_dense()?.into(),
-                    Format::Coo => coo.into(),
-                    Format::Csr => coo.to_csx::<I, I>(CompressedAxis::Row)?.into(),
-                    Format::Csc => coo.to_csx::<I, I>(CompressedAxis::Column)?.into(),
-                    Format::Csf => coo.to_csf::<I, I>(&order)?.into(),
-                    Format::Gcs => {
-                        let (map, _) = super::gcs::best_mapping(coo.shape(), coo.nnz(), CompressedAxis::Row)?;
-                        AnyTensor::Gcs(GcsTensor::<V, I, I>::from_coo(&coo, map, CompressedAxis::Row)?.into())
-                    }
-                    Format::Dm => {
-                        let map = DimMap::identity(coo.shape().to_vec())?;
-                        let storage: AnyTensor = CooTensor::<V, I>::from_trusted_parts(coo.shape(), coo.coords().clone(), coo.values().clone(), &[], Some(coo.is_canonical()))?.into();
-                        AnyTensor::Dm(AnyDm::try_new(map, storage, coo.dim_names().to_vec())?)
-                    }
-                })
-            })
-        })
     }
 }
 

@@ -17,7 +17,7 @@ use arrow_buffer::ScalarBuffer;
 use super::validate::{Validation, check_dim_names, check_permutation, check_shape};
 #[cfg(test)]
 use super::{CompressedAxis, CsfTensor, CsxMatrix};
-use super::{Convert, DenseTensor, recast};
+use super::{DenseTensor, recast};
 use crate::buffer::{IndexBuffer, ValueBuffer, with_index_slice};
 use crate::error::{Error, Result};
 use crate::types::{Index, IndexType, Value, ValueType};
@@ -261,8 +261,8 @@ impl AnyCoo {
     /// ```
     pub fn downcast<V: Value, I: Index>(&self) -> Option<CooTensor<V, I>> {
         Some(CooTensor {
-            coords: I::unwrap(&self.coords)?.clone(),
-            values: V::unwrap(&self.values)?.clone(),
+            coords: self.coords.as_typed::<I>()?.clone(),
+            values: self.values.as_typed::<V>()?.clone(),
             any: self.clone(),
         })
     }
@@ -417,9 +417,9 @@ impl<V: Value, I: Index> CooTensor<V, I> {
     ) -> Result<Self> {
         let any = AnyCoo::try_new(
             shape,
-            I::wrap(coords.clone()),
+            crate::buffer::IndexBuffer::from(coords.clone()),
             layout,
-            V::wrap(values.clone()),
+            crate::buffer::ValueBuffer::from(values.clone()),
             canonical,
             Vec::new(),
             validation,
@@ -696,25 +696,6 @@ impl<V: Value, I: Index> CooTensor<V, I> {
         Ok(perm)
     }
 
-    /// Sort lexicographically and sum duplicates. Integer sums are checked: an
-    /// overflow is an [`Error::Overflow`]. The result is row-major and canonical.
-    /// Runs the radix-sort kernel ([`crate::kernels::convert::canonicalize`]).
-    ///
-    /// ```
-    /// use arrow_sparse::CooTensor;
-    /// let t = CooTensor::<i32, i64>::from_entries(vec![2, 2], &[(vec![1, 1], 4), (vec![0, 1], 1), (vec![1, 1], 5)])?;
-    /// let c = t.canonicalize()?;
-    /// assert!(c.is_canonical());
-    /// assert_eq!(c.values().as_ref(), &[1, 9]); // (0, 1) then (1, 1) = 4 + 5
-    /// // integer sums are checked
-    /// let big = CooTensor::<i8, i64>::from_entries(vec![1], &[(vec![0], 100), (vec![0], 100)])?;
-    /// assert!(big.canonicalize().is_err());
-    /// # Ok::<(), arrow_sparse::Error>(())
-    /// ```
-    pub fn canonicalize(&self) -> Result<Self> {
-        crate::kernels::convert::canonicalize(self)
-    }
-
     /// [`canonicalize`](Self::canonicalize) by a comparison sort: the reference
     /// the kernel is tested against.
     #[cfg(test)]
@@ -981,8 +962,10 @@ impl<V: Value, I: Index> CooTensor<V, I> {
     }
 }
 
-impl<V: Value, I: Index> Convert<V> for CooTensor<V, I> {
-    fn to_coo<J: Index>(&self) -> Result<CooTensor<V, J>> {
+impl<V: Value, I: Index> CooTensor<V, I> {
+    /// All stored entries as row-major COO with index type `J`, in storage order
+    /// (what [`Convert::to_coo`](crate::Convert::to_coo) returns).
+    pub(crate) fn coo_entries<J: Index>(&self) -> Result<CooTensor<V, J>> {
         let coords = match self.layout() {
             CoordLayout::RowMajor => recast::<I, J>(&self.coords, "COO coordinates")?,
             CoordLayout::ColumnMajor => {
@@ -1018,6 +1001,8 @@ impl<V: Value, I: Index> From<CooTensor<V, I>> for AnyCoo {
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[allow(unused_imports)]
+    use crate::Convert;
 
     #[test]
     fn trusted_out_of_range_coordinates_are_errors_in_conversions() {

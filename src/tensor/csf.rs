@@ -11,11 +11,11 @@
 
 use arrow_buffer::ScalarBuffer;
 
+use super::CooTensor;
 use super::validate::{
     Validation, check_bounds, check_dim_names, check_indptr, check_len, check_permutation,
     check_shape,
 };
-use super::{Convert, CooTensor, recast};
 use crate::buffer::{IndexBuffer, ValueBuffer};
 use crate::error::{Error, Result};
 use crate::types::{Index, IndexType, Value, ValueType};
@@ -318,14 +318,14 @@ impl AnyCsf {
             indptr: self
                 .indptr
                 .iter()
-                .map(|b| P::unwrap(b).cloned())
+                .map(|b| b.as_typed::<P>().cloned())
                 .collect::<Option<_>>()?,
             indices: self
                 .indices
                 .iter()
-                .map(|b| I::unwrap(b).cloned())
+                .map(|b| b.as_typed::<I>().cloned())
                 .collect::<Option<_>>()?,
-            values: V::unwrap(&self.values)?.clone(),
+            values: self.values.as_typed::<V>()?.clone(),
             any: self.clone(),
         })
     }
@@ -415,9 +415,9 @@ impl<V: Value, I: Index, P: Index> CsfTensor<V, I, P> {
         let any = AnyCsf::try_new(
             shape,
             axis_order,
-            indptr.iter().cloned().map(P::wrap).collect(),
-            indices.iter().cloned().map(I::wrap).collect(),
-            V::wrap(values.clone()),
+            indptr.iter().cloned().map(IndexBuffer::from).collect(),
+            indices.iter().cloned().map(IndexBuffer::from).collect(),
+            crate::buffer::ValueBuffer::from(values.clone()),
             Vec::new(),
             validation,
         )?;
@@ -694,8 +694,10 @@ impl<V: Value, I: Index, P: Index> CsfTensor<V, I, P> {
     }
 }
 
-impl<V: Value, I: Index, P: Index> Convert<V> for CsfTensor<V, I, P> {
-    fn to_coo<J: Index>(&self) -> Result<CooTensor<V, J>> {
+impl<V: Value, I: Index, P: Index> CsfTensor<V, I, P> {
+    /// All stored entries as row-major COO with index type `J`, in storage order
+    /// (what [`Convert::to_coo`](crate::Convert::to_coo) returns).
+    pub(crate) fn coo_entries<J: Index>(&self) -> Result<CooTensor<V, J>> {
         let n = self.ndim();
         let mut coords: Vec<J> = Vec::with_capacity(n * self.nnz());
         let mut cur = vec![J::usize_as(0); n];
@@ -717,31 +719,6 @@ impl<V: Value, I: Index, P: Index> Convert<V> for CsfTensor<V, I, P> {
             None,
         )
     }
-
-    fn to_csf<J: Index, Q: Index>(&self, axis_order: &[usize]) -> Result<CsfTensor<V, J, Q>> {
-        if axis_order == self.axis_order() {
-            let indptr = self
-                .indptr
-                .iter()
-                .map(|b| recast::<P, Q>(b, "indptr"))
-                .collect::<Result<Vec<_>>>()?;
-            let indices = self
-                .indices
-                .iter()
-                .map(|b| recast::<I, J>(b, "indices"))
-                .collect::<Result<Vec<_>>>()?;
-            return CsfTensor::try_new_with(
-                self.shape().to_vec(),
-                axis_order.to_vec(),
-                indptr,
-                indices,
-                self.values.clone(),
-                Validation::Trusted,
-            )?
-            .with_dim_names(self.dim_names().to_vec());
-        }
-        crate::kernels::convert::coo_to_csf(&self.to_coo::<J>()?, axis_order)
-    }
 }
 
 impl<V: Value, I: Index, P: Index> From<CsfTensor<V, I, P>> for AnyCsf {
@@ -753,6 +730,8 @@ impl<V: Value, I: Index, P: Index> From<CsfTensor<V, I, P>> for AnyCsf {
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[allow(unused_imports)]
+    use crate::Convert;
 
     #[test]
     fn validation() {

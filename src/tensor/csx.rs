@@ -20,7 +20,7 @@ use arrow_buffer::ScalarBuffer;
 use super::validate::{
     Validation, check_bounds, check_dim_names, check_indptr, check_len, check_shape,
 };
-use super::{Convert, CooTensor, recast};
+use super::{CooTensor, recast};
 use crate::buffer::{IndexBuffer, ValueBuffer};
 use crate::error::{Error, Result};
 use crate::types::{Index, IndexType, Value, ValueType};
@@ -324,9 +324,9 @@ impl AnyCsx {
     /// ```
     pub fn downcast<V: Value, I: Index, P: Index>(&self) -> Option<CsxMatrix<V, I, P>> {
         Some(CsxMatrix {
-            indptr: P::unwrap(&self.indptr)?.clone(),
-            indices: I::unwrap(&self.indices)?.clone(),
-            values: V::unwrap(&self.values)?.clone(),
+            indptr: self.indptr.as_typed::<P>()?.clone(),
+            indices: self.indices.as_typed::<I>()?.clone(),
+            values: self.values.as_typed::<V>()?.clone(),
             any: self.clone(),
         })
     }
@@ -413,9 +413,9 @@ impl<V: Value, I: Index, P: Index> CsxMatrix<V, I, P> {
         let any = AnyCsx::try_new(
             axis,
             shape,
-            P::wrap(indptr.clone()),
-            I::wrap(indices.clone()),
-            V::wrap(values.clone()),
+            crate::buffer::IndexBuffer::from(indptr.clone()),
+            crate::buffer::IndexBuffer::from(indices.clone()),
+            crate::buffer::ValueBuffer::from(values.clone()),
             Vec::new(),
             validation,
         )?;
@@ -619,8 +619,10 @@ impl<V: Value, I: Index, P: Index> CsxMatrix<V, I, P> {
     }
 }
 
-impl<V: Value, I: Index, P: Index> Convert<V> for CsxMatrix<V, I, P> {
-    fn to_coo<J: Index>(&self) -> Result<CooTensor<V, J>> {
+impl<V: Value, I: Index, P: Index> CsxMatrix<V, I, P> {
+    /// All stored entries as row-major COO with index type `J`, in storage order
+    /// (what [`Convert::to_coo`](crate::Convert::to_coo) returns).
+    pub(crate) fn coo_entries<J: Index>(&self) -> Result<CooTensor<V, J>> {
         let (major, _) = self.axis().dims();
         let minor_coords: ScalarBuffer<J> = recast::<I, J>(&self.indices, "indices")?;
         let mut coords: Vec<J> = Vec::with_capacity(2 * self.nnz());
@@ -672,6 +674,8 @@ impl<V: Value, I: Index, P: Index> From<CsxMatrix<V, I, P>> for AnyCsx {
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[allow(unused_imports)]
+    use crate::Convert;
 
     #[test]
     fn trusted_decreasing_indptr_is_an_error_in_to_coo() {

@@ -11,8 +11,8 @@
 
 use arrow_buffer::ScalarBuffer;
 
+use super::CooTensor;
 use super::validate::{Validation, check_dim_names, check_shape};
-use super::{Convert, CooTensor};
 use crate::buffer::ValueBuffer;
 use crate::error::{Error, Result};
 use crate::types::{Index, Value, ValueType};
@@ -253,7 +253,7 @@ impl AnyDense {
     /// ```
     pub fn downcast<V: Value>(&self) -> Option<DenseTensor<V>> {
         Some(DenseTensor {
-            values: V::unwrap(&self.values)?.clone(),
+            values: self.values.as_typed::<V>()?.clone(),
             any: self.clone(),
         })
     }
@@ -318,7 +318,7 @@ impl<V: Value> DenseTensor<V> {
         let any = AnyDense::try_new(
             shape,
             strides,
-            V::wrap(values.clone()),
+            crate::buffer::ValueBuffer::from(values.clone()),
             Vec::new(),
             Validation::Full,
         )?;
@@ -485,8 +485,10 @@ impl<V: Value> DenseTensor<V> {
     }
 }
 
-impl<V: Value> Convert<V> for DenseTensor<V> {
-    fn to_coo<I: Index>(&self) -> Result<CooTensor<V, I>> {
+impl<V: Value> DenseTensor<V> {
+    /// The non-zero elements as canonical row-major COO with index type `I`
+    /// (what [`Convert::to_coo`](crate::Convert::to_coo) returns).
+    pub(crate) fn coo_entries<I: Index>(&self) -> Result<CooTensor<V, I>> {
         let nd = self.ndim();
         let mut coords: Vec<I> = Vec::new();
         let mut values: Vec<V> = Vec::new();
@@ -515,7 +517,8 @@ impl<V: Value> Convert<V> for DenseTensor<V> {
         )
     }
 
-    fn to_dense(&self) -> Result<DenseTensor<V>> {
+    /// The same tensor with row-major strides (a clone when it already has them).
+    pub(crate) fn to_row_major(&self) -> Result<DenseTensor<V>> {
         if self.any.is_row_major() && self.values.len() == self.any.size() {
             return Ok(self.clone());
         }
@@ -538,6 +541,8 @@ impl<V: Value> From<DenseTensor<V>> for AnyDense {
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[allow(unused_imports)]
+    use crate::Convert;
 
     #[test]
     fn strided_access_and_iteration() {

@@ -20,7 +20,7 @@
 use std::marker::PhantomData;
 
 use super::validate::check_dim_names;
-use super::{AnyTensor, Convert, CooTensor};
+use super::{AnyTensor, CooTensor};
 use crate::dims::{DimMap, ViewChain, ViewOp};
 use crate::error::{Error, Result};
 use crate::types::{Index, Value, ValueType};
@@ -408,7 +408,7 @@ impl AnyDm {
         let mut base = vec![0usize; self.map.ndim()];
         let (map, views) = (&self.map, &self.views);
         self.storage.for_each_entry::<V>(&mut |sc, v| {
-            map.promote(sc, &mut base);
+            map.promote_into(sc, &mut base);
             views.inverse(&base, &mut |c| f(c, v));
         })
     }
@@ -433,7 +433,7 @@ impl AnyDm {
         }
         let base = self.views.forward(coords);
         let mut r = vec![0usize; self.map.reduced_ndim()];
-        self.map.reduce(&base, &mut r);
+        self.map.reduce_into(&base, &mut r);
         self.storage.get::<V>(&r)
     }
 
@@ -488,58 +488,6 @@ impl<V: Value> DmTensor<V> {
         }
         Ok(DmTensor {
             any: AnyDm::try_new(map, storage, Vec::new())?,
-            _v: PhantomData,
-        })
-    }
-
-    /// Reduce `coo` (of shape `map.shape()`) with `map` and store the reduced
-    /// tensor in `storage` format (int64 indices; CSF in natural axis order).
-    ///
-    /// ```
-    /// use arrow_sparse::{dims::DimMap, CooTensor, DmTensor, Format};
-    /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3, 4], &[(vec![1, 2, 3], 7.0)])?;
-    /// // rows = dimension 2, columns = dimensions (0, 1), stored as CSC
-    /// let map = DimMap::try_new(vec![2, 3, 4], vec![2, 0, 1], vec![1])?;
-    /// let dm = DmTensor::<f64>::from_coo(&coo, map, Format::Csc)?;
-    /// assert_eq!(dm.storage().shape(), &[4, 6]);
-    /// assert_eq!(dm.get(&[1, 2, 3])?, Some(7.0));
-    /// # Ok::<(), arrow_sparse::Error>(())
-    /// ```
-    pub fn from_coo<I: Index>(
-        coo: &CooTensor<V, I>,
-        map: DimMap,
-        storage: super::Format,
-    ) -> Result<Self> {
-        if coo.shape() != map.shape() {
-            return Err(Error::shape(
-                "DM source",
-                format!("shape {:?}", map.shape()),
-                format!("{:?}", coo.shape()),
-            ));
-        }
-        let m = map.reduced_ndim();
-        let mut reduced: Vec<i64> = Vec::with_capacity(m * coo.nnz());
-        let mut r = vec![0usize; m];
-        coo.for_each(|c, _| {
-            map.reduce(c, &mut r);
-            reduced.extend(r.iter().map(|&x| x as i64));
-        });
-        let flat: AnyTensor = CooTensor::<V, i64>::from_trusted_parts(
-            map.reduced_shape(),
-            reduced.into(),
-            coo.values().clone(),
-            &[],
-            None,
-        )?
-        .into();
-        let stored = if storage == super::Format::Coo {
-            flat
-        } else {
-            flat.convert(storage, crate::IndexType::Int64, None)?
-        };
-        let t = Self::try_new(map, stored)?;
-        Ok(DmTensor {
-            any: t.any.with_names(coo.dim_names().to_vec())?,
             _v: PhantomData,
         })
     }
@@ -739,8 +687,10 @@ impl<V: Value> DmTensor<V> {
     }
 }
 
-impl<V: Value> Convert<V> for DmTensor<V> {
-    fn to_coo<J: Index>(&self) -> Result<CooTensor<V, J>> {
+impl<V: Value> DmTensor<V> {
+    /// All stored entries as row-major COO with index type `J`, in storage order
+    /// (what [`Convert::to_coo`](crate::Convert::to_coo) returns).
+    pub(crate) fn coo_entries<J: Index>(&self) -> Result<CooTensor<V, J>> {
         let mut coords: Vec<J> = Vec::new();
         let mut values: Vec<V> = Vec::new();
         let mut bad = None;

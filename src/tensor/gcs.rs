@@ -16,8 +16,8 @@
 //! # Ok::<(), arrow_sparse::Error>(())
 //! ```
 
-use super::validate::{Validation, check_dim_names};
-use super::{AnyCsx, CompressedAxis, Convert, CooTensor, CsxMatrix, recast};
+use super::validate::check_dim_names;
+use super::{AnyCsx, CompressedAxis, CooTensor, CsxMatrix};
 use crate::dims::DimMap;
 use crate::error::{Error, Result};
 use crate::types::{Index, IndexType, Value, ValueType};
@@ -252,79 +252,6 @@ impl<V: Value, I: Index, P: Index> GcsTensor<V, I, P> {
         Ok(GcsTensor { any, matrix })
     }
 
-    /// Reduce a COO tensor of shape `map.shape()` with `map` and compress it along
-    /// `axis`. Fails with [`Error::Overflow`] when a reduced coordinate does not
-    /// fit `I` or nnz does not fit `P`.
-    ///
-    /// ```
-    /// use arrow_sparse::{dims::DimMap, CompressedAxis, CooTensor, GcsTensor};
-    /// // a (2, 3, 4) tensor as a 2 x 12 CSR matrix: rows = dimension 0, columns = (1, 2)
-    /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3, 4], &[(vec![0, 1, 2], 1.0), (vec![1, 2, 3], 2.0)])?;
-    /// let map = DimMap::try_new(vec![2, 3, 4], vec![0, 1, 2], vec![1])?;
-    /// let g = GcsTensor::<f64, i32>::from_coo(&coo, map, CompressedAxis::Row)?;
-    /// assert_eq!(g.matrix().indptr().as_ref(), &[0, 1, 2]);
-    /// assert_eq!(g.matrix().indices().as_ref(), &[1 * 4 + 2, 2 * 4 + 3]);
-    /// // one row of 400 columns: column 399 does not fit int8
-    /// let wide = CooTensor::<f64, i64>::from_entries(vec![20, 20], &[(vec![19, 19], 1.0)])?;
-    /// let flat = DimMap::try_new(vec![20, 20], vec![0, 1], vec![0])?;
-    /// assert!(GcsTensor::<f64, i8>::from_coo(&wide, flat, CompressedAxis::Row).is_err());
-    /// # Ok::<(), arrow_sparse::Error>(())
-    /// ```
-    pub fn from_coo<J: Index>(
-        coo: &CooTensor<V, J>,
-        map: DimMap,
-        axis: CompressedAxis,
-    ) -> Result<Self> {
-        if coo.shape() != map.shape() {
-            return Err(Error::shape(
-                "GCS source",
-                format!("shape {:?}", map.shape()),
-                format!("{:?}", coo.shape()),
-            ));
-        }
-        if map.reduced_ndim() != 2 {
-            return Err(Error::shape(
-                "GCS partitioning",
-                "one split point",
-                format!("{:?}", map.partitioning()),
-            ));
-        }
-        // only the minor (uncompressed) part is stored as indices
-        let minor = axis.dims().1;
-        let extent = map.reduced_shape()[minor];
-        if extent > 0 && (extent - 1) as u64 > I::TYPE.max_value() {
-            return Err(Error::overflow(
-                format!("reduced extent of dimensions {:?}", map.part(minor)),
-                format!("coordinate {}", extent - 1),
-                I::TYPE.name(),
-            ));
-        }
-        let mut reduced: Vec<i64> = Vec::with_capacity(2 * coo.nnz());
-        let mut r = [0usize; 2];
-        coo.for_each(|c, _| {
-            map.reduce(c, &mut r);
-            reduced.extend([r[0] as i64, r[1] as i64]);
-        });
-        let flat = CooTensor::<V, i64>::from_trusted_parts(
-            map.reduced_shape(),
-            reduced.into(),
-            coo.values().clone(),
-            &[],
-            None,
-        )?;
-        let wide = crate::kernels::convert::coo_to_csx::<V, i64, P>(&flat, axis)?;
-        let indices = recast::<i64, I>(wide.indices(), "GCS matrix indices")?;
-        let matrix = CsxMatrix::try_new_with(
-            axis,
-            map.reduced_shape().to_vec(),
-            wide.indptr().clone(),
-            indices,
-            wide.values().clone(),
-            Validation::Trusted,
-        )?;
-        Self::try_new(map, matrix)?.with_dim_names(coo.dim_names().to_vec())
-    }
-
     /// Attach dimension names (one per logical dimension).
     ///
     /// ```
@@ -448,7 +375,7 @@ impl<V: Value, I: Index, P: Index> GcsTensor<V, I, P> {
             return None;
         }
         let mut r = [0usize; 2];
-        self.map().reduce(coords, &mut r);
+        self.map().reduce_into(coords, &mut r);
         self.matrix.get(&r)
     }
 
@@ -469,14 +396,16 @@ impl<V: Value, I: Index, P: Index> GcsTensor<V, I, P> {
         let mut c = vec![0usize; self.shape().len()];
         let map = self.any.map();
         self.matrix.for_each(|r, v| {
-            map.promote(r, &mut c);
+            map.promote_into(r, &mut c);
             f(&c, v)
         })
     }
 }
 
-impl<V: Value, I: Index, P: Index> Convert<V> for GcsTensor<V, I, P> {
-    fn to_coo<J: Index>(&self) -> Result<CooTensor<V, J>> {
+impl<V: Value, I: Index, P: Index> GcsTensor<V, I, P> {
+    /// All stored entries as row-major COO with index type `J`, in storage order
+    /// (what [`Convert::to_coo`](crate::Convert::to_coo) returns).
+    pub(crate) fn coo_entries<J: Index>(&self) -> Result<CooTensor<V, J>> {
         let n = self.shape().len();
         let mut coords: Vec<J> = Vec::with_capacity(n * self.nnz());
         let mut bad = None;

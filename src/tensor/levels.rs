@@ -279,7 +279,7 @@ impl LevelView {
 fn root_positions(ty: IndexType, n: usize) -> Result<Strided> {
     let b = with_index_type!(ty, T => {
         let end = T::try_from_usize(n).ok_or_else(|| Error::overflow("root positions", n.to_string(), ty.name()))?;
-        T::wrap(ScalarBuffer::from(vec![<T as arrow_buffer::ArrowNativeType>::usize_as(0), end]))
+        crate::buffer::IndexBuffer::from(ScalarBuffer::from(vec![<T as arrow_buffer::ArrowNativeType>::usize_as(0), end]))
     });
     Ok(Strided::whole(&b))
 }

@@ -9,6 +9,9 @@ use crate::buffer::{IndexSlice, with_index_slice};
 use crate::error::{Error, Result};
 use crate::types::Index;
 
+pub(crate) use crate::dims::check_len;
+pub use crate::dims::{MAX_EXTENT, check_permutation, check_shape};
+
 /// How much checking a constructor or decoder does.
 ///
 /// ```
@@ -32,38 +35,6 @@ pub enum Validation {
     Trusted,
 }
 
-/// Largest extent accepted for one dimension (Arrow stores extents as int64).
-///
-/// ```
-/// use arrow_sparse::tensor::validate::{check_shape, MAX_EXTENT};
-/// assert_eq!(MAX_EXTENT as u64, (1 << 63) - 1);
-/// assert!(check_shape(&[MAX_EXTENT], "shape").is_ok());
-/// assert!(check_shape(&[MAX_EXTENT + 1], "shape").is_err());
-/// ```
-pub const MAX_EXTENT: usize = i64::MAX as usize;
-
-/// Check a shape: every extent fits int64. Returns the element count when it fits
-/// `usize`, `None` when the product overflows (allowed for sparse tensors).
-///
-/// ```
-/// use arrow_sparse::{tensor::validate::check_shape, Error};
-/// assert_eq!(check_shape(&[2, 3, 4], "shape")?, Some(24));
-/// assert_eq!(check_shape(&[1 << 40, 1 << 40], "shape")?, None); // 2^80 elements
-/// let err = check_shape(&[3, usize::MAX], "shape").unwrap_err();
-/// assert!(matches!(err, Error::Shape { what, .. } if what == "shape dimension 1"));
-/// # Ok::<(), arrow_sparse::Error>(())
-/// ```
-pub fn check_shape(shape: &[usize], what: &str) -> Result<Option<usize>> {
-    if let Some((i, &d)) = shape.iter().enumerate().find(|&(_, &d)| d > MAX_EXTENT) {
-        return Err(Error::shape(
-            format!("{what} dimension {i}"),
-            format!("an extent <= {MAX_EXTENT}"),
-            d.to_string(),
-        ));
-    }
-    Ok(shape.iter().try_fold(1usize, |acc, &d| acc.checked_mul(d)))
-}
-
 /// Check that a list of dimension names has exactly one name per dimension
 /// (unnamed dimensions have empty names). An empty list is accepted only for a 0-D
 /// tensor: the constructors that take an empty list to mean "no names" replace it
@@ -83,13 +54,6 @@ pub fn check_dim_names(names: &[String], ndim: usize) -> Result<()> {
             format!("{ndim} names (one per dimension)"),
             format!("{} names", names.len()),
         ));
-    }
-    Ok(())
-}
-
-pub(crate) fn check_len(what: &str, found: usize, expected: usize) -> Result<()> {
-    if found != expected {
-        return Err(Error::length(what, expected, found));
     }
     Ok(())
 }
@@ -197,37 +161,6 @@ fn check_indptr_typed<P: Index>(what: &str, s: &[P], end: usize) -> Result<()> {
             ));
         }
         start = stop;
-    }
-    Ok(())
-}
-
-/// Check that `order` is a permutation of `0..ndim`.
-///
-/// ```
-/// use arrow_sparse::{tensor::validate::check_permutation, Error};
-/// check_permutation("axis_order", &[2, 0, 1], 3)?;
-/// let err = check_permutation("axis_order", &[2, 2, 1], 3).unwrap_err();
-/// assert!(matches!(err, Error::Invariant { position: Some(1), .. })); // 2 repeated
-/// assert!(check_permutation("axis_order", &[0, 1], 3).is_err()); // too short
-/// # Ok::<(), arrow_sparse::Error>(())
-/// ```
-pub fn check_permutation(what: &str, order: &[usize], ndim: usize) -> Result<()> {
-    let mut seen = vec![false; ndim];
-    if order.len() != ndim {
-        return Err(Error::invariant(
-            what,
-            None,
-            format!("expected a permutation of 0..{ndim}, found {order:?}"),
-        ));
-    }
-    for (p, &a) in order.iter().enumerate() {
-        if a >= ndim || std::mem::replace(&mut seen[a], true) {
-            return Err(Error::invariant(
-                what,
-                Some(p),
-                format!("expected a permutation of 0..{ndim}, found {order:?}"),
-            ));
-        }
     }
     Ok(())
 }

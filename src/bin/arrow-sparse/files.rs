@@ -85,7 +85,7 @@ enum Source {
     Arrow(MmapReader),
     /// The archive; its tensor is decoded when asked for.
     #[cfg(feature = "parquet")]
-    Parquet(Box<arrow_sparse::parquet::ParquetReader>),
+    Parquet(Box<arrow_sparse::archive::ArchiveReader>),
     /// A text or npz file, read whole when opened.
     Read(Box<TensorMessage>),
     /// The tensors of the first sparse tensor column of a file of record
@@ -110,7 +110,7 @@ impl Input {
     /// kinds only read their headers / footer.
     pub fn open(
         path: &Path,
-        options: &io::ReadOptions,
+        options: &io::ImportOptions,
         progress: &Progress,
     ) -> Result<Input, Failure> {
         let kind = FileKind::of(path);
@@ -220,7 +220,7 @@ impl Input {
 
     /// The archive reader, for a Parquet input.
     #[cfg(feature = "parquet")]
-    pub fn parquet(&self) -> Option<&arrow_sparse::parquet::ParquetReader> {
+    pub fn parquet(&self) -> Option<&arrow_sparse::archive::ArchiveReader> {
         match &self.source {
             Source::Parquet(r) => Some(r),
             _ => None,
@@ -239,14 +239,14 @@ fn in_file(path: &Path, e: std::io::Error) -> Error {
 fn open_arrow(path: &Path) -> Result<Source, Error> {
     Ok(Source::Arrow(MmapReader::open_with(
         path,
-        ipc::ReadOptions::default(),
+        &ipc::StreamReadOptions::default(),
     )?))
 }
 
 fn open_parquet(path: &Path) -> Result<Source, Error> {
     #[cfg(feature = "parquet")]
     return Ok(Source::Parquet(Box::new(
-        arrow_sparse::parquet::ParquetReader::open(path)?,
+        arrow_sparse::archive::ArchiveReader::open(path)?,
     )));
     #[cfg(not(feature = "parquet"))]
     {
@@ -260,7 +260,7 @@ fn read_file(
     path: &Path,
     kind: FileKind,
     bytes: u64,
-    options: &io::ReadOptions,
+    options: &io::ImportOptions,
     progress: &Progress,
 ) -> Result<Source, Error> {
     let name = path.display().to_string();
@@ -279,10 +279,10 @@ fn read_file(
 #[derive(Default)]
 pub struct OutputOptions {
     /// For `.mtx`, `.tns` and `.npz` outputs.
-    pub io: io::WriteOptions,
+    pub io: io::ExportOptions,
     /// For `.parquet` outputs.
     #[cfg(feature = "parquet")]
-    pub parquet: arrow_sparse::parquet::WriteOptions,
+    pub parquet: arrow_sparse::archive::ArchiveWriteOptions,
 }
 
 /// Refuse, before anything is written, what the output kind cannot hold.
@@ -344,7 +344,7 @@ pub fn write(
 
 fn write_arrow(path: &Path, messages: &[TensorMessage], progress: &Progress) -> Result<(), Error> {
     let counted = messages.iter().inspect(|_| progress.inc(1));
-    ipc::write_file(path, counted, &ipc::WriteOptions::default())
+    ipc::write_tensor_stream(path, counted, &ipc::StreamWriteOptions::default())
 }
 
 fn write_parquet(
@@ -354,7 +354,7 @@ fn write_parquet(
 ) -> Result<(), Error> {
     #[cfg(feature = "parquet")]
     {
-        arrow_sparse::parquet::write_parquet(path, message, &options.parquet)?;
+        arrow_sparse::archive::write_archive(path, message, &options.parquet)?;
         Ok(())
     }
     #[cfg(not(feature = "parquet"))]

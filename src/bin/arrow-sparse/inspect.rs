@@ -192,7 +192,7 @@ fn parquet_json(input: &Input) -> Result<Value, Failure> {
 }
 
 #[cfg(feature = "parquet")]
-fn compression(reader: &arrow_sparse::parquet::ParquetReader) -> Option<String> {
+fn compression(reader: &arrow_sparse::archive::ArchiveReader) -> Option<String> {
     use ::parquet::basic::Compression as C;
     let g = reader.parquet_metadata().row_groups().first()?;
     Some(match g.column(0).compression() {
@@ -203,7 +203,7 @@ fn compression(reader: &arrow_sparse::parquet::ParquetReader) -> Option<String> 
 }
 
 #[cfg(feature = "parquet")]
-fn column_names(reader: &arrow_sparse::parquet::ParquetReader) -> Vec<String> {
+fn column_names(reader: &arrow_sparse::archive::ArchiveReader) -> Vec<String> {
     let Some(g) = reader.parquet_metadata().row_groups().first() else {
         return Vec::new();
     };
@@ -220,7 +220,7 @@ fn column_names(reader: &arrow_sparse::parquet::ParquetReader) -> Vec<String> {
 /// footer and the `arrow_sparse` metadata only (no row group is decoded).
 #[cfg(feature = "parquet")]
 fn parquet_text(input: &Input) -> Result<String, Failure> {
-    use arrow_sparse::parquet::Layout;
+    use arrow_sparse::archive::ArchiveLayout as Layout;
     let r = input
         .parquet()
         .expect("a Parquet input has an archive reader");
@@ -341,7 +341,7 @@ fn parquet_text(input: &Input) -> Result<String, Failure> {
 /// coordinate ranges per column, `[min, max]` or null).
 #[cfg(feature = "parquet")]
 fn parquet_json(input: &Input) -> Result<Value, Failure> {
-    use arrow_sparse::parquet::Layout;
+    use arrow_sparse::archive::ArchiveLayout as Layout;
     let r = input
         .parquet()
         .expect("a Parquet input has an archive reader");

@@ -26,7 +26,7 @@ use files::Input;
 use progress::Progress;
 
 #[cfg(feature = "parquet")]
-type CompressionArg = arrow_sparse::parquet::Compression;
+type CompressionArg = arrow_sparse::archive::ArchiveCompression;
 #[cfg(not(feature = "parquet"))]
 type CompressionArg = String;
 
@@ -184,8 +184,8 @@ enum DuplicatesArg {
 }
 
 impl ReadArgs {
-    fn options(&self) -> io::ReadOptions {
-        io::ReadOptions::default().with_duplicates(match self.duplicates {
+    fn options(&self) -> io::ImportOptions {
+        io::ImportOptions::default().with_duplicates(match self.duplicates {
             DuplicatesArg::Error => Duplicates::Error,
             DuplicatesArg::Sum => Duplicates::Sum,
             DuplicatesArg::Keep => Duplicates::Keep,

@@ -1,4 +1,4 @@
-//! [`ParquetWriter`]: a tensor or a sequence of chunks into one archive, row group
+//! [`ArchiveWriter`]: a tensor or a sequence of chunks into one archive, row group
 //! by row group, atomically.
 
 use std::fs::File;
@@ -15,11 +15,13 @@ use arrow_array::{Array, ArrayRef, RecordBatch};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 
 use super::encoding::{coordinate_encoding, value_encoding};
-use super::meta::{Archive, DmChain, LEVEL_COLUMN, Layout, RowGroupJson, TensorSpec, VALUE_COLUMN};
+use super::meta::{
+    Archive, ArchiveLayout, DmChain, LEVEL_COLUMN, RowGroupJson, TensorSpec, VALUE_COLUMN,
+};
 use super::rows::{
     Rows, Source, advance, coordinate_array, coordinate_type, csf_needs_levels, with_bytes,
 };
-use super::{METADATA_CRC_KEY, METADATA_KEY, WriteOptions};
+use super::{ArchiveWriteOptions, METADATA_CRC_KEY, METADATA_KEY};
 use crate::dims::DimMap;
 use crate::error::{Error, Result};
 use crate::ipc::TensorMessage;
@@ -29,12 +31,12 @@ use crate::types::IndexType;
 /// What a finished write produced.
 ///
 /// ```
-/// use arrow_sparse::parquet::{self, WriteOptions};
+/// use arrow_sparse::archive::{self, ArchiveWriteOptions};
 /// use arrow_sparse::{AnyTensor, CooTensor};
 /// let dir = tempfile::tempdir()?;
 /// let path = dir.path().join("t.parquet");
 /// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![10], &[(vec![1], 1.0), (vec![8], 2.0)])?.into();
-/// let summary = parquet::write_parquet(&path, &t.into(), &WriteOptions::default())?;
+/// let summary = archive::write_archive(&path, &t.into(), &ArchiveWriteOptions::default())?;
 /// assert_eq!((summary.rows, summary.row_groups), (2, 1));
 /// assert_eq!(summary.bytes, std::fs::metadata(&path)?.len());
 /// # Ok::<(), arrow_sparse::Error>(())
@@ -54,20 +56,20 @@ pub struct WriteSummary {
 ///
 /// Each [`write_chunk`](Self::write_chunk) appends the chunk's stored entries in
 /// its storage order (every element, row-major, for a dense chunk). The declared
-/// [`Layout`] constrains the order: CSR / CSC need non-decreasing major
+/// [`ArchiveLayout`] constrains the order: CSR / CSC need non-decreasing major
 /// coordinates, dense needs every element exactly once in row-major order, a COO
 /// spec with `canonical: Some(true)` needs strictly increasing coordinates (with
 /// `None` the flag is computed). Nothing appears at the destination until
 /// [`finish`](Self::finish) succeeds; dropping the writer discards the file.
 ///
 /// ```
-/// use arrow_sparse::parquet::{ParquetWriter, TensorSpec, WriteOptions};
+/// use arrow_sparse::archive::{ArchiveWriter, TensorSpec, ArchiveWriteOptions};
 /// use arrow_sparse::{CooTensor, IndexType, ValueType};
 ///
 /// let dir = tempfile::tempdir()?;
 /// let path = dir.path().join("doc_parquet_chunks.parquet");
 /// let spec = TensorSpec::coo(vec![1000, 10], ValueType::Float32, IndexType::Int32);
-/// let mut w = ParquetWriter::create(&path, spec, &WriteOptions::default().with_row_group_size(2))?;
+/// let mut w = ArchiveWriter::create(&path, spec, &ArchiveWriteOptions::default().with_row_group_size(2))?;
 /// for block in 0..3usize {
 ///     let chunk = CooTensor::<f32, i64>::from_entries(vec![1000, 10], &[(vec![block * 10, 1], 1.0), (vec![block * 10 + 1, 2], 2.0)])?;
 ///     w.write_chunk(&chunk.into())?;
@@ -76,7 +78,7 @@ pub struct WriteSummary {
 /// assert_eq!((summary.rows, summary.row_groups), (6, 3));
 /// # Ok::<(), arrow_sparse::Error>(())
 /// ```
-pub struct ParquetWriter {
+pub struct ArchiveWriter {
     dest: PathBuf,
     tmp: tempfile::NamedTempFile,
     writer: Option<ArrowWriter<BufWriter<File>>>,
@@ -85,7 +87,7 @@ pub struct ParquetWriter {
     column_types: Vec<DataType>,
     schema: SchemaRef,
     levels: bool,
-    options: WriteOptions,
+    options: ArchiveWriteOptions,
     rows: usize,
     in_group: usize,
     hashers: Vec<crc32fast::Hasher>,
@@ -99,9 +101,9 @@ pub struct ParquetWriter {
     gcs: Option<(DimMap, bool)>,
 }
 
-impl std::fmt::Debug for ParquetWriter {
+impl std::fmt::Debug for ArchiveWriter {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ParquetWriter")
+        f.debug_struct("ArchiveWriter")
             .field("dest", &self.dest)
             .field("spec", &self.spec)
             .field("rows", &self.rows)
@@ -109,34 +111,39 @@ impl std::fmt::Debug for ParquetWriter {
     }
 }
 
-impl ParquetWriter {
+impl ArchiveWriter {
     /// Start an archive of `spec` at `path` (written to a temporary file in the same
     /// directory until [`finish`](Self::finish)).
     ///
     /// ```
-    /// use arrow_sparse::parquet::{Layout, ParquetWriter, TensorSpec, WriteOptions};
+    /// use arrow_sparse::archive::{ArchiveLayout, ArchiveWriter, TensorSpec, ArchiveWriteOptions};
     /// use arrow_sparse::{CompressedAxis, Error, IndexType, ValueType};
     /// let dir = tempfile::tempdir()?;
     /// let path = dir.path().join("t.parquet");
     /// let spec = TensorSpec::coo(vec![3, 4], ValueType::Float64, IndexType::Int32);
-    /// let w = ParquetWriter::create(&path, spec, &WriteOptions::default())?;
+    /// let w = ArchiveWriter::create(&path, spec, &ArchiveWriteOptions::default())?;
     /// assert!(!path.exists()); // nothing at the destination before finish
     /// drop(w); // nor after dropping an unfinished writer: no file is left behind
     /// assert_eq!(std::fs::read_dir(dir.path())?.count(), 0);
     /// // the spec is checked: CSR needs 2 dimensions
-    /// let csr = Layout::Csx { axis: CompressedAxis::Row, index_type: IndexType::Int32, indptr_type: IndexType::Int64 };
+    /// let csr = ArchiveLayout::Csx { axis: CompressedAxis::Row, index_type: IndexType::Int32, indptr_type: IndexType::Int64 };
     /// let bad = TensorSpec::coo(vec![2, 3, 4], ValueType::Float64, IndexType::Int32).with_layout(csr);
-    /// assert!(matches!(ParquetWriter::create(&path, bad, &WriteOptions::default()), Err(Error::Shape { .. })));
+    /// assert!(matches!(ArchiveWriter::create(&path, bad, &ArchiveWriteOptions::default()), Err(Error::Shape { .. })));
     /// # Ok::<(), arrow_sparse::Error>(())
     /// ```
-    pub fn create(path: &Path, spec: TensorSpec, options: &WriteOptions) -> Result<Self> {
+    pub fn create(
+        path: impl AsRef<Path>,
+        spec: TensorSpec,
+        options: &ArchiveWriteOptions,
+    ) -> Result<Self> {
+        let path = path.as_ref();
         Self::create_impl(path, spec, options, false)
     }
 
     fn create_impl(
         path: &Path,
         spec: TensorSpec,
-        options: &WriteOptions,
+        options: &ArchiveWriteOptions,
         levels: bool,
     ) -> Result<Self> {
         spec.check()?;
@@ -167,17 +174,17 @@ impl ParquetWriter {
         let n = spec.shape.len();
         // dimensions whose coordinates may not fit the declared index type
         let check_fit = match (spec.layout.rows(), spec.index_type()) {
-            (Layout::Csx { axis, .. }, Some(it)) => {
+            (ArchiveLayout::Csx { axis, .. }, Some(it)) => {
                 let minor = axis.dims().1;
                 fits_check(&spec.shape, it, &[minor])
             }
-            (Layout::Coo { .. } | Layout::Csf { .. }, Some(it)) => {
+            (ArchiveLayout::Coo { .. } | ArchiveLayout::Csf { .. }, Some(it)) => {
                 fits_check(&spec.shape, it, &(0..n).collect::<Vec<_>>())
             }
             _ => Vec::new(),
         };
         let gcs = match (spec.gcs_map()?, spec.layout.rows(), spec.index_type()) {
-            (Some(map), Layout::Gcs { axis, .. }, Some(it)) => {
+            (Some(map), ArchiveLayout::Gcs { axis, .. }, Some(it)) => {
                 let minor = axis.dims().1;
                 let overflows = !fits_check(map.reduced_shape(), it, &[minor]).is_empty();
                 Some((map, overflows))
@@ -185,7 +192,7 @@ impl ParquetWriter {
             _ => None,
         };
         let ncols = fields.len();
-        Ok(ParquetWriter {
+        Ok(ArchiveWriter {
             dest: path.to_path_buf(),
             tmp,
             writer: None,
@@ -210,12 +217,12 @@ impl ParquetWriter {
     /// The spec being written.
     ///
     /// ```
-    /// use arrow_sparse::parquet::{ParquetWriter, TensorSpec, WriteOptions};
+    /// use arrow_sparse::archive::{ArchiveWriter, TensorSpec, ArchiveWriteOptions};
     /// use arrow_sparse::{IndexType, ValueType};
     /// let dir = tempfile::tempdir()?;
     /// let spec = TensorSpec::coo(vec![3, 4], ValueType::Float64, IndexType::Int32)
     ///     .with_dim_names(vec!["row".into(), "col".into()]);
-    /// let w = ParquetWriter::create(&dir.path().join("t.parquet"), spec.clone(), &WriteOptions::default())?;
+    /// let w = ArchiveWriter::create(&dir.path().join("t.parquet"), spec.clone(), &ArchiveWriteOptions::default())?;
     /// assert_eq!(w.spec(), &spec);
     /// assert_eq!(w.spec().column_names(), ["row", "col"]);
     /// # Ok::<(), arrow_sparse::Error>(())
@@ -227,11 +234,11 @@ impl ParquetWriter {
     /// Rows written so far.
     ///
     /// ```
-    /// use arrow_sparse::parquet::{ParquetWriter, TensorSpec, WriteOptions};
+    /// use arrow_sparse::archive::{ArchiveWriter, TensorSpec, ArchiveWriteOptions};
     /// use arrow_sparse::{CooTensor, DenseTensor, IndexType, ValueType};
     /// let dir = tempfile::tempdir()?;
     /// let spec = TensorSpec::coo(vec![2, 3], ValueType::Float64, IndexType::Int32);
-    /// let mut w = ParquetWriter::create(&dir.path().join("t.parquet"), spec, &WriteOptions::default())?;
+    /// let mut w = ArchiveWriter::create(&dir.path().join("t.parquet"), spec, &ArchiveWriteOptions::default())?;
     /// assert_eq!(w.rows(), 0);
     /// w.write_chunk(&CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 1], 1.0), (vec![1, 0], 2.0)])?.into())?;
     /// assert_eq!(w.rows(), 2);
@@ -251,12 +258,12 @@ impl ParquetWriter {
     /// (its storage's entries are appended) or a tensor of the storage's shape.
     ///
     /// ```
-    /// use arrow_sparse::parquet::{self, ParquetWriter, ReadOptions, TensorSpec, WriteOptions};
+    /// use arrow_sparse::archive::{self, ArchiveWriter, ArchiveReadOptions, TensorSpec, ArchiveWriteOptions};
     /// use arrow_sparse::{CooTensor, Error, IndexType, ValueType};
     /// let dir = tempfile::tempdir()?;
     /// let path = dir.path().join("t.parquet");
     /// let spec = TensorSpec::coo(vec![4, 3], ValueType::Float64, IndexType::Int32);
-    /// let mut w = ParquetWriter::create(&path, spec, &WriteOptions::default())?;
+    /// let mut w = ArchiveWriter::create(&path, spec, &ArchiveWriteOptions::default())?;
     /// w.write_chunk(&CooTensor::<f64, i64>::from_entries(vec![4, 3], &[(vec![0, 1], 1.0)])?.into())?;
     /// w.write_chunk(&CooTensor::<f64, i32>::from_entries(vec![4, 3], &[(vec![3, 2], 2.0)])?.into())?;
     /// let wrong_shape = CooTensor::<f64, i64>::from_entries(vec![4, 4], &[(vec![0, 0], 1.0)])?;
@@ -264,14 +271,14 @@ impl ParquetWriter {
     /// let wrong_type = CooTensor::<f32, i64>::from_entries(vec![4, 3], &[(vec![0, 0], 1.0)])?;
     /// assert!(matches!(w.write_chunk(&wrong_type.into()), Err(Error::Type { .. })));
     /// w.finish()?;
-    /// let back = parquet::read_parquet(&path, &ReadOptions::default())?.tensor;
+    /// let back = archive::read_archive(&path, &ArchiveReadOptions::default())?.tensor;
     /// assert_eq!((back.nnz(), back.get::<f64>(&[3, 2])?), (2, Some(2.0)));
     /// # Ok::<(), arrow_sparse::Error>(())
     /// ```
     pub fn write_chunk(&mut self, chunk: &AnyTensor) -> Result<()> {
         let storage;
         let chunk = match (chunk, &self.spec.layout) {
-            (AnyTensor::Dm(d), Layout::Dm { chain, .. }) => {
+            (AnyTensor::Dm(d), ArchiveLayout::Dm { chain, .. }) => {
                 let (levels, inner) = DmChain::of(d)?;
                 if &levels != chain {
                     return Err(Error::invariant(
@@ -384,7 +391,7 @@ impl ParquetWriter {
             self.check_gcs_order(map, *overflows, rows)?;
         }
         match self.spec.layout.rows() {
-            Layout::Csx { axis, .. } => {
+            ArchiveLayout::Csx { axis, .. } => {
                 let major = axis.dims().0;
                 let mut last = self.prev.as_ref().map_or(0, |p| p[major]);
                 for (r, &m) in rows.coords[major].iter().enumerate() {
@@ -400,7 +407,7 @@ impl ParquetWriter {
                     last = m;
                 }
             }
-            Layout::Dense { .. } => {
+            ArchiveLayout::Dense { .. } => {
                 let size: usize = self.spec.shape.iter().product();
                 for r in 0..rows.len() {
                     let expected = &self.next_dense;
@@ -414,7 +421,7 @@ impl ParquetWriter {
                     advance(&mut self.next_dense, &self.spec.shape);
                 }
             }
-            Layout::Coo { canonical, .. } if *canonical != Some(false) && self.sorted => {
+            ArchiveLayout::Coo { canonical, .. } if *canonical != Some(false) && self.sorted => {
                 for r in 0..rows.len() {
                     let before = match (r, &self.prev) {
                         (0, None) => continue,
@@ -445,7 +452,7 @@ impl ParquetWriter {
     /// GCS rows: reduced major coordinates never decrease, reduced minor ones
     /// fit the index type.
     fn check_gcs_order(&self, map: &DimMap, overflows: bool, rows: &Rows) -> Result<()> {
-        let Layout::Gcs {
+        let ArchiveLayout::Gcs {
             axis, index_type, ..
         } = self.spec.layout.rows()
         else {
@@ -455,7 +462,7 @@ impl ParquetWriter {
         let mut r = [0usize; 2];
         let mut last = match &self.prev {
             Some(p) => {
-                map.reduce(p, &mut r);
+                map.reduce_into(p, &mut r);
                 r[major]
             }
             None => 0,
@@ -465,7 +472,7 @@ impl ParquetWriter {
             for (x, col) in c.iter_mut().zip(&rows.coords) {
                 *x = col[i];
             }
-            map.reduce(&c, &mut r);
+            map.reduce_into(&c, &mut r);
             if r[major] < last {
                 return Err(Error::invariant(
                     "GCS row order",
@@ -543,17 +550,17 @@ impl ParquetWriter {
             props = props.set_column_dictionary_enabled(ColumnPath::from(LEVEL_COLUMN), true);
         }
         let sorted: Vec<usize> = match self.spec.layout.rows() {
-            Layout::Csx { axis, .. } => vec![axis.dims().0],
+            ArchiveLayout::Csx { axis, .. } => vec![axis.dims().0],
             // the leading dimension of the major part: reduced major coordinates
             // are row-major in that part's dimensions
-            Layout::Gcs { axis, .. } => self
+            ArchiveLayout::Gcs { axis, .. } => self
                 .gcs
                 .as_ref()
                 .and_then(|(map, _)| map.part(axis.dims().0).first().copied())
                 .into_iter()
                 .collect(),
-            Layout::Dense { .. } => (0..self.spec.shape.len()).collect(),
-            Layout::Coo {
+            ArchiveLayout::Dense { .. } => (0..self.spec.shape.len()).collect(),
+            ArchiveLayout::Coo {
                 canonical: Some(true),
                 ..
             } => (0..self.spec.shape.len()).collect(),
@@ -585,18 +592,18 @@ impl ParquetWriter {
     /// Write the last row group and the footer, then move the file into place.
     ///
     /// ```
-    /// use arrow_sparse::parquet::{Layout, ParquetReader, ParquetWriter, TensorSpec, WriteOptions};
+    /// use arrow_sparse::archive::{ArchiveLayout, ArchiveReader, ArchiveWriter, TensorSpec, ArchiveWriteOptions};
     /// use arrow_sparse::{CooTensor, IndexType, ValueType};
     /// let dir = tempfile::tempdir()?;
     /// let path = dir.path().join("t.parquet");
     /// let spec = TensorSpec::coo(vec![4, 3], ValueType::Float64, IndexType::Int32);
-    /// let mut w = ParquetWriter::create(&path, spec, &WriteOptions::default().with_row_group_size(2))?;
+    /// let mut w = ArchiveWriter::create(&path, spec, &ArchiveWriteOptions::default().with_row_group_size(2))?;
     /// w.write_chunk(&CooTensor::<f64, i64>::from_entries(vec![4, 3], &[(vec![0, 1], 1.0), (vec![1, 0], 2.0), (vec![3, 2], 3.0)])?.into())?;
     /// let summary = w.finish()?;
     /// assert_eq!((summary.rows, summary.row_groups, summary.bytes), (3, 2, std::fs::metadata(&path)?.len()));
     /// // the canonical flag left open by `TensorSpec::coo` is now known: sorted, no duplicates
-    /// let r = ParquetReader::open(&path)?;
-    /// assert!(matches!(r.spec().layout, Layout::Coo { canonical: Some(true), .. }));
+    /// let r = ArchiveReader::open(&path)?;
+    /// assert!(matches!(r.spec().layout, ArchiveLayout::Coo { canonical: Some(true), .. }));
     /// # Ok::<(), arrow_sparse::Error>(())
     /// ```
     pub fn finish(mut self) -> Result<WriteSummary> {
@@ -605,10 +612,10 @@ impl ParquetWriter {
         }
         let mut spec = self.spec.clone();
         match spec.rows_layout_mut() {
-            Layout::Coo { canonical, .. } if canonical.is_none() => {
+            ArchiveLayout::Coo { canonical, .. } if canonical.is_none() => {
                 *canonical = Some(self.sorted);
             }
-            Layout::Dense { .. } => {
+            ArchiveLayout::Dense { .. } => {
                 let size: usize = spec.shape.iter().product();
                 if self.rows != size {
                     return Err(Error::length("dense archive rows", size, self.rows));
@@ -680,11 +687,11 @@ pub(crate) fn combine(hashers: Vec<crc32fast::Hasher>) -> u32 {
     all.finalize()
 }
 
-/// [`super::write_parquet`]: the spec of the message's tensor, one chunk, finish.
+/// [`super::write_archive`]: the spec of the message's tensor, one chunk, finish.
 pub(crate) fn write_tensor(
     path: &Path,
     message: &TensorMessage,
-    options: &WriteOptions,
+    options: &ArchiveWriteOptions,
 ) -> Result<WriteSummary> {
     let spec = TensorSpec::of(message)?;
     // the rows are a DM tensor's storage's
@@ -693,7 +700,7 @@ pub(crate) fn write_tensor(
         t => t.clone(),
     };
     let levels = csf_needs_levels(&rows, options.batch_size)?;
-    let mut w = ParquetWriter::create_impl(path, spec, options, levels)?;
+    let mut w = ArchiveWriter::create_impl(path, spec, options, levels)?;
     w.write_chunk(&rows)?;
     w.finish()
 }

@@ -278,7 +278,7 @@ impl<'a> Source<'a> {
                 let map = g.map();
                 let mut c = vec![0usize; ndim];
                 for (&r0, &r1) in reduced[0].iter().zip(&reduced[1]) {
-                    map.promote(&[r0, r1], &mut c);
+                    map.promote_into(&[r0, r1], &mut c);
                     for (out, &x) in coords.iter_mut().zip(&c) {
                         out.push(x);
                     }
@@ -478,7 +478,8 @@ fn gather(values: &ValueBuffer, offsets: &[usize]) -> Result<ArrayRef> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tensor::{CompressedAxis, Convert, CooTensor};
+    use crate::Convert;
+    use crate::tensor::{CompressedAxis, CooTensor};
 
     #[test]
     fn csx_and_csf_rows_follow_storage_order() {

@@ -1,4 +1,4 @@
-//! [`ParquetReader`]: restore an archive's tensor, stream its row groups, read a
+//! [`ArchiveReader`]: restore an archive's tensor, stream its row groups, read a
 //! coordinate range skipping row groups by their statistics.
 
 use std::fs::File;
@@ -15,10 +15,10 @@ use arrow_buffer::{Buffer, MutableBuffer};
 use arrow_schema::DataType;
 
 use super::build::Builder;
-use super::meta::{Archive, Layout, TensorSpec, packed_strides_like};
+use super::meta::{Archive, ArchiveLayout, TensorSpec, packed_strides_like};
 use super::rows::{Rows, advance, column_usizes, unravel, value_array, with_bytes};
 use super::writer::combine;
-use super::{METADATA_CRC_KEY, METADATA_KEY, ReadOptions};
+use super::{ArchiveReadOptions, METADATA_CRC_KEY, METADATA_KEY};
 use crate::buffer::ValueBuffer;
 use crate::error::{Error, Result};
 use crate::ipc::TensorMessage;
@@ -28,14 +28,14 @@ use crate::types::IndexType;
 /// One row group, as the footer describes it.
 ///
 /// ```
-/// use arrow_sparse::parquet::{self, ParquetReader, WriteOptions};
+/// use arrow_sparse::archive::{self, ArchiveReader, ArchiveWriteOptions};
 /// use arrow_sparse::{AnyTensor, CooTensor};
 /// let dir = tempfile::tempdir()?;
 /// let path = dir.path().join("t.parquet");
 /// let entries = [(vec![0, 3], 1.0), (vec![2, 1], 2.0), (vec![7, 0], 3.0)];
 /// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![10, 4], &entries)?.into();
-/// parquet::write_parquet(&path, &t.into(), &WriteOptions::default().with_row_group_size(2))?;
-/// let r = ParquetReader::open(&path)?;
+/// archive::write_archive(&path, &t.into(), &ArchiveWriteOptions::default().with_row_group_size(2))?;
+/// let r = ArchiveReader::open(&path)?;
 /// let first = r.row_group_info(0)?;
 /// assert_eq!((first.rows, first.first_row), (2, 0));
 /// assert_eq!(first.ranges, [Some((0, 2)), Some((1, 3))]); // rows (0, 3) and (2, 1)
@@ -57,17 +57,17 @@ pub struct RowGroupInfo {
     pub ranges: Vec<Option<(i128, i128)>>,
 }
 
-/// The result of [`ParquetReader::read_range`].
+/// The result of [`ArchiveReader::read_range`].
 ///
 /// ```
-/// use arrow_sparse::parquet::{self, ParquetReader, WriteOptions};
+/// use arrow_sparse::archive::{self, ArchiveReader, ArchiveWriteOptions};
 /// use arrow_sparse::{AnyTensor, CooTensor};
 /// let dir = tempfile::tempdir()?;
 /// let path = dir.path().join("t.parquet");
 /// let entries = [(vec![0, 3], 1.0), (vec![2, 1], 2.0), (vec![7, 0], 3.0)];
 /// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![10, 4], &entries)?.into();
-/// parquet::write_parquet(&path, &t.into(), &WriteOptions::default().with_row_group_size(2))?;
-/// let part = ParquetReader::open(&path)?.read_range(0, 1..5)?;
+/// archive::write_archive(&path, &t.into(), &ArchiveWriteOptions::default().with_row_group_size(2))?;
+/// let part = ArchiveReader::open(&path)?.read_range(0, 1..5)?;
 /// // row group 1 (row 7 only) is skipped; both rows of group 0 are decoded, one is kept
 /// assert_eq!((part.row_groups_read, part.row_groups_total, part.rows_read), (1, 2, 2));
 /// assert_eq!((part.tensor.shape(), part.tensor.nnz()), (&[4, 4][..], 1));
@@ -92,13 +92,13 @@ pub struct RangeRead {
 /// the file's schema and row counts; row groups are decoded on demand.
 ///
 /// ```
-/// use arrow_sparse::parquet::{self, ParquetReader, WriteOptions};
+/// use arrow_sparse::archive::{self, ArchiveReader, ArchiveWriteOptions};
 /// use arrow_sparse::{AnyTensor, CooTensor};
 /// let dir = tempfile::tempdir()?;
 /// let path = dir.path().join("doc_parquet_reader.parquet");
 /// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![10, 2], &[(vec![1, 0], 1.0), (vec![8, 1], 2.0)])?.into();
-/// parquet::write_parquet(&path, &t.clone().into(), &WriteOptions::default().with_row_group_size(1))?;
-/// let r = ParquetReader::open(&path)?; // reads the footer only
+/// archive::write_archive(&path, &t.clone().into(), &ArchiveWriteOptions::default().with_row_group_size(1))?;
+/// let r = ArchiveReader::open(&path)?; // reads the footer only
 /// assert_eq!((r.rows(), r.num_row_groups(), r.columns()), (2, 2, &["dim_0".to_string(), "dim_1".to_string()][..]));
 /// assert_eq!(r.row_group_info(1)?.ranges[0], Some((8, 8)));
 /// assert_eq!(r.read()?.tensor, t);
@@ -107,11 +107,11 @@ pub struct RangeRead {
 /// # Ok::<(), arrow_sparse::Error>(())
 /// ```
 #[derive(Debug)]
-pub struct ParquetReader {
+pub struct ArchiveReader {
     file: File,
     meta: ArrowReaderMetadata,
     archive: Archive,
-    options: ReadOptions,
+    options: ArchiveReadOptions,
     /// Root column index of each archive column: coordinates, value, [level].
     roots: Vec<usize>,
     /// Leaf (statistics) index of each coordinate column.
@@ -127,46 +127,48 @@ fn integer(t: &DataType) -> bool {
     t.is_integer()
 }
 
-impl ParquetReader {
+impl ArchiveReader {
     /// Open `path` with default options.
     ///
     /// ```
-    /// use arrow_sparse::parquet::{self, ParquetReader, WriteOptions};
+    /// use arrow_sparse::archive::{self, ArchiveReader, ArchiveWriteOptions};
     /// use arrow_sparse::{AnyTensor, CooTensor, Error};
     /// let dir = tempfile::tempdir()?;
     /// let path = dir.path().join("t.parquet");
     /// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![10], &[(vec![1], 1.0), (vec![8], 2.0)])?.into();
-    /// parquet::write_parquet(&path, &t.into(), &WriteOptions::default())?;
-    /// assert_eq!(ParquetReader::open(&path)?.rows(), 2);
-    /// assert!(matches!(ParquetReader::open(&dir.path().join("missing.parquet")), Err(Error::Io(_))));
+    /// archive::write_archive(&path, &t.into(), &ArchiveWriteOptions::default())?;
+    /// assert_eq!(ArchiveReader::open(&path)?.rows(), 2);
+    /// assert!(matches!(ArchiveReader::open(&dir.path().join("missing.parquet")), Err(Error::Io(_))));
     /// let junk = dir.path().join("junk.parquet");
     /// std::fs::write(&junk, b"not a parquet file")?;
-    /// assert!(ParquetReader::open(&junk).is_err());
+    /// assert!(ArchiveReader::open(&junk).is_err());
     /// # Ok::<(), arrow_sparse::Error>(())
     /// ```
-    pub fn open(path: &Path) -> Result<Self> {
-        Self::open_with(path, ReadOptions::default())
+    pub fn open(path: impl AsRef<Path>) -> Result<Self> {
+        let path = path.as_ref();
+        Self::open_with(path, &ArchiveReadOptions::default())
     }
 
     /// Open `path`: read the footer and the `arrow_sparse` metadata and check them
     /// against the schema and the row counts (no row group is decoded yet).
     ///
     /// ```
-    /// use arrow_sparse::parquet::{self, ParquetReader, ReadOptions, WriteOptions};
+    /// use arrow_sparse::archive::{self, ArchiveReader, ArchiveReadOptions, ArchiveWriteOptions};
     /// use arrow_sparse::{dims::DimMap, AnyDm, AnyTensor, CooTensor, DmTensor, Error, Format};
     /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 1], 1.0), (vec![1, 2], 3.0)])?;
     /// let dm: AnyDm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr)?.into();
     /// let b = AnyTensor::Dm(dm.broadcast(&[4, 3])?); // every stored entry appears twice
     /// let dir = tempfile::tempdir()?;
     /// let path = dir.path().join("dm.parquet");
-    /// parquet::write_parquet(&path, &b.clone().into(), &WriteOptions::default())?;
-    /// let strict = ReadOptions { max_broadcast: 1, ..ReadOptions::default() };
-    /// assert!(matches!(ParquetReader::open_with(&path, strict), Err(Error::Parse { .. })));
-    /// let r = ParquetReader::open_with(&path, ReadOptions::default().with_verify_checksums(false))?;
+    /// archive::write_archive(&path, &b.clone().into(), &ArchiveWriteOptions::default())?;
+    /// let strict = ArchiveReadOptions { max_broadcast: 1, ..ArchiveReadOptions::default() };
+    /// assert!(matches!(ArchiveReader::open_with(&path, &strict), Err(Error::Parse { .. })));
+    /// let r = ArchiveReader::open_with(&path, &ArchiveReadOptions::default().with_verify_checksums(false))?;
     /// assert_eq!(r.read()?.tensor, b);
     /// # Ok::<(), arrow_sparse::Error>(())
     /// ```
-    pub fn open_with(path: &Path, options: ReadOptions) -> Result<Self> {
+    pub fn open_with(path: impl AsRef<Path>, options: &ArchiveReadOptions) -> Result<Self> {
+        let path = path.as_ref();
         let file = File::open(path)?;
         let meta = guard("footer", || {
             Ok(ArrowReaderMetadata::load(
@@ -302,11 +304,11 @@ impl ParquetReader {
             })
             .collect();
         let mask = ProjectionMask::roots(descr, roots.iter().copied());
-        Ok(ParquetReader {
+        Ok(ArchiveReader {
             file,
             meta,
             archive,
-            options,
+            options: options.clone(),
             roots,
             leaves,
             mask,
@@ -318,14 +320,14 @@ impl ParquetReader {
     /// What the archive holds.
     ///
     /// ```
-    /// use arrow_sparse::parquet::{self, ParquetReader, WriteOptions};
+    /// use arrow_sparse::archive::{self, ArchiveReader, ArchiveWriteOptions};
     /// use arrow_sparse::{AnyTensor, CompressedAxis, CsxMatrix, Format, IndexType, ValueType};
     /// let dir = tempfile::tempdir()?;
     /// let path = dir.path().join("csr.parquet");
     /// let t: AnyTensor = CsxMatrix::<f32, i32, i64>::try_new(
     ///     CompressedAxis::Row, vec![3, 4], vec![0, 1, 1, 2].into(), vec![0, 3].into(), vec![1.0, 2.0].into())?.into();
-    /// parquet::write_parquet(&path, &t.into(), &WriteOptions::default())?;
-    /// let r = ParquetReader::open(&path)?;
+    /// archive::write_archive(&path, &t.into(), &ArchiveWriteOptions::default())?;
+    /// let r = ArchiveReader::open(&path)?;
     /// let spec = r.spec();
     /// assert_eq!((spec.format(), spec.shape.as_slice(), spec.value_type), (Format::Csr, &[3, 4][..], ValueType::Float32));
     /// assert_eq!((spec.index_type(), spec.indptr_type()), (Some(IndexType::Int32), Some(IndexType::Int64)));
@@ -338,13 +340,13 @@ impl ParquetReader {
     /// Number of rows (stored entries; every element for a dense tensor).
     ///
     /// ```
-    /// use arrow_sparse::parquet::{self, ParquetReader, WriteOptions};
+    /// use arrow_sparse::archive::{self, ArchiveReader, ArchiveWriteOptions};
     /// use arrow_sparse::{AnyTensor, DenseTensor};
     /// let dir = tempfile::tempdir()?;
     /// let path = dir.path().join("dense.parquet");
     /// let t: AnyTensor = DenseTensor::<i16>::try_new(vec![2, 3], vec![0, 1, 0, 0, 0, 2].into())?.into();
-    /// parquet::write_parquet(&path, &t.into(), &WriteOptions::default())?;
-    /// assert_eq!(ParquetReader::open(&path)?.rows(), 6); // every element, zeros included
+    /// archive::write_archive(&path, &t.into(), &ArchiveWriteOptions::default())?;
+    /// assert_eq!(ArchiveReader::open(&path)?.rows(), 6); // every element, zeros included
     /// # Ok::<(), arrow_sparse::Error>(())
     /// ```
     pub fn rows(&self) -> usize {
@@ -354,14 +356,14 @@ impl ParquetReader {
     /// The coordinate column names, by dimension.
     ///
     /// ```
-    /// use arrow_sparse::parquet::{self, ParquetReader, WriteOptions};
+    /// use arrow_sparse::archive::{self, ArchiveReader, ArchiveWriteOptions};
     /// use arrow_sparse::{AnyTensor, CooTensor};
     /// let dir = tempfile::tempdir()?;
     /// let path = dir.path().join("t.parquet");
     /// let coo = CooTensor::<f64, i64>::from_entries(vec![3, 4, 5], &[(vec![1, 2, 3], 1.0)])?
     ///     .with_dim_names(vec!["x".into(), "".into(), "z".into()])?;
-    /// parquet::write_parquet(&path, &AnyTensor::from(coo).into(), &WriteOptions::default())?;
-    /// assert_eq!(ParquetReader::open(&path)?.columns(), ["x", "dim_1", "z"]);
+    /// archive::write_archive(&path, &AnyTensor::from(coo).into(), &ArchiveWriteOptions::default())?;
+    /// assert_eq!(ArchiveReader::open(&path)?.columns(), ["x", "dim_1", "z"]);
     /// # Ok::<(), arrow_sparse::Error>(())
     /// ```
     pub fn columns(&self) -> &[String] {
@@ -371,13 +373,13 @@ impl ParquetReader {
     /// The Parquet footer.
     ///
     /// ```
-    /// use arrow_sparse::parquet::{self, ParquetReader, WriteOptions};
+    /// use arrow_sparse::archive::{self, ArchiveReader, ArchiveWriteOptions};
     /// use arrow_sparse::{AnyTensor, CooTensor};
     /// let dir = tempfile::tempdir()?;
     /// let path = dir.path().join("t.parquet");
     /// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![10, 2], &[(vec![1, 0], 1.0), (vec![8, 1], 2.0)])?.into();
-    /// parquet::write_parquet(&path, &t.into(), &WriteOptions::default())?;
-    /// let r = ParquetReader::open(&path)?;
+    /// archive::write_archive(&path, &t.into(), &ArchiveWriteOptions::default())?;
+    /// let r = ArchiveReader::open(&path)?;
     /// let footer = r.parquet_metadata().file_metadata();
     /// assert_eq!(footer.num_rows(), 2);
     /// let names: Vec<&str> = footer.schema_descr().columns().iter().map(|c| c.name()).collect();
@@ -391,13 +393,13 @@ impl ParquetReader {
     /// Number of row groups.
     ///
     /// ```
-    /// use arrow_sparse::parquet::{self, ParquetReader, WriteOptions};
+    /// use arrow_sparse::archive::{self, ArchiveReader, ArchiveWriteOptions};
     /// use arrow_sparse::{AnyTensor, DenseTensor};
     /// let dir = tempfile::tempdir()?;
     /// let path = dir.path().join("t.parquet");
     /// let t: AnyTensor = DenseTensor::<i32>::try_new(vec![5], vec![1, 2, 3, 4, 5].into())?.into();
-    /// parquet::write_parquet(&path, &t.into(), &WriteOptions::default().with_row_group_size(2))?;
-    /// assert_eq!(ParquetReader::open(&path)?.num_row_groups(), 3); // 2 + 2 + 1 rows
+    /// archive::write_archive(&path, &t.into(), &ArchiveWriteOptions::default().with_row_group_size(2))?;
+    /// assert_eq!(ArchiveReader::open(&path)?.num_row_groups(), 3); // 2 + 2 + 1 rows
     /// # Ok::<(), arrow_sparse::Error>(())
     /// ```
     pub fn num_row_groups(&self) -> usize {
@@ -407,14 +409,14 @@ impl ParquetReader {
     /// Row group `i` as the footer describes it.
     ///
     /// ```
-    /// use arrow_sparse::parquet::{self, ParquetReader, WriteOptions};
+    /// use arrow_sparse::archive::{self, ArchiveReader, ArchiveWriteOptions};
     /// use arrow_sparse::{AnyTensor, CooTensor, Error};
     /// let dir = tempfile::tempdir()?;
     /// let path = dir.path().join("t.parquet");
     /// let entries = [(vec![1, 0], 1.0), (vec![4, 1], 2.0), (vec![8, 1], 3.0)];
     /// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![10, 2], &entries)?.into();
-    /// parquet::write_parquet(&path, &t.into(), &WriteOptions::default().with_row_group_size(2))?;
-    /// let r = ParquetReader::open(&path)?;
+    /// archive::write_archive(&path, &t.into(), &ArchiveWriteOptions::default().with_row_group_size(2))?;
+    /// let r = ArchiveReader::open(&path)?;
     /// let info = r.row_group_info(0)?;
     /// assert_eq!((info.rows, info.first_row, info.ranges[0]), (2, 0, Some((1, 4))));
     /// assert_eq!(r.row_group_info(1)?.first_row, 2);
@@ -451,15 +453,15 @@ impl ParquetReader {
     /// The whole tensor and its custom metadata, exactly as written.
     ///
     /// ```
-    /// use arrow_sparse::parquet::{self, ParquetReader, WriteOptions};
+    /// use arrow_sparse::archive::{self, ArchiveReader, ArchiveWriteOptions};
     /// use arrow_sparse::{ipc::TensorMessage, CooTensor};
     /// let dir = tempfile::tempdir()?;
     /// let path = dir.path().join("t.parquet");
     /// let coo = CooTensor::<f32, i16>::from_entries(vec![3, 4], &[(vec![2, 3], 1.0), (vec![0, 1], 2.0)])?;
     /// let message = TensorMessage { tensor: coo.into(), custom_metadata: vec![("source".into(), "doc".into())] };
-    /// parquet::write_parquet(&path, &message, &WriteOptions::default())?;
+    /// archive::write_archive(&path, &message, &ArchiveWriteOptions::default())?;
     /// // same format, index type, entry order (not canonical) and custom metadata
-    /// assert_eq!(ParquetReader::open(&path)?.read()?, message);
+    /// assert_eq!(ArchiveReader::open(&path)?.read()?, message);
     /// # Ok::<(), arrow_sparse::Error>(())
     /// ```
     pub fn read(&self) -> Result<TensorMessage> {
@@ -482,15 +484,15 @@ impl ParquetReader {
     /// not merged under common nodes.
     ///
     /// ```
-    /// use arrow_sparse::parquet::{self, ParquetReader, WriteOptions};
+    /// use arrow_sparse::archive::{self, ArchiveReader, ArchiveWriteOptions};
     /// use arrow_sparse::{AnyTensor, CompressedAxis, CsxMatrix};
     /// let dir = tempfile::tempdir()?;
     /// let path = dir.path().join("csr.parquet");
     /// // [[1, 0, 0], [0, 2, 0], [0, 0, 3], [4, 0, 0]]
     /// let t: AnyTensor = CsxMatrix::<f64, i32, i64>::try_new(CompressedAxis::Row, vec![4, 3],
     ///     vec![0, 1, 2, 3, 4].into(), vec![0, 1, 2, 0].into(), vec![1.0, 2.0, 3.0, 4.0].into())?.into();
-    /// parquet::write_parquet(&path, &t.into(), &WriteOptions::default())?;
-    /// let r = ParquetReader::open(&path)?;
+    /// archive::write_archive(&path, &t.into(), &ArchiveWriteOptions::default())?;
+    /// let r = ArchiveReader::open(&path)?;
     /// let rows_1_2: AnyTensor = CsxMatrix::<f64, i32, i64>::try_new(CompressedAxis::Row, vec![2, 3],
     ///     vec![0, 1, 2].into(), vec![1, 2].into(), vec![2.0, 3.0].into())?.into();
     /// assert_eq!(r.read_range(0, 1..3)?.tensor, rows_1_2);
@@ -499,7 +501,7 @@ impl ParquetReader {
     /// ```
     pub fn read_range(&self, dim: usize, range: Range<usize>) -> Result<RangeRead> {
         let spec = &self.archive.spec;
-        if let Layout::Dm { .. } = spec.layout {
+        if let ArchiveLayout::Dm { .. } = spec.layout {
             return Err(Error::Unsupported(
                 "read_range on a DM archive: its rows are the storage's entries, and a sub-range of the storage is not a DM tensor of the same maps (read the archive, then slice the DM tensor, which copies nothing)".into(),
             ));
@@ -527,7 +529,7 @@ impl ParquetReader {
         }
         let mut sub = spec.clone();
         sub.shape[dim] = hi - lo;
-        if let Layout::Dense { strides } = &mut sub.layout
+        if let ArchiveLayout::Dense { strides } = &mut sub.layout
             && sub.shape != spec.shape
         {
             *strides = packed_strides_like(&sub.shape, strides);
@@ -547,15 +549,15 @@ impl ParquetReader {
     /// than memory.
     ///
     /// ```
-    /// use arrow_sparse::parquet::{self, ParquetReader, WriteOptions};
+    /// use arrow_sparse::archive::{self, ArchiveReader, ArchiveWriteOptions};
     /// use arrow_sparse::{AnyTensor, CompressedAxis, CsxMatrix, Format, IndexType};
     /// let dir = tempfile::tempdir()?;
     /// let path = dir.path().join("csr.parquet");
     /// // [[1, 0, 0], [0, 2, 0], [0, 0, 3], [4, 0, 0]]
     /// let t: AnyTensor = CsxMatrix::<f64, i32, i64>::try_new(CompressedAxis::Row, vec![4, 3],
     ///     vec![0, 1, 2, 3, 4].into(), vec![0, 1, 2, 0].into(), vec![1.0, 2.0, 3.0, 4.0].into())?.into();
-    /// parquet::write_parquet(&path, &t.into(), &WriteOptions::default().with_row_group_size(2))?;
-    /// let chunk = ParquetReader::open(&path)?.read_row_group(1)?; // rows 2 and 3
+    /// archive::write_archive(&path, &t.into(), &ArchiveWriteOptions::default().with_row_group_size(2))?;
+    /// let chunk = ArchiveReader::open(&path)?.read_row_group(1)?; // rows 2 and 3
     /// assert_eq!((chunk.format(), chunk.index_type(), chunk.shape()), (Format::Coo, Some(IndexType::Int32), &[4, 3][..]));
     /// assert_eq!((chunk.nnz(), chunk.get::<f64>(&[3, 0])?), (2, Some(4.0)));
     /// # Ok::<(), arrow_sparse::Error>(())
@@ -574,12 +576,12 @@ impl ParquetReader {
             _ => IndexType::Int64,
         };
         let canonical = match spec.layout.rows() {
-            Layout::Coo { canonical, .. } => canonical.unwrap_or(false),
-            Layout::Dense { .. } => true,
+            ArchiveLayout::Coo { canonical, .. } => canonical.unwrap_or(false),
+            ArchiveLayout::Dense { .. } => true,
             _ => false,
         };
         let chunk = TensorSpec {
-            layout: Layout::Coo {
+            layout: ArchiveLayout::Coo {
                 index_type,
                 coord_layout: CoordLayout::RowMajor,
                 canonical: Some(canonical),
@@ -593,13 +595,13 @@ impl ParquetReader {
     /// Every row group in turn, as [`read_row_group`](Self::read_row_group).
     ///
     /// ```
-    /// use arrow_sparse::parquet::{self, ParquetReader, WriteOptions};
+    /// use arrow_sparse::archive::{self, ArchiveReader, ArchiveWriteOptions};
     /// use arrow_sparse::{AnyTensor, DenseTensor, Format};
     /// let dir = tempfile::tempdir()?;
     /// let path = dir.path().join("dense.parquet");
     /// let t: AnyTensor = DenseTensor::<i32>::try_new(vec![2, 3], vec![1, 2, 3, 4, 5, 6].into())?.into();
-    /// parquet::write_parquet(&path, &t.into(), &WriteOptions::default().with_row_group_size(4))?;
-    /// let r = ParquetReader::open(&path)?;
+    /// archive::write_archive(&path, &t.into(), &ArchiveWriteOptions::default().with_row_group_size(4))?;
+    /// let r = ArchiveReader::open(&path)?;
     /// let chunks = r.chunks().collect::<Result<Vec<_>, _>>()?;
     /// let sizes: Vec<usize> = chunks.iter().map(|c| c.nnz()).collect();
     /// assert_eq!(sizes, [4, 2]);
@@ -630,7 +632,7 @@ impl ParquetReader {
             self.options.max_indptr_len,
             self.options.max_broadcast,
         )?;
-        let dense = matches!(spec.layout.rows(), Layout::Dense { .. });
+        let dense = matches!(spec.layout.rows(), ArchiveLayout::Dense { .. });
         let mut pending_level = 0usize;
         let mut last_group: Option<usize> = None;
         for &g in groups {

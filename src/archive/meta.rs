@@ -30,13 +30,13 @@ use crate::types::{IndexType, ValueType};
 /// The key of the archive's JSON description in the Parquet key-value metadata.
 ///
 /// ```
-/// use arrow_sparse::parquet::{self, ParquetReader, WriteOptions, METADATA_KEY};
+/// use arrow_sparse::archive::{self, ArchiveReader, ArchiveWriteOptions, METADATA_KEY};
 /// use arrow_sparse::{AnyTensor, CooTensor};
 /// let dir = tempfile::tempdir()?;
 /// let path = dir.path().join("t.parquet");
 /// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![3], &[(vec![2], 1.5)])?.into();
-/// parquet::write_parquet(&path, &t.into(), &WriteOptions::default())?;
-/// let r = ParquetReader::open(&path)?;
+/// archive::write_archive(&path, &t.into(), &ArchiveWriteOptions::default())?;
+/// let r = ArchiveReader::open(&path)?;
 /// let kv = r.parquet_metadata().file_metadata().key_value_metadata().unwrap();
 /// let json = kv.iter().find(|k| k.key == METADATA_KEY).and_then(|k| k.value.as_deref()).unwrap();
 /// assert!(json.starts_with(r#"{"version":1,"format":"coo","shape":[3]"#), "{json}");
@@ -47,13 +47,13 @@ pub const METADATA_KEY: &str = "arrow_sparse";
 /// The key of the CRC-32 (decimal) of the JSON text, written next to it.
 ///
 /// ```
-/// use arrow_sparse::parquet::{self, ParquetReader, WriteOptions, METADATA_CRC_KEY, METADATA_KEY};
+/// use arrow_sparse::archive::{self, ArchiveReader, ArchiveWriteOptions, METADATA_CRC_KEY, METADATA_KEY};
 /// use arrow_sparse::{AnyTensor, CooTensor};
 /// let dir = tempfile::tempdir()?;
 /// let path = dir.path().join("t.parquet");
 /// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![3], &[(vec![2], 1.5)])?.into();
-/// parquet::write_parquet(&path, &t.into(), &WriteOptions::default())?;
-/// let r = ParquetReader::open(&path)?;
+/// archive::write_archive(&path, &t.into(), &ArchiveWriteOptions::default())?;
+/// let r = ArchiveReader::open(&path)?;
 /// let kv = r.parquet_metadata().file_metadata().key_value_metadata().unwrap();
 /// let get = |key: &str| kv.iter().find(|k| k.key == key).and_then(|k| k.value.clone()).unwrap();
 /// let crc: u32 = get(METADATA_CRC_KEY).parse().unwrap();
@@ -65,14 +65,14 @@ pub const METADATA_CRC_KEY: &str = "arrow_sparse.crc32";
 /// The version of the JSON description this crate writes and reads.
 ///
 /// ```
-/// use arrow_sparse::parquet::{self, ParquetReader, WriteOptions, METADATA_KEY, METADATA_VERSION};
+/// use arrow_sparse::archive::{self, ArchiveReader, ArchiveWriteOptions, METADATA_KEY, METADATA_VERSION};
 /// use arrow_sparse::{AnyTensor, DenseTensor};
 /// assert_eq!(METADATA_VERSION, 1);
 /// let dir = tempfile::tempdir()?;
 /// let path = dir.path().join("t.parquet");
 /// let t: AnyTensor = DenseTensor::<i32>::try_new(vec![2], vec![1, 2].into())?.into();
-/// parquet::write_parquet(&path, &t.into(), &WriteOptions::default())?;
-/// let r = ParquetReader::open(&path)?;
+/// archive::write_archive(&path, &t.into(), &ArchiveWriteOptions::default())?;
+/// let r = ArchiveReader::open(&path)?;
 /// let kv = r.parquet_metadata().file_metadata().key_value_metadata().unwrap();
 /// let json = kv.iter().find(|k| k.key == METADATA_KEY).and_then(|k| k.value.as_deref()).unwrap();
 /// assert!(json.starts_with(&format!("{{\"version\":{METADATA_VERSION},")));
@@ -84,25 +84,25 @@ pub const METADATA_VERSION: u64 = 1;
 pub(crate) const VALUE_COLUMN: &str = "value";
 
 /// Name of the CSF node-level column (only written for CSF trees that prefix
-/// merging of the rows would not rebuild, see [`crate::parquet`] and SPEC 9.3).
+/// merging of the rows would not rebuild, see [`crate::archive`] and SPEC 9.3).
 pub(crate) const LEVEL_COLUMN: &str = "csf_level";
 
 /// The storage format an archive restores, with its parameters.
 ///
 /// ```
-/// use arrow_sparse::parquet::{Layout, TensorSpec};
+/// use arrow_sparse::archive::{ArchiveLayout, TensorSpec};
 /// use arrow_sparse::{AnyTensor, CompressedAxis, Convert, CooTensor, Format, IndexType};
 /// let coo = CooTensor::<f64, i64>::from_entries(vec![3, 4], &[(vec![0, 1], 2.5), (vec![2, 3], -1.0)])?;
 /// let csc: AnyTensor = coo.to_csx::<i32, i64>(CompressedAxis::Column)?.into();
 /// let spec = TensorSpec::of(&csc.into())?;
-/// let expected = Layout::Csx { axis: CompressedAxis::Column, index_type: IndexType::Int32, indptr_type: IndexType::Int64 };
+/// let expected = ArchiveLayout::Csx { axis: CompressedAxis::Column, index_type: IndexType::Int32, indptr_type: IndexType::Int64 };
 /// assert_eq!(spec.layout, expected);
 /// assert_eq!(spec.layout.format(), Format::Csc);
 /// # Ok::<(), arrow_sparse::Error>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
-pub enum Layout {
+pub enum ArchiveLayout {
     /// A dense tensor; rows are all elements in row-major logical order, restored
     /// into a buffer with these element strides (a packed layout of the shape).
     Dense {
@@ -159,42 +159,42 @@ pub enum Layout {
     /// spec's shape and dim names are the storage's. `chain` holds the DM levels.
     Dm {
         /// The layout of the storage (not `Dm`).
-        storage: Box<Layout>,
+        storage: Box<ArchiveLayout>,
         /// The DM levels above the storage.
         chain: DmChain,
     },
 }
 
-impl Layout {
+impl ArchiveLayout {
     /// The format this layout restores.
     ///
     /// ```
-    /// use arrow_sparse::parquet::Layout;
+    /// use arrow_sparse::archive::ArchiveLayout;
     /// use arrow_sparse::{CompressedAxis, Format, IndexType};
-    /// let csr = Layout::Csx { axis: CompressedAxis::Row, index_type: IndexType::Int32, indptr_type: IndexType::Int64 };
+    /// let csr = ArchiveLayout::Csx { axis: CompressedAxis::Row, index_type: IndexType::Int32, indptr_type: IndexType::Int64 };
     /// assert_eq!(csr.format(), Format::Csr);
-    /// let column_major = Layout::Dense { strides: vec![1, 2] };
+    /// let column_major = ArchiveLayout::Dense { strides: vec![1, 2] };
     /// assert_eq!(column_major.format(), Format::Dense);
     /// ```
     pub fn format(&self) -> Format {
         match self {
-            Layout::Dense { .. } => Format::Dense,
-            Layout::Coo { .. } => Format::Coo,
-            Layout::Csx {
+            ArchiveLayout::Dense { .. } => Format::Dense,
+            ArchiveLayout::Coo { .. } => Format::Coo,
+            ArchiveLayout::Csx {
                 axis: CompressedAxis::Row,
                 ..
             } => Format::Csr,
-            Layout::Csx { .. } => Format::Csc,
-            Layout::Csf { .. } => Format::Csf,
-            Layout::Gcs { .. } => Format::Gcs,
-            Layout::Dm { .. } => Format::Dm,
+            ArchiveLayout::Csx { .. } => Format::Csc,
+            ArchiveLayout::Csf { .. } => Format::Csf,
+            ArchiveLayout::Gcs { .. } => Format::Gcs,
+            ArchiveLayout::Dm { .. } => Format::Dm,
         }
     }
 
     /// The layout of the rows: the storage's for DM, else this one.
     ///
     /// ```
-    /// use arrow_sparse::parquet::TensorSpec;
+    /// use arrow_sparse::archive::TensorSpec;
     /// use arrow_sparse::{dims::DimMap, AnyTensor, CooTensor, DmTensor, Format};
     /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 1], 1.0), (vec![1, 2], 3.0)])?;
     /// let dm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr)?;
@@ -205,16 +205,16 @@ impl Layout {
     /// assert_eq!(plain.rows(), &plain);
     /// # Ok::<(), arrow_sparse::Error>(())
     /// ```
-    pub fn rows(&self) -> &Layout {
+    pub fn rows(&self) -> &ArchiveLayout {
         match self {
-            Layout::Dm { storage, .. } => storage,
+            ArchiveLayout::Dm { storage, .. } => storage,
             other => other,
         }
     }
 
-    fn rows_mut(&mut self) -> &mut Layout {
+    fn rows_mut(&mut self) -> &mut ArchiveLayout {
         match self {
-            Layout::Dm { storage, .. } => storage,
+            ArchiveLayout::Dm { storage, .. } => storage,
             other => other,
         }
     }
@@ -225,7 +225,7 @@ impl Layout {
 /// metadata writes them.
 ///
 /// ```
-/// use arrow_sparse::parquet::DmChain;
+/// use arrow_sparse::archive::DmChain;
 /// use arrow_sparse::{dims::DimMap, AnyDm, AnyTensor, CooTensor, DmTensor, Format};
 /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 1], 1.0), (vec![1, 2], 3.0)])?;
 /// let dm: AnyDm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr)?.into();
@@ -245,7 +245,7 @@ impl DmChain {
     /// entries are an archive's rows.
     ///
     /// ```
-    /// use arrow_sparse::parquet::DmChain;
+    /// use arrow_sparse::archive::DmChain;
     /// use arrow_sparse::{dims::DimMap, AnyDm, CooTensor, DmTensor, Format};
     /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 1], 1.0), (vec![1, 2], 3.0)])?;
     /// let dm: AnyDm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr)?.into();
@@ -280,7 +280,7 @@ impl DmChain {
     /// Number of DM levels.
     ///
     /// ```
-    /// use arrow_sparse::parquet::DmChain;
+    /// use arrow_sparse::archive::DmChain;
     /// use arrow_sparse::{dims::DimMap, AnyDm, AnyTensor, CooTensor, DmTensor, Format};
     /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 1], 1.0), (vec![1, 2], 3.0)])?;
     /// let inner: AnyDm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr)?.into();
@@ -297,7 +297,7 @@ impl DmChain {
     /// Whether the chain has no level (never, for a chain read or built here).
     ///
     /// ```
-    /// use arrow_sparse::parquet::DmChain;
+    /// use arrow_sparse::archive::DmChain;
     /// use arrow_sparse::{dims::DimMap, AnyDm, CooTensor, DmTensor, Format};
     /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![1, 2], 3.0)])?;
     /// let dm: AnyDm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Coo)?.into();
@@ -312,7 +312,7 @@ impl DmChain {
     /// The maps as a JSON array (compact).
     ///
     /// ```
-    /// use arrow_sparse::parquet::DmChain;
+    /// use arrow_sparse::archive::DmChain;
     /// use arrow_sparse::{dims::DimMap, AnyDm, CooTensor, DmTensor, Format};
     /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![1, 2], 3.0)])?;
     /// let dm: AnyDm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr)?.into();
@@ -334,7 +334,7 @@ impl DmChain {
     /// `max_broadcast` times.
     ///
     /// ```
-    /// use arrow_sparse::parquet::DmChain;
+    /// use arrow_sparse::archive::DmChain;
     /// use arrow_sparse::{dims::DimMap, AnyDm, AnyTensor, CooTensor, DmTensor, Error, Format};
     /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 1], 1.0), (vec![1, 2], 3.0)])?;
     /// let dm: AnyDm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr)?.into();
@@ -355,7 +355,7 @@ impl DmChain {
 /// the custom metadata of the tensor's IPC message.
 ///
 /// ```
-/// use arrow_sparse::parquet::TensorSpec;
+/// use arrow_sparse::archive::TensorSpec;
 /// use arrow_sparse::{ipc::TensorMessage, CooTensor, Format, ValueType};
 /// let coo = CooTensor::<f32, i32>::from_entries(vec![4, 5], &[(vec![1, 2], 1.0), (vec![3, 0], 2.0)])?
 ///     .with_dim_names(vec!["row".into(), "col".into()])?;
@@ -375,7 +375,7 @@ pub struct TensorSpec {
     /// Value type.
     pub value_type: ValueType,
     /// Storage format and parameters.
-    pub layout: Layout,
+    pub layout: ArchiveLayout,
     /// The IPC Message's custom metadata, in order.
     pub custom_metadata: Vec<(String, String)>,
 }
@@ -388,18 +388,18 @@ impl TensorSpec {
     /// the IPC writer sends it.
     ///
     /// ```
-    /// use arrow_sparse::parquet::{Layout, TensorSpec};
+    /// use arrow_sparse::archive::{ArchiveLayout, TensorSpec};
     /// use arrow_sparse::{AnyTensor, CooTensor, CoordLayout, DenseTensor, IndexType};
     /// let coo = CooTensor::<f64, i16>::from_entries(vec![3, 4], &[(vec![2, 3], -1.0), (vec![0, 1], 2.5)])?;
     /// let spec = TensorSpec::of(&AnyTensor::from(coo).into())?;
-    /// let expected = Layout::Coo { index_type: IndexType::Int16, coord_layout: CoordLayout::RowMajor, canonical: Some(false) };
+    /// let expected = ArchiveLayout::Coo { index_type: IndexType::Int16, coord_layout: CoordLayout::RowMajor, canonical: Some(false) };
     /// assert_eq!(spec.layout, expected);
     /// // a packed column-major dense tensor keeps its strides
     /// let cm = DenseTensor::<i32>::try_new_strided(vec![2, 3], vec![1, 2], vec![1, 4, 2, 5, 3, 6].into())?;
-    /// assert_eq!(TensorSpec::of(&AnyTensor::from(cm).into())?.layout, Layout::Dense { strides: vec![1, 2] });
+    /// assert_eq!(TensorSpec::of(&AnyTensor::from(cm).into())?.layout, ArchiveLayout::Dense { strides: vec![1, 2] });
     /// // a broadcast (stride 0) is declared row-major: archived as its row-major copy
     /// let b = DenseTensor::<i32>::try_new_strided(vec![2, 3], vec![1, 0], vec![7, 8].into())?;
-    /// assert_eq!(TensorSpec::of(&AnyTensor::from(b).into())?.layout, Layout::Dense { strides: vec![3, 1] });
+    /// assert_eq!(TensorSpec::of(&AnyTensor::from(b).into())?.layout, ArchiveLayout::Dense { strides: vec![3, 1] });
     /// # Ok::<(), arrow_sparse::Error>(())
     /// ```
     pub fn of(message: &TensorMessage) -> Result<TensorSpec> {
@@ -412,7 +412,7 @@ impl TensorSpec {
         };
         let mut layout = rows_layout_of(&rows)?;
         if let Some(chain) = chain {
-            layout = Layout::Dm {
+            layout = ArchiveLayout::Dm {
                 storage: Box::new(layout),
                 chain,
             };
@@ -432,10 +432,10 @@ impl TensorSpec {
     /// canonical flag: the usual target of chunked writing.
     ///
     /// ```
-    /// use arrow_sparse::parquet::{Layout, TensorSpec};
+    /// use arrow_sparse::archive::{ArchiveLayout, TensorSpec};
     /// use arrow_sparse::{CoordLayout, IndexType, ValueType};
     /// let spec = TensorSpec::coo(vec![1000, 10], ValueType::Float32, IndexType::Int32);
-    /// let expected = Layout::Coo { index_type: IndexType::Int32, coord_layout: CoordLayout::RowMajor, canonical: None };
+    /// let expected = ArchiveLayout::Coo { index_type: IndexType::Int32, coord_layout: CoordLayout::RowMajor, canonical: None };
     /// assert_eq!(spec.layout, expected);
     /// assert!(spec.dim_names.is_empty() && spec.custom_metadata.is_empty());
     /// assert_eq!(spec.column_names(), ["dim_0", "dim_1"]);
@@ -445,7 +445,7 @@ impl TensorSpec {
             shape,
             dim_names: Vec::new(),
             value_type,
-            layout: Layout::Coo {
+            layout: ArchiveLayout::Coo {
                 index_type,
                 coord_layout: CoordLayout::RowMajor,
                 canonical: None,
@@ -457,14 +457,14 @@ impl TensorSpec {
     /// The same spec with another layout.
     ///
     /// ```
-    /// use arrow_sparse::parquet::{Layout, TensorSpec};
+    /// use arrow_sparse::archive::{ArchiveLayout, TensorSpec};
     /// use arrow_sparse::{CompressedAxis, Format, IndexType, ValueType};
-    /// let csr = Layout::Csx { axis: CompressedAxis::Row, index_type: IndexType::Int32, indptr_type: IndexType::Int64 };
+    /// let csr = ArchiveLayout::Csx { axis: CompressedAxis::Row, index_type: IndexType::Int32, indptr_type: IndexType::Int64 };
     /// let spec = TensorSpec::coo(vec![3, 4], ValueType::Float64, IndexType::Int32).with_layout(csr);
     /// assert_eq!((spec.format(), spec.indptr_type()), (Format::Csr, Some(IndexType::Int64)));
     /// assert_eq!((spec.shape.as_slice(), spec.value_type), (&[3, 4][..], ValueType::Float64)); // the rest is kept
     /// ```
-    pub fn with_layout(mut self, layout: Layout) -> TensorSpec {
+    pub fn with_layout(mut self, layout: ArchiveLayout) -> TensorSpec {
         self.layout = layout;
         self
     }
@@ -472,7 +472,7 @@ impl TensorSpec {
     /// The same spec with dimension names (one per dimension).
     ///
     /// ```
-    /// use arrow_sparse::parquet::{ParquetWriter, TensorSpec, WriteOptions};
+    /// use arrow_sparse::archive::{ArchiveWriter, TensorSpec, ArchiveWriteOptions};
     /// use arrow_sparse::{IndexType, ValueType};
     /// let spec = TensorSpec::coo(vec![3, 4], ValueType::Float64, IndexType::Int32);
     /// let named = spec.clone().with_dim_names(vec!["row".into(), "col".into()]);
@@ -480,7 +480,7 @@ impl TensorSpec {
     /// // one name per dimension, checked when an archive is created
     /// let dir = tempfile::tempdir()?;
     /// let bad = spec.with_dim_names(vec!["row".into()]);
-    /// assert!(ParquetWriter::create(&dir.path().join("t.parquet"), bad, &WriteOptions::default()).is_err());
+    /// assert!(ArchiveWriter::create(&dir.path().join("t.parquet"), bad, &ArchiveWriteOptions::default()).is_err());
     /// # Ok::<(), arrow_sparse::Error>(())
     /// ```
     pub fn with_dim_names(mut self, names: Vec<String>) -> TensorSpec {
@@ -491,11 +491,11 @@ impl TensorSpec {
     /// The format restored (`gcs` / `dm` for GCS / DM tensors).
     ///
     /// ```
-    /// use arrow_sparse::parquet::{Layout, TensorSpec};
+    /// use arrow_sparse::archive::{ArchiveLayout, TensorSpec};
     /// use arrow_sparse::{dims::DimMap, AnyTensor, CooTensor, DmTensor, Format, IndexType, ValueType};
     /// let spec = TensorSpec::coo(vec![2, 3], ValueType::Int16, IndexType::Int64);
     /// assert_eq!(spec.format(), Format::Coo);
-    /// assert_eq!(spec.with_layout(Layout::Dense { strides: vec![3, 1] }).format(), Format::Dense);
+    /// assert_eq!(spec.with_layout(ArchiveLayout::Dense { strides: vec![3, 1] }).format(), Format::Dense);
     /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![1, 2], 3.0)])?;
     /// let dm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr)?;
     /// assert_eq!(TensorSpec::of(&AnyTensor::from(dm).into())?.format(), Format::Dm);
@@ -509,11 +509,11 @@ impl TensorSpec {
     /// the storage's).
     ///
     /// ```
-    /// use arrow_sparse::parquet::{Layout, TensorSpec};
+    /// use arrow_sparse::archive::{ArchiveLayout, TensorSpec};
     /// use arrow_sparse::{dims::DimMap, AnyTensor, CooTensor, DmTensor, Format, IndexType, ValueType};
     /// let spec = TensorSpec::coo(vec![2, 3], ValueType::Int16, IndexType::Int64);
     /// assert_eq!(spec.index_type(), Some(IndexType::Int64));
-    /// assert_eq!(spec.with_layout(Layout::Dense { strides: vec![3, 1] }).index_type(), None);
+    /// assert_eq!(spec.with_layout(ArchiveLayout::Dense { strides: vec![3, 1] }).index_type(), None);
     /// // DM: the index type of the storage (here CSR with int64 indices)
     /// let coo = CooTensor::<f64, i32>::from_entries(vec![2, 3], &[(vec![1, 2], 3.0)])?;
     /// let dm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr)?;
@@ -522,10 +522,10 @@ impl TensorSpec {
     /// ```
     pub fn index_type(&self) -> Option<IndexType> {
         match self.layout.rows() {
-            Layout::Coo { index_type, .. }
-            | Layout::Csx { index_type, .. }
-            | Layout::Csf { index_type, .. }
-            | Layout::Gcs { index_type, .. } => Some(*index_type),
+            ArchiveLayout::Coo { index_type, .. }
+            | ArchiveLayout::Csx { index_type, .. }
+            | ArchiveLayout::Csf { index_type, .. }
+            | ArchiveLayout::Gcs { index_type, .. } => Some(*index_type),
             _ => None,
         }
     }
@@ -533,18 +533,18 @@ impl TensorSpec {
     /// The type of the indptr buffers (CSX, CSF and GCS; for DM, the storage's).
     ///
     /// ```
-    /// use arrow_sparse::parquet::{Layout, TensorSpec};
+    /// use arrow_sparse::archive::{ArchiveLayout, TensorSpec};
     /// use arrow_sparse::{CompressedAxis, IndexType, ValueType};
     /// let spec = TensorSpec::coo(vec![3, 4], ValueType::Float64, IndexType::Int32);
     /// assert_eq!(spec.indptr_type(), None); // COO has no indptr
-    /// let csc = Layout::Csx { axis: CompressedAxis::Column, index_type: IndexType::Int32, indptr_type: IndexType::UInt16 };
+    /// let csc = ArchiveLayout::Csx { axis: CompressedAxis::Column, index_type: IndexType::Int32, indptr_type: IndexType::UInt16 };
     /// assert_eq!(spec.with_layout(csc).indptr_type(), Some(IndexType::UInt16));
     /// ```
     pub fn indptr_type(&self) -> Option<IndexType> {
         match self.layout.rows() {
-            Layout::Csx { indptr_type, .. }
-            | Layout::Csf { indptr_type, .. }
-            | Layout::Gcs { indptr_type, .. } => Some(*indptr_type),
+            ArchiveLayout::Csx { indptr_type, .. }
+            | ArchiveLayout::Csf { indptr_type, .. }
+            | ArchiveLayout::Gcs { indptr_type, .. } => Some(*indptr_type),
             _ => None,
         }
     }
@@ -553,7 +553,7 @@ impl TensorSpec {
     /// logical shape is the spec's shape.
     pub(crate) fn gcs_map(&self) -> Result<Option<DimMap>> {
         match self.layout.rows() {
-            Layout::Gcs {
+            ArchiveLayout::Gcs {
                 dimensions,
                 partitioning,
                 ..
@@ -573,7 +573,7 @@ impl TensorSpec {
         }
     }
 
-    pub(crate) fn rows_layout_mut(&mut self) -> &mut Layout {
+    pub(crate) fn rows_layout_mut(&mut self) -> &mut ArchiveLayout {
         self.layout.rows_mut()
     }
 
@@ -582,7 +582,7 @@ impl TensorSpec {
     /// other or with the `value` / `csf_level` columns.
     ///
     /// ```
-    /// use arrow_sparse::parquet::TensorSpec;
+    /// use arrow_sparse::archive::TensorSpec;
     /// use arrow_sparse::{IndexType, ValueType};
     /// let spec = TensorSpec::coo(vec![2, 3, 4], ValueType::Float64, IndexType::Int32);
     /// assert_eq!(spec.column_names(), ["dim_0", "dim_1", "dim_2"]);
@@ -626,8 +626,8 @@ impl TensorSpec {
         if !self.dim_names.is_empty() {
             check_dim_names(&self.dim_names, n)?;
         }
-        if let Layout::Dm { storage, chain } = &self.layout {
-            if matches!(**storage, Layout::Dm { .. }) {
+        if let ArchiveLayout::Dm { storage, chain } = &self.layout {
+            if matches!(**storage, ArchiveLayout::Dm { .. }) {
                 return Err(Error::invariant(
                     "DM storage layout",
                     None,
@@ -637,7 +637,7 @@ impl TensorSpec {
             chain.wrap(placeholder(&self.shape, self.value_type)?, max_broadcast)?;
         }
         match self.layout.rows() {
-            Layout::Gcs {
+            ArchiveLayout::Gcs {
                 matrix_dim_names, ..
             } => {
                 self.gcs_map()?;
@@ -645,7 +645,7 @@ impl TensorSpec {
                     check_dim_names(matrix_dim_names, 2)?;
                 }
             }
-            Layout::Dense { strides } => {
+            ArchiveLayout::Dense { strides } => {
                 if strides.len() != n || !is_packed(&self.shape, strides) {
                     return Err(Error::invariant(
                         "dense strides",
@@ -660,8 +660,8 @@ impl TensorSpec {
                     Error::overflow("dense element count", format!("{:?}", self.shape), "usize")
                 })?;
             }
-            Layout::Coo { .. } => {}
-            Layout::Csx { .. } => {
+            ArchiveLayout::Coo { .. } => {}
+            ArchiveLayout::Csx { .. } => {
                 if n != 2 {
                     return Err(Error::shape(
                         "CSR/CSC matrix",
@@ -670,26 +670,26 @@ impl TensorSpec {
                     ));
                 }
             }
-            Layout::Csf { axis_order, .. } => {
+            ArchiveLayout::Csf { axis_order, .. } => {
                 if n < 2 {
                     return Err(Error::shape("CSF tensor", "ndim >= 2", format!("ndim {n}")));
                 }
                 check_permutation("axis_order", axis_order, n)?;
             }
-            Layout::Dm { .. } => {}
+            ArchiveLayout::Dm { .. } => {}
         }
         Ok(())
     }
 }
 
 /// The layout of a tensor that is not DM (its entries are the rows).
-fn rows_layout_of(t: &AnyTensor) -> Result<Layout> {
+fn rows_layout_of(t: &AnyTensor) -> Result<ArchiveLayout> {
     Ok(match t {
         AnyTensor::Dense(d) => {
             let packed = check_shape(d.shape(), "dense tensor")?
                 .is_some_and(|size| size == d.values().len())
                 && is_packed(d.shape(), d.strides());
-            Layout::Dense {
+            ArchiveLayout::Dense {
                 strides: if packed {
                     d.strides().to_vec()
                 } else {
@@ -697,24 +697,24 @@ fn rows_layout_of(t: &AnyTensor) -> Result<Layout> {
                 },
             }
         }
-        AnyTensor::Coo(c) => Layout::Coo {
+        AnyTensor::Coo(c) => ArchiveLayout::Coo {
             index_type: c.index_type(),
             coord_layout: c.layout(),
             canonical: Some(c.is_canonical()),
         },
-        AnyTensor::Csx(c) => Layout::Csx {
+        AnyTensor::Csx(c) => ArchiveLayout::Csx {
             axis: c.axis(),
             index_type: c.index_type(),
             indptr_type: c.indptr_type(),
         },
-        AnyTensor::Csf(c) => Layout::Csf {
+        AnyTensor::Csf(c) => ArchiveLayout::Csf {
             axis_order: c.axis_order().to_vec(),
             index_type: c.index_type(),
             indptr_type: c.indptr_type(),
         },
         AnyTensor::Gcs(g) => {
             let m = g.matrix();
-            Layout::Gcs {
+            ArchiveLayout::Gcs {
                 dimensions: g.map().dimensions().to_vec(),
                 partitioning: g.map().partitioning().to_vec(),
                 axis: m.axis(),
@@ -909,7 +909,11 @@ fn to_usize(x: u64, what: &str) -> Result<usize> {
 }
 
 /// The layout of the rows for `format` (not `dm`), with the CSF level column.
-fn rows_layout(format: &str, json: &Json, shape: &[usize]) -> Result<(Layout, Option<String>)> {
+fn rows_layout(
+    format: &str,
+    json: &Json,
+    shape: &[usize],
+) -> Result<(ArchiveLayout, Option<String>)> {
     let index_type = |field: &Option<String>, name: &str| -> Result<IndexType> {
         field
             .as_deref()
@@ -921,7 +925,7 @@ fn rows_layout(format: &str, json: &Json, shape: &[usize]) -> Result<(Layout, Op
     };
     let mut level_column = None;
     let layout = match format {
-        "dense" => Layout::Dense {
+        "dense" => ArchiveLayout::Dense {
             strides: match &json.dense {
                 Some(d) => usizes(&d.strides, "dense strides")?,
                 None => row_major_strides(shape),
@@ -932,7 +936,7 @@ fn rows_layout(format: &str, json: &Json, shape: &[usize]) -> Result<(Layout, Op
                 canonical: false,
                 layout: row_major(),
             });
-            Layout::Coo {
+            ArchiveLayout::Coo {
                 index_type: index_type(&json.index_type, "index_type")?,
                 coord_layout: match coo.layout.as_str() {
                     "row_major" => CoordLayout::RowMajor,
@@ -942,7 +946,7 @@ fn rows_layout(format: &str, json: &Json, shape: &[usize]) -> Result<(Layout, Op
                 canonical: Some(coo.canonical),
             }
         }
-        "csr" | "csc" => Layout::Csx {
+        "csr" | "csc" => ArchiveLayout::Csx {
             axis: if format == "csr" {
                 CompressedAxis::Row
             } else {
@@ -957,7 +961,7 @@ fn rows_layout(format: &str, json: &Json, shape: &[usize]) -> Result<(Layout, Op
                 .as_ref()
                 .ok_or_else(|| parse_err("format csf needs \"csf\": {\"axis_order\": [..]}"))?;
             level_column = csf.level_column.clone();
-            Layout::Csf {
+            ArchiveLayout::Csf {
                 axis_order: usizes(&csf.axis_order, "axis_order")?,
                 index_type: index_type(&json.index_type, "index_type")?,
                 indptr_type: index_type(&json.indptr_type, "indptr_type")?,
@@ -967,7 +971,7 @@ fn rows_layout(format: &str, json: &Json, shape: &[usize]) -> Result<(Layout, Op
             let gcs = json.gcs.as_ref().ok_or_else(|| {
                 parse_err("format gcs needs \"gcs\": {\"dimensions\": [..], \"partitioning\": [..], \"compressed_axis\": ..}")
             })?;
-            Layout::Gcs {
+            ArchiveLayout::Gcs {
                 dimensions: usizes(&gcs.dimensions, "gcs dimensions")?,
                 partitioning: usizes(&gcs.partitioning, "gcs partitioning")?,
                 axis: match gcs.compressed_axis.as_str() {
@@ -1020,19 +1024,19 @@ impl Archive {
             row_groups: self.row_groups.clone(),
             writer: Some(format!("arrow-sparse {}", env!("CARGO_PKG_VERSION"))),
         };
-        if let Layout::Dm { storage, chain } = &spec.layout {
+        if let ArchiveLayout::Dm { storage, chain } = &spec.layout {
             json.dm = Some(DmJson {
                 storage: storage.format().name().to_string(),
                 maps: chain.maps.clone(),
             });
         }
         match spec.layout.rows() {
-            Layout::Dense { strides } => {
+            ArchiveLayout::Dense { strides } => {
                 json.dense = Some(DenseJson {
                     strides: u64s(strides),
                 })
             }
-            Layout::Coo {
+            ArchiveLayout::Coo {
                 coord_layout,
                 canonical,
                 ..
@@ -1045,14 +1049,14 @@ impl Archive {
                     },
                 })
             }
-            Layout::Csx { .. } | Layout::Dm { .. } => {}
-            Layout::Csf { axis_order, .. } => {
+            ArchiveLayout::Csx { .. } | ArchiveLayout::Dm { .. } => {}
+            ArchiveLayout::Csf { axis_order, .. } => {
                 json.csf = Some(CsfJson {
                     axis_order: u64s(axis_order),
                     level_column: self.level_column.clone(),
                 })
             }
-            Layout::Gcs {
+            ArchiveLayout::Gcs {
                 dimensions,
                 partitioning,
                 axis,
@@ -1105,7 +1109,7 @@ impl Archive {
                     ));
                 }
                 let (storage, level_column) = rows_layout(&dm.storage, &json, &shape)?;
-                let layout = Layout::Dm {
+                let layout = ArchiveLayout::Dm {
                     storage: Box::new(storage),
                     chain: DmChain::from_json(dm.maps.clone())?,
                 };
@@ -1173,7 +1177,7 @@ mod tests {
                 shape: vec![3, 4, 5],
                 dim_names: vec!["a".into(), String::new(), "c".into()],
                 value_type: ValueType::Float32,
-                layout: Layout::Csf {
+                layout: ArchiveLayout::Csf {
                     axis_order: vec![2, 0, 1],
                     index_type: IndexType::Int16,
                     indptr_type: IndexType::Int32,
@@ -1235,7 +1239,7 @@ mod tests {
     fn gcs_and_dm_json_round_trips() {
         let mut a = sample();
         a.level_column = None;
-        a.spec.layout = Layout::Gcs {
+        a.spec.layout = ArchiveLayout::Gcs {
             dimensions: vec![2, 0, 1],
             partitioning: vec![1],
             axis: CompressedAxis::Column,
@@ -1256,7 +1260,7 @@ mod tests {
         ];
         let mut d = a.clone();
         d.spec.shape = vec![3, 4, 5];
-        d.spec.layout = Layout::Dm {
+        d.spec.layout = ArchiveLayout::Dm {
             storage: Box::new(a.spec.layout.clone()),
             chain: DmChain::from_json(maps.clone()).unwrap(),
         };
@@ -1269,7 +1273,7 @@ mod tests {
         maps[0]["shape"] = serde_json::json!([3, 4, 5]);
         maps[0]["dimensions"] = serde_json::json!([0, 1, 2]);
         maps[0]["partitioning"] = serde_json::json!([1, 2]);
-        d.spec.layout = Layout::Dm {
+        d.spec.layout = ArchiveLayout::Dm {
             storage: Box::new(a.spec.layout.clone()),
             chain: DmChain::from_json(maps).unwrap(),
         };

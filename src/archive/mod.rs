@@ -17,24 +17,24 @@
 //!   extension metadata), the Message's custom metadata and a CRC-32 per row
 //!   group, so that reading restores the very same tensor, buffer for buffer;
 //! * coordinates are delta- or dictionary/RLE-encoded where that pays, everything
-//!   is zstd-compressed by default ([`Compression`]).
+//!   is zstd-compressed by default ([`ArchiveCompression`]).
 //!
-//! [`ParquetWriter`] writes a tensor, or a sequence of chunks, in row groups of
-//! bounded size; [`ParquetReader`] restores the tensor, streams row groups as COO
+//! [`ArchiveWriter`] writes a tensor, or a sequence of chunks, in row groups of
+//! bounded size; [`ArchiveReader`] restores the tensor, streams row groups as COO
 //! chunks, and reads coordinate ranges skipping row groups by their statistics.
 //! Writes are atomic (temporary file + rename).
 //!
 //! ```
-//! use arrow_sparse::{parquet, AnyTensor, CompressedAxis, Convert, CooTensor};
+//! use arrow_sparse::{archive, AnyTensor, CompressedAxis, Convert, CooTensor};
 //!
 //! let coo = CooTensor::<f64, i64>::from_entries(vec![3, 4], &[(vec![0, 1], 2.5), (vec![2, 3], -1.0)])?;
 //! let csr: AnyTensor = coo.to_csx::<i32, i64>(CompressedAxis::Row)?.into();
 //! let dir = tempfile::tempdir()?;
 //! let path = dir.path().join("doc_parquet_module.parquet");
-//! parquet::write_parquet(&path, &csr.clone().into(), &parquet::WriteOptions::default())?;
-//! let back = parquet::read_parquet(&path, &parquet::ReadOptions::default())?;
+//! archive::write_archive(&path, &csr.clone().into(), &archive::ArchiveWriteOptions::default())?;
+//! let back = archive::read_archive(&path, &archive::ArchiveReadOptions::default())?;
 //! assert_eq!(back.tensor, csr); // same format, index and indptr types, buffers
-//! let rows = parquet::ParquetReader::open(&path)?.read_range(0, 2..3)?;
+//! let rows = archive::ArchiveReader::open(&path)?.read_range(0, 2..3)?;
 //! assert_eq!((rows.tensor.shape(), rows.tensor.nnz()), (&[1, 4][..], 1));
 //! # Ok::<(), arrow_sparse::Error>(())
 //! ```
@@ -49,9 +49,11 @@ mod writer;
 use std::fmt;
 use std::path::Path;
 
-pub use meta::{DmChain, Layout, METADATA_CRC_KEY, METADATA_KEY, METADATA_VERSION, TensorSpec};
-pub use reader::{ParquetReader, RangeRead, RowGroupInfo};
-pub use writer::{ParquetWriter, WriteSummary};
+pub use meta::{
+    ArchiveLayout, DmChain, METADATA_CRC_KEY, METADATA_KEY, METADATA_VERSION, TensorSpec,
+};
+pub use reader::{ArchiveReader, RangeRead, RowGroupInfo};
+pub use writer::{ArchiveWriter, WriteSummary};
 
 use crate::error::{Error, Result};
 use crate::ipc::TensorMessage;
@@ -60,49 +62,49 @@ use crate::tensor::Validation;
 /// The compression applied to every column.
 ///
 /// ```
-/// use arrow_sparse::parquet::Compression;
-/// assert_eq!(Compression::default(), Compression::Zstd(1));
-/// assert_eq!("zstd:3".parse::<Compression>()?, Compression::Zstd(3));
-/// assert_eq!("none".parse::<Compression>()?, Compression::Uncompressed);
-/// assert_eq!(Compression::Zstd(3).to_string(), "zstd:3");
-/// assert!(matches!("zstd:23".parse::<Compression>(), Err(arrow_sparse::Error::Parse { .. })));
+/// use arrow_sparse::archive::ArchiveCompression;
+/// assert_eq!(ArchiveCompression::default(), ArchiveCompression::Zstd(1));
+/// assert_eq!("zstd:3".parse::<ArchiveCompression>()?, ArchiveCompression::Zstd(3));
+/// assert_eq!("none".parse::<ArchiveCompression>()?, ArchiveCompression::Uncompressed);
+/// assert_eq!(ArchiveCompression::Zstd(3).to_string(), "zstd:3");
+/// assert!(matches!("zstd:23".parse::<ArchiveCompression>(), Err(arrow_sparse::Error::Parse { .. })));
 /// # Ok::<(), arrow_sparse::Error>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Compression {
+pub enum ArchiveCompression {
     /// No compression.
     Uncompressed,
     /// zstd at the given level (1 is fast and the default; up to 22).
     Zstd(i32),
 }
 
-impl Default for Compression {
+impl Default for ArchiveCompression {
     fn default() -> Self {
-        Compression::Zstd(1)
+        ArchiveCompression::Zstd(1)
     }
 }
 
-impl Compression {
+impl ArchiveCompression {
     pub(crate) fn to_parquet(self) -> Result<::parquet::basic::Compression> {
         Ok(match self {
-            Compression::Uncompressed => ::parquet::basic::Compression::UNCOMPRESSED,
-            Compression::Zstd(level) => {
+            ArchiveCompression::Uncompressed => ::parquet::basic::Compression::UNCOMPRESSED,
+            ArchiveCompression::Zstd(level) => {
                 ::parquet::basic::Compression::ZSTD(::parquet::basic::ZstdLevel::try_new(level)?)
             }
         })
     }
 }
 
-impl fmt::Display for Compression {
+impl fmt::Display for ArchiveCompression {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Compression::Uncompressed => f.write_str("none"),
-            Compression::Zstd(level) => write!(f, "zstd:{level}"),
+            ArchiveCompression::Uncompressed => f.write_str("none"),
+            ArchiveCompression::Zstd(level) => write!(f, "zstd:{level}"),
         }
     }
 }
 
-impl std::str::FromStr for Compression {
+impl std::str::FromStr for ArchiveCompression {
     type Err = Error;
     /// `none`, `zstd` (level 1) or `zstd:LEVEL` (1..=22).
     fn from_str(s: &str) -> Result<Self> {
@@ -111,8 +113,8 @@ impl std::str::FromStr for Compression {
             detail,
         };
         match s {
-            "none" | "uncompressed" => Ok(Compression::Uncompressed),
-            "zstd" => Ok(Compression::Zstd(1)),
+            "none" | "uncompressed" => Ok(ArchiveCompression::Uncompressed),
+            "zstd" => Ok(ArchiveCompression::Zstd(1)),
             _ => {
                 let level = s.strip_prefix("zstd:").ok_or_else(|| {
                     bad(format!(
@@ -125,7 +127,7 @@ impl std::str::FromStr for Compression {
                 if !(1..=22).contains(&level) {
                     return Err(bad(format!("zstd level {level} is not in 1..=22")));
                 }
-                Ok(Compression::Zstd(level))
+                Ok(ArchiveCompression::Zstd(level))
             }
         }
     }
@@ -134,46 +136,46 @@ impl std::str::FromStr for Compression {
 /// Options for writing archives.
 ///
 /// ```
-/// use arrow_sparse::parquet::{Compression, WriteOptions};
-/// let options = WriteOptions::default();
+/// use arrow_sparse::archive::{ArchiveCompression, ArchiveWriteOptions};
+/// let options = ArchiveWriteOptions::default();
 /// assert_eq!((options.row_group_size, options.batch_size), (1 << 20, 1 << 16));
-/// assert_eq!(options.compression, Compression::Zstd(1));
-/// let small = WriteOptions { batch_size: 1024, ..WriteOptions::default().with_row_group_size(4096) };
+/// assert_eq!(options.compression, ArchiveCompression::Zstd(1));
+/// let small = ArchiveWriteOptions { batch_size: 1024, ..ArchiveWriteOptions::default().with_row_group_size(4096) };
 /// assert_eq!((small.row_group_size, small.batch_size), (4096, 1024));
 /// ```
 #[derive(Clone, Debug)]
-pub struct WriteOptions {
+pub struct ArchiveWriteOptions {
     /// Rows per row group (default 2^20). The writer holds about one row group of
     /// encoded data in memory.
     pub row_group_size: usize,
     /// Compression of every column (default zstd level 1).
-    pub compression: Compression,
+    pub compression: ArchiveCompression,
     /// Rows converted from the tensor's buffers at a time (default 2^16).
     pub batch_size: usize,
 }
 
-impl Default for WriteOptions {
+impl Default for ArchiveWriteOptions {
     fn default() -> Self {
-        WriteOptions {
+        ArchiveWriteOptions {
             row_group_size: 1 << 20,
-            compression: Compression::default(),
+            compression: ArchiveCompression::default(),
             batch_size: 1 << 16,
         }
     }
 }
 
-impl WriteOptions {
+impl ArchiveWriteOptions {
     /// Set the number of rows per row group (at least 1).
     ///
     /// ```
-    /// use arrow_sparse::parquet::{self, WriteOptions};
+    /// use arrow_sparse::archive::{self, ArchiveWriteOptions};
     /// use arrow_sparse::{AnyTensor, DenseTensor};
     /// let dir = tempfile::tempdir()?;
     /// let t: AnyTensor = DenseTensor::<i32>::try_new(vec![5], vec![1, 2, 3, 4, 5].into())?.into();
-    /// let options = WriteOptions::default().with_row_group_size(2);
-    /// let summary = parquet::write_parquet(&dir.path().join("t.parquet"), &t.into(), &options)?;
+    /// let options = ArchiveWriteOptions::default().with_row_group_size(2);
+    /// let summary = archive::write_archive(&dir.path().join("t.parquet"), &t.into(), &options)?;
     /// assert_eq!((summary.rows, summary.row_groups), (5, 3)); // 2 + 2 + 1 rows
-    /// assert_eq!(WriteOptions::default().with_row_group_size(0).row_group_size, 1);
+    /// assert_eq!(ArchiveWriteOptions::default().with_row_group_size(0).row_group_size, 1);
     /// # Ok::<(), arrow_sparse::Error>(())
     /// ```
     pub fn with_row_group_size(mut self, rows: usize) -> Self {
@@ -183,22 +185,22 @@ impl WriteOptions {
     /// Set the compression.
     ///
     /// ```
-    /// use arrow_sparse::parquet::{self, Compression, ParquetReader, WriteOptions};
+    /// use arrow_sparse::archive::{self, ArchiveCompression, ArchiveReader, ArchiveWriteOptions};
     /// use arrow_sparse::{ipc::TensorMessage, AnyTensor, DenseTensor};
     /// let dir = tempfile::tempdir()?;
     /// let path = dir.path().join("t.parquet");
     /// let t: TensorMessage = AnyTensor::from(DenseTensor::<f64>::try_new(vec![4], vec![0.5; 4].into())?).into();
-    /// let options = WriteOptions::default().with_compression(Compression::Uncompressed);
-    /// parquet::write_parquet(&path, &t, &options)?;
-    /// let r = ParquetReader::open(&path)?;
+    /// let options = ArchiveWriteOptions::default().with_compression(ArchiveCompression::Uncompressed);
+    /// archive::write_archive(&path, &t, &options)?;
+    /// let r = ArchiveReader::open(&path)?;
     /// let codec = r.parquet_metadata().row_group(0).column(0).compression();
     /// assert_eq!(codec, ::parquet::basic::Compression::UNCOMPRESSED);
     /// // zstd levels go up to 22
-    /// let bad = WriteOptions::default().with_compression(Compression::Zstd(23));
-    /// assert!(parquet::write_parquet(&path, &t, &bad).is_err());
+    /// let bad = ArchiveWriteOptions::default().with_compression(ArchiveCompression::Zstd(23));
+    /// assert!(archive::write_archive(&path, &t, &bad).is_err());
     /// # Ok::<(), arrow_sparse::Error>(())
     /// ```
-    pub fn with_compression(mut self, compression: Compression) -> Self {
+    pub fn with_compression(mut self, compression: ArchiveCompression) -> Self {
         self.compression = compression;
         self
     }
@@ -207,23 +209,23 @@ impl WriteOptions {
 /// Options for reading archives.
 ///
 /// ```
-/// use arrow_sparse::parquet::{self, ReadOptions, WriteOptions};
+/// use arrow_sparse::archive::{self, ArchiveReadOptions, ArchiveWriteOptions};
 /// use arrow_sparse::{AnyTensor, CompressedAxis, CsxMatrix, Validation};
-/// let o = ReadOptions::default();
+/// let o = ArchiveReadOptions::default();
 /// assert_eq!((o.validation, o.verify_checksums, o.max_indptr_len), (Validation::Full, true, 1 << 28));
 /// // a CSR matrix with 3 rows has an indptr of 4 elements
 /// let dir = tempfile::tempdir()?;
 /// let path = dir.path().join("csr.parquet");
 /// let t: AnyTensor = CsxMatrix::<f64, i32, i64>::try_new(
 ///     CompressedAxis::Row, vec![3, 3], vec![0, 1, 1, 2].into(), vec![0, 2].into(), vec![1.0, 2.0].into())?.into();
-/// parquet::write_parquet(&path, &t.clone().into(), &WriteOptions::default())?;
-/// let tight = ReadOptions { max_indptr_len: 3, ..ReadOptions::default() };
-/// assert!(matches!(parquet::read_parquet(&path, &tight), Err(arrow_sparse::Error::Overflow { .. })));
-/// assert_eq!(parquet::read_parquet(&path, &ReadOptions { max_indptr_len: 4, ..tight })?.tensor, t);
+/// archive::write_archive(&path, &t.clone().into(), &ArchiveWriteOptions::default())?;
+/// let tight = ArchiveReadOptions { max_indptr_len: 3, ..ArchiveReadOptions::default() };
+/// assert!(matches!(archive::read_archive(&path, &tight), Err(arrow_sparse::Error::Overflow { .. })));
+/// assert_eq!(archive::read_archive(&path, &ArchiveReadOptions { max_indptr_len: 4, ..tight })?.tensor, t);
 /// # Ok::<(), arrow_sparse::Error>(())
 /// ```
 #[derive(Clone, Debug)]
-pub struct ReadOptions {
+pub struct ArchiveReadOptions {
     /// Validation of the restored tensor by its format's constructor (default
     /// [`Validation::Full`]).
     pub validation: Validation,
@@ -239,13 +241,13 @@ pub struct ReadOptions {
     /// GCS archive it bounds the reduced matrix's indptr.
     pub max_indptr_len: usize,
     /// Largest number of times the broadcast views of a DM archive's levels may
-    /// repeat one stored entry (default 65,536, as [`crate::ipc::ReadOptions`]).
+    /// repeat one stored entry (default 65,536, as [`crate::ipc::StreamReadOptions`]).
     pub max_broadcast: u64,
 }
 
-impl Default for ReadOptions {
+impl Default for ArchiveReadOptions {
     fn default() -> Self {
-        ReadOptions {
+        ArchiveReadOptions {
             validation: Validation::Full,
             verify_checksums: true,
             batch_size: 1 << 16,
@@ -255,19 +257,19 @@ impl Default for ReadOptions {
     }
 }
 
-impl ReadOptions {
+impl ArchiveReadOptions {
     /// Set the validation level.
     ///
     /// ```
-    /// use arrow_sparse::parquet::{self, ReadOptions, WriteOptions};
+    /// use arrow_sparse::archive::{self, ArchiveReadOptions, ArchiveWriteOptions};
     /// use arrow_sparse::{AnyTensor, CooTensor, Validation};
     /// let dir = tempfile::tempdir()?;
     /// let path = dir.path().join("t.parquet");
     /// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![4], &[(vec![3], 1.0)])?.into();
-    /// parquet::write_parquet(&path, &t.clone().into(), &WriteOptions::default())?;
-    /// let options = ReadOptions::default().with_validation(Validation::Trusted);
+    /// archive::write_archive(&path, &t.clone().into(), &ArchiveWriteOptions::default())?;
+    /// let options = ArchiveReadOptions::default().with_validation(Validation::Trusted);
     /// assert_eq!(options.validation, Validation::Trusted);
-    /// assert_eq!(parquet::read_parquet(&path, &options)?.tensor, t);
+    /// assert_eq!(archive::read_archive(&path, &options)?.tensor, t);
     /// # Ok::<(), arrow_sparse::Error>(())
     /// ```
     pub fn with_validation(mut self, v: Validation) -> Self {
@@ -277,15 +279,15 @@ impl ReadOptions {
     /// Verify (default) or skip the row-group checksums.
     ///
     /// ```
-    /// use arrow_sparse::parquet::{self, ReadOptions, WriteOptions};
+    /// use arrow_sparse::archive::{self, ArchiveReadOptions, ArchiveWriteOptions};
     /// use arrow_sparse::{AnyTensor, CooTensor};
     /// let dir = tempfile::tempdir()?;
     /// let path = dir.path().join("t.parquet");
     /// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![4], &[(vec![3], 1.0)])?.into();
-    /// parquet::write_parquet(&path, &t.clone().into(), &WriteOptions::default())?;
-    /// let options = ReadOptions::default().with_verify_checksums(false);
-    /// assert!(!options.verify_checksums && ReadOptions::default().verify_checksums);
-    /// assert_eq!(parquet::read_parquet(&path, &options)?.tensor, t);
+    /// archive::write_archive(&path, &t.clone().into(), &ArchiveWriteOptions::default())?;
+    /// let options = ArchiveReadOptions::default().with_verify_checksums(false);
+    /// assert!(!options.verify_checksums && ArchiveReadOptions::default().verify_checksums);
+    /// assert_eq!(archive::read_archive(&path, &options)?.tensor, t);
     /// # Ok::<(), arrow_sparse::Error>(())
     /// ```
     pub fn with_verify_checksums(mut self, verify: bool) -> Self {
@@ -303,21 +305,22 @@ impl ReadOptions {
 /// file is archived without being copied.
 ///
 /// ```
-/// use arrow_sparse::parquet::{self, Compression, WriteOptions};
+/// use arrow_sparse::archive::{self, ArchiveCompression, ArchiveWriteOptions};
 /// use arrow_sparse::{AnyTensor, CooTensor};
 /// let dir = tempfile::tempdir()?;
 /// let path = dir.path().join("doc_write_parquet.parquet");
 /// let t: AnyTensor = CooTensor::<f32, i64>::from_entries(vec![100, 3], &[(vec![7, 1], 1.0), (vec![90, 2], 2.0)])?.into();
-/// let options = WriteOptions::default().with_row_group_size(1).with_compression(Compression::Zstd(3));
-/// let summary = parquet::write_parquet(&path, &t.into(), &options)?;
+/// let options = ArchiveWriteOptions::default().with_row_group_size(1).with_compression(ArchiveCompression::Zstd(3));
+/// let summary = archive::write_archive(&path, &t.into(), &options)?;
 /// assert_eq!((summary.rows, summary.row_groups), (2, 2));
 /// # Ok::<(), arrow_sparse::Error>(())
 /// ```
-pub fn write_parquet(
-    path: &Path,
+pub fn write_archive(
+    path: impl AsRef<Path>,
     message: &TensorMessage,
-    options: &WriteOptions,
+    options: &ArchiveWriteOptions,
 ) -> Result<WriteSummary> {
+    let path = path.as_ref();
     writer::write_tensor(path, message, options)
 }
 
@@ -326,30 +329,32 @@ pub fn write_parquet(
 /// custom metadata. The tensor passes its format's validating constructor.
 ///
 /// ```
-/// use arrow_sparse::parquet::{self, ReadOptions, WriteOptions};
+/// use arrow_sparse::archive::{self, ArchiveReadOptions, ArchiveWriteOptions};
 /// use arrow_sparse::{AnyTensor, DenseTensor};
 /// let dir = tempfile::tempdir()?;
 /// let path = dir.path().join("doc_read_parquet.parquet");
 /// let t: AnyTensor = DenseTensor::<i16>::try_new(vec![2, 2], vec![1, 0, 0, 4].into())?.into();
-/// parquet::write_parquet(&path, &t.clone().into(), &WriteOptions::default())?;
-/// assert_eq!(parquet::read_parquet(&path, &ReadOptions::default())?.tensor, t);
+/// archive::write_archive(&path, &t.clone().into(), &ArchiveWriteOptions::default())?;
+/// assert_eq!(archive::read_archive(&path, &ArchiveReadOptions::default())?.tensor, t);
 /// # Ok::<(), arrow_sparse::Error>(())
 /// ```
-pub fn read_parquet(path: &Path, options: &ReadOptions) -> Result<TensorMessage> {
-    ParquetReader::open_with(path, options.clone())?.read()
+pub fn read_archive(path: impl AsRef<Path>, options: &ArchiveReadOptions) -> Result<TensorMessage> {
+    let path = path.as_ref();
+    ArchiveReader::open_with(path, options)?.read()
 }
 
 /// Whether `path` names a Parquet archive (extension `.parquet`, any case).
 ///
 /// ```
-/// use arrow_sparse::parquet::is_parquet_path;
+/// use arrow_sparse::archive::is_archive_path;
 /// use std::path::Path;
-/// assert!(is_parquet_path(Path::new("data/t.parquet")));
-/// assert!(is_parquet_path(Path::new("T.PARQUET")));
-/// assert!(!is_parquet_path(Path::new("t.parquet.tmp")));
-/// assert!(!is_parquet_path(Path::new("parquet")));
+/// assert!(is_archive_path(Path::new("data/t.parquet")));
+/// assert!(is_archive_path(Path::new("T.PARQUET")));
+/// assert!(!is_archive_path(Path::new("t.parquet.tmp")));
+/// assert!(!is_archive_path(Path::new("parquet")));
 /// ```
-pub fn is_parquet_path(path: &Path) -> bool {
+pub fn is_archive_path(path: impl AsRef<Path>) -> bool {
+    let path = path.as_ref();
     path.extension()
         .and_then(|e| e.to_str())
         .is_some_and(|e| e.eq_ignore_ascii_case("parquet"))

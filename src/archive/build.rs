@@ -6,7 +6,7 @@
 use arrow_array::Array;
 use arrow_buffer::{Buffer, MutableBuffer};
 
-use super::meta::{Layout, TensorSpec};
+use super::meta::{ArchiveLayout, TensorSpec};
 use super::rows::{Rows, unravel, with_bytes};
 use crate::buffer::{IndexBuffer, ValueBuffer};
 use crate::dims::DimMap;
@@ -139,10 +139,10 @@ impl Builder {
         let n = spec.shape.len();
         let gcs = spec.gcs_map()?;
         let kind = match spec.layout.rows() {
-            Layout::Dense { strides } => Kind::Dense {
+            ArchiveLayout::Dense { strides } => Kind::Dense {
                 strides: strides.clone(),
             },
-            Layout::Coo {
+            ArchiveLayout::Coo {
                 index_type,
                 coord_layout,
                 canonical,
@@ -158,12 +158,12 @@ impl Builder {
                         .collect(),
                 },
             },
-            Layout::Csx {
+            ArchiveLayout::Csx {
                 axis,
                 index_type,
                 indptr_type,
             }
-            | Layout::Gcs {
+            | ArchiveLayout::Gcs {
                 axis,
                 index_type,
                 indptr_type,
@@ -181,7 +181,7 @@ impl Builder {
                     return Err(Error::overflow(
                         "CSR/CSC indptr length",
                         len.to_string(),
-                        format!("ReadOptions::max_indptr_len ({max_indptr_len})"),
+                        format!("ArchiveReadOptions::max_indptr_len ({max_indptr_len})"),
                     ));
                 }
                 Kind::Csx {
@@ -196,7 +196,7 @@ impl Builder {
                     last: 0,
                 }
             }
-            Layout::Csf {
+            ArchiveLayout::Csf {
                 axis_order,
                 index_type,
                 indptr_type,
@@ -210,7 +210,7 @@ impl Builder {
                     .collect(),
                 prev: None,
             },
-            Layout::Dm { .. } => {
+            ArchiveLayout::Dm { .. } => {
                 return Err(Error::invariant(
                     "DM storage layout",
                     None,
@@ -367,7 +367,7 @@ impl Builder {
     /// wrapped in the checked chain).
     pub(crate) fn finish(self, validation: Validation) -> Result<AnyTensor> {
         let chain = match &self.spec.layout {
-            Layout::Dm { chain, .. } => Some(chain.clone()),
+            ArchiveLayout::Dm { chain, .. } => Some(chain.clone()),
             _ => None,
         };
         let max_broadcast = self.max_broadcast;
@@ -446,7 +446,7 @@ impl Builder {
                 let matrix_names = match (&gcs, spec.layout.rows()) {
                     (
                         Some(_),
-                        Layout::Gcs {
+                        ArchiveLayout::Gcs {
                             matrix_dim_names, ..
                         },
                     ) => matrix_dim_names.clone(),
@@ -506,7 +506,7 @@ fn reduce(map: &DimMap, coords: &[Vec<usize>], n: usize) -> [Vec<usize>; 2] {
         for (x, col) in c.iter_mut().zip(coords) {
             *x = col[i];
         }
-        map.reduce(&c, &mut r);
+        map.reduce_into(&c, &mut r);
         out[0].push(r[0]);
         out[1].push(r[1]);
     }
