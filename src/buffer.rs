@@ -123,6 +123,34 @@ pub fn map_file(path: impl AsRef<Path>) -> Result<Buffer> {
     Ok(Buffer::from(bytes))
 }
 
+/// A vector of `n` zero elements taken from a zeroed allocation, as `vec![0; n]`
+/// does (large ones come from fresh pages that the OS zeroes on first touch, so
+/// nothing is written twice), but fallible: a size that overflows the address
+/// space or an allocation the allocator refuses is [`Error::Allocation`] naming
+/// `what`, never an abort. Large vectors are advised to use huge pages
+/// ([`advise_huge_pages`]) before anything touches them.
+pub(crate) fn try_zeroed_vec<T: ArrowNativeType>(n: usize, what: &str) -> Result<Vec<T>> {
+    let fail = || Error::allocation(what, n, std::mem::size_of::<T>());
+    if n == 0 || std::mem::size_of::<T>() == 0 {
+        return Ok(Vec::new());
+    }
+    let layout = std::alloc::Layout::array::<T>(n).map_err(|_| fail())?;
+    // SAFETY: `layout` has a non-zero size (n > 0 and T is not zero-sized), as
+    // `alloc_zeroed` requires.
+    let ptr = unsafe { std::alloc::alloc_zeroed(layout) }.cast::<T>();
+    if ptr.is_null() {
+        return Err(fail());
+    }
+    // SAFETY: `ptr` comes from the global allocator with the layout of `[T; n]`,
+    // which is the layout a `Vec<T>` of capacity `n` owns and frees. Every
+    // `ArrowNativeType` (the primitive integers and floats, f16, and Arrow's
+    // interval / i256 structs of integers) is valid with all bytes zero, so all `n`
+    // elements are initialised; length and capacity are `n`.
+    let v = unsafe { Vec::from_raw_parts(ptr, n, n) };
+    advise_huge_pages(&v);
+    Ok(v)
+}
+
 /// Allocations of at least this many bytes ask for transparent huge pages.
 const HUGE_PAGE_MIN_BYTES: usize = 8 << 20;
 /// The size of a transparent huge page on x86-64 and most aarch64 kernels.
@@ -418,6 +446,33 @@ pub(crate) fn cast_slice<I: crate::types::Index, J: crate::types::Index>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn zeroed_vectors_are_zero_and_refusals_are_errors() {
+        for n in [0usize, 1, 1000, (HUGE_PAGE_MIN_BYTES / 8) + 3] {
+            let v = try_zeroed_vec::<f64>(n, "test").unwrap();
+            assert_eq!((v.len(), v.capacity()), (n, n));
+            assert!(v.iter().all(|&x| x == 0.0));
+        }
+        let h = try_zeroed_vec::<f16>(5, "test").unwrap();
+        assert!(h.iter().all(|x| x.to_f32() == 0.0));
+        // past the address space, and more than any allocator hands out
+        for n in [
+            usize::MAX,
+            usize::MAX / 8,
+            1usize << 62,
+            88_888_888_888 * 4096,
+        ] {
+            match try_zeroed_vec::<u64>(n, "huge") {
+                Err(Error::Allocation {
+                    what,
+                    elements,
+                    element_bytes: 8,
+                }) => assert_eq!((what.as_str(), elements), ("huge", n)),
+                other => panic!("{n}: {other:?}"),
+            }
+        }
+    }
 
     #[test]
     fn huge_page_advice_keeps_contents_and_skips_small_vectors() {

@@ -93,6 +93,18 @@ pub enum Error {
         /// The target type.
         target: String,
     },
+    /// Memory for a result or a working buffer could not be allocated: the
+    /// size overflows the address space, or the allocator refused it. Kernels
+    /// size their outputs from the operands' declared extents, so a tensor that
+    /// declares a huge extent gets this error instead of aborting the process.
+    Allocation {
+        /// What was being allocated (`"SpMV result"`, `"CSC indices"`, ...).
+        what: String,
+        /// How many elements were asked for.
+        elements: usize,
+        /// The size of one element in bytes.
+        element_bytes: usize,
+    },
     /// A type is not supported where it was used.
     Type {
         /// What was being typed (`"value type"`, `"index type"`, ...).
@@ -195,6 +207,18 @@ impl Error {
         }
     }
 
+    pub(crate) fn allocation(
+        what: impl Into<String>,
+        elements: usize,
+        element_bytes: usize,
+    ) -> Self {
+        Error::Allocation {
+            what: what.into(),
+            elements,
+            element_bytes,
+        }
+    }
+
     pub(crate) fn overflow(
         what: impl Into<String>,
         value: impl Into<String>,
@@ -251,6 +275,18 @@ impl fmt::Display for Error {
                 value,
                 target,
             } => write!(f, "overflow in {what}: {value} does not fit in {target}"),
+            Error::Allocation {
+                what,
+                elements,
+                element_bytes,
+            } => write!(
+                f,
+                "cannot allocate {what}: {elements} elements of {element_bytes} bytes ({})",
+                match elements.checked_mul(*element_bytes) {
+                    Some(b) => format!("{b} bytes"),
+                    None => "more bytes than the address space holds".to_string(),
+                }
+            ),
             Error::Type {
                 what,
                 expected,

@@ -15,10 +15,21 @@ use arrow_sparse::{
 struct Counting;
 static PEAK_SINGLE: AtomicUsize = AtomicUsize::new(0);
 static TOTAL: AtomicUsize = AtomicUsize::new(0);
+thread_local! {
+    /// Bytes allocated by this thread while `TRACK` is set (tests run in
+    /// parallel: the global counters see the other tests too).
+    static MINE: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    static TRACK: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, l: Layout) -> *mut u8 {
         TOTAL.fetch_add(l.size(), Relaxed);
         PEAK_SINGLE.fetch_max(l.size(), Relaxed);
+        let _ = TRACK.try_with(|t| {
+            if t.get() {
+                let _ = MINE.try_with(|m| m.set(m.get() + l.size()));
+            }
+        });
         unsafe { System.alloc(l) }
     }
     unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
@@ -267,7 +278,7 @@ fn elementwise_and_reductions() {
         (elementwise::BinaryOp::Subtract, |x, y| x - y),
         (elementwise::BinaryOp::Multiply, |x, y| x * y),
     ] {
-        let r: AnyTensor = elementwise::binary::<f64>(&aa, &ba, op).unwrap().into();
+        let r: AnyTensor = elementwise::binary::<f64>(&aa, &ba, op).unwrap();
         let (_, dr) = dense(&r);
         let want: Vec<f64> = da.iter().zip(&db).map(|(&x, &y)| f(x, y)).collect();
         assert!(close(&dr, &want), "{op:?}");
@@ -280,9 +291,7 @@ fn elementwise_and_reductions() {
     assert!(
         reduce::allclose::<f64>(
             &scaled,
-            &elementwise::binary::<f64>(&ba, &ba, elementwise::BinaryOp::Add)
-                .unwrap()
-                .into(),
+            &elementwise::binary::<f64>(&ba, &ba, elementwise::BinaryOp::Add).unwrap(),
             1e-12,
             0.0
         )
@@ -300,7 +309,7 @@ fn elementwise_and_reductions() {
             }
         }
     }
-    assert!(close(&dense(&s1.into()).1, &want));
+    assert!(close(&dense(&s1).1, &want));
     let s02 = reduce::sum_axes::<f64>(&ba, &[2, 0]).unwrap();
     assert_eq!(s02.shape(), &[8]);
     assert!(reduce::sum_axes::<f64>(&aa, &[1, 1]).is_err());
@@ -460,4 +469,144 @@ fn integer_duplicates_and_differences_accumulate_wide() {
         .into();
     assert!(reduce::allclose::<i8>(&x, &y, 0.0, 255.0).unwrap());
     assert!(!reduce::allclose::<i8>(&x, &y, 0.0, 254.0).unwrap());
+}
+
+/// Issue #18: outputs sized by a declared extent are allocated fallibly. A
+/// 16-byte `.tns` declaring 88,888,888,888 rows used to abort the process
+/// ("memory allocation of 711111111104 bytes failed"), 2^62 rows panicked with
+/// "capacity overflow", and CSC SpMV had the same pattern.
+#[test]
+fn outputs_sized_by_declared_extents_are_typed_errors() {
+    let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/kernels");
+    let t = arrow_sparse::io::read_path(data.join("spmv_coo_alloc_fail.tns"))
+        .unwrap()
+        .tensor;
+    assert_eq!(t.shape(), &[88_888_888_888, 1]);
+    match spmv::spmv::<f64>(&t, &[1.0]) {
+        Err(Error::Allocation {
+            elements,
+            element_bytes: 8,
+            ..
+        }) => assert_eq!(elements, 88_888_888_888),
+        other => panic!("{other:?}"),
+    }
+    // 111,111,111 rows: allocatable; the scatter touches only the row it writes
+    let t = arrow_sparse::io::read_path(data.join("spmv_coo_huge_rows.fuzz.tns"))
+        .unwrap()
+        .tensor;
+    let cols = t.shape()[1];
+    match spmv::spmv::<f64>(&t, &vec![1.0; cols]) {
+        Ok(y) => assert_eq!(y.iter().filter(|&&v| v != 0.0).count(), 1),
+        Err(Error::Allocation { .. }) => {}
+        Err(e) => panic!("{e}"),
+    }
+    // 2^62 rows: the byte count overflows the address space
+    let rows = 1usize << 62;
+    let coo = CooTensor::<f64, i64>::from_entries(vec![rows, 1], &[(vec![5, 0], 2.0)]).unwrap();
+    assert!(matches!(
+        spmv::spmv_coo(&coo, &[1.0]),
+        Err(Error::Allocation { .. })
+    ));
+    assert!(matches!(
+        spmv::spmv::<f64>(&coo.clone().into(), &[1.0]),
+        Err(Error::Allocation { .. })
+    ));
+    let csc = arrow_sparse::CsxMatrix::<f64, i64>::try_new(
+        CompressedAxis::Column,
+        vec![rows, 1],
+        vec![0i64, 1].into(),
+        vec![5i64].into(),
+        vec![2.0].into(),
+    )
+    .unwrap();
+    assert!(matches!(
+        spmv::spmv_csx(&csc, &[1.0]),
+        Err(Error::Allocation { .. })
+    ));
+    let b = DenseTensor::<f64>::try_new(vec![1, 4], vec![1.0; 4].into()).unwrap();
+    assert!(matches!(
+        spmv::spmm_csx(&csc, &b),
+        Err(Error::Allocation { .. })
+    ));
+    // reductions and TTV sized by extents
+    let any: AnyTensor = coo.into();
+    assert!(matches!(
+        reduce::sum_axes_with::<f64>(&any, &[1], reduce::SumOutput::Dense),
+        Err(Error::Allocation { .. })
+    ));
+    let s = reduce::sum_axes::<f64>(&any, &[1]).unwrap(); // auto: sparse
+    assert_eq!(
+        (s.format(), s.get::<f64>(&[5]).unwrap()),
+        (Format::Coo, Some(2.0))
+    );
+}
+
+/// SpMV / SpMM into the caller's buffers allocate nothing, and the results do
+/// not depend on the number of threads.
+#[test]
+fn into_variants_allocate_nothing_and_threads_do_not_change_results() {
+    let (rows, cols) = (3000usize, 700usize);
+    // power-law-ish rows with duplicates and empty rows
+    let mut r = rng(21);
+    let entries: Vec<(Vec<usize>, f64)> = (0..200_000)
+        .map(|_| {
+            let row = ((r() % 1000) as usize).pow(2) % rows / 2 * 2; // odd rows empty
+            (
+                vec![row, (r() % cols as u64) as usize],
+                (r() % 97) as f64 / 7.0 - 6.0,
+            )
+        })
+        .collect();
+    let coo = CooTensor::<f64, i64>::from_entries(vec![rows, cols], &entries).unwrap();
+    let x: Vec<f64> = (0..cols)
+        .map(|j| ((j * 31) % 17) as f64 / 3.0 - 2.0)
+        .collect();
+    let b: Vec<f64> = (0..cols * 5)
+        .map(|j| ((j * 7) % 23) as f64 - 11.0)
+        .collect();
+    let tensors: Vec<AnyTensor> = vec![
+        coo.clone().into(),
+        coo.canonicalize().unwrap().into(),
+        coo.to_csx::<i32, i32>(CompressedAxis::Row).unwrap().into(),
+        coo.to_csx::<i64, i64>(CompressedAxis::Column)
+            .unwrap()
+            .into(),
+    ];
+    let pool = |n| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(n)
+            .build()
+            .unwrap()
+    };
+    for t in &tensors {
+        type Run = (Vec<f64>, Vec<f64>, Vec<f64>, Vec<f64>);
+        let mut runs: Vec<Run> = Vec::new();
+        for threads in [1, 2, 3, 7] {
+            runs.push(pool(threads).install(|| {
+                let mut y = vec![f64::NAN; rows];
+                let mut c = vec![0.0; rows * 5];
+                // on one thread everything runs here: count this thread's bytes
+                MINE.with(|m| m.set(0));
+                TRACK.with(|f| f.set(threads == 1));
+                spmv::spmv_into(t, &x, &mut y).unwrap();
+                spmv::spmm_into(t, &b, 5, &mut c).unwrap();
+                TRACK.with(|f| f.set(false));
+                let allocated = MINE.with(|m| m.get());
+                // at most the small metadata of a type dispatch, nothing per row
+                assert!(allocated < 1024, "{:?}: {allocated} bytes", t.format());
+                let s = reduce::sum_axes::<f64>(t, &[1]).unwrap();
+                let s0 = reduce::sum_axes::<f64>(t, &[0]).unwrap();
+                let s = s.to_coo::<f64, i64>().unwrap().values().to_vec();
+                let s0 = s0.to_coo::<f64, i64>().unwrap().values().to_vec();
+                (y, c, s, s0)
+            }));
+        }
+        for w in runs.windows(2) {
+            assert!(
+                w[0] == w[1],
+                "{:?}: results differ between thread counts",
+                t.format()
+            );
+        }
+    }
 }

@@ -646,7 +646,8 @@ def spmv(a, x):
 
 def sum(a, axis=None):  # noqa: A001  (numpy's name)
     """The sum of every entry (``axis=None``: a Python scalar) or over the
-    dimensions ``axis`` (an int or a tuple: a COO :class:`Tensor` over the others).
+    dimensions ``axis`` (an int or a tuple: a :class:`Tensor` over the others, dense
+    when it has at most max(4 nnz, 65536) elements, sparse otherwise).
     Accumulates in float64 / float32 / checked integers (overflow raises
     :class:`NumericOverflowError`).
 
@@ -667,8 +668,8 @@ def _binary(a, b, op):
 
 
 def add(a, b):
-    """``a + b`` entry by entry (same shape and value type, any formats): a COO
-    :class:`Tensor` (int64 coordinates).
+    """``a + b`` entry by entry (same shape and value type, any formats): a
+    :class:`Tensor` in the format of ``a`` (``b`` is converted once if it differs).
 
     >>> import arrow_sparse, numpy as np
     >>> a = np.array([[1, 0], [0, 2]]); b = np.array([[0, 5], [0, 1]])

@@ -6,7 +6,7 @@ use arrow_buffer::{Buffer, ScalarBuffer};
 use arrow_sparse::kernels::elementwise::{BinaryOp, binary};
 use arrow_sparse::kernels::reduce::{sum_all, sum_axes};
 use arrow_sparse::kernels::spmv::spmv as spmv_kernel;
-use arrow_sparse::{AnyTensor, Error, ValueType};
+use arrow_sparse::{Error, ValueType};
 use half::f16;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -119,17 +119,18 @@ fn vec_scalar<V: arrow_buffer::ArrowNativeType>(
     Ok(a.bind(py).get_item(0)?.unbind())
 }
 
-/// The sums over `axes`: a COO tensor over the remaining dimensions.
+/// The sums over `axes`: a tensor over the remaining dimensions, dense or sparse by
+/// the rule of `kernels::reduce::sum_axes`.
 #[pyfunction]
 pub(crate) fn sum_over(py: Python<'_>, a: &Tensor, axes: Vec<usize>) -> PyResult<Tensor> {
     let t = &a.message.tensor;
     with_value!(t.value_type(), V => {
-        let s = guarded(py, || sum_axes::<V>(t, &axes).map(AnyTensor::from))?;
+        let s = guarded(py, || sum_axes::<V>(t, &axes))?;
         Ok(Tensor::new(s.into()))
     })
 }
 
-/// `a op b` element by element (same shape and value type): a COO tensor.
+/// `a op b` element by element (same shape and value type), in the format of `a`.
 #[pyfunction]
 pub(crate) fn elementwise(py: Python<'_>, a: &Tensor, b: &Tensor, op: &str) -> PyResult<Tensor> {
     let op = match op {
@@ -151,7 +152,7 @@ pub(crate) fn elementwise(py: Python<'_>, a: &Tensor, b: &Tensor, op: &str) -> P
         }));
     }
     with_value!(x.value_type(), V => {
-        let r = guarded(py, || binary::<V>(x, y, op).map(AnyTensor::from))?;
+        let r = guarded(py, || binary::<V>(x, y, op))?;
         Ok(Tensor::new(r.into()))
     })
 }

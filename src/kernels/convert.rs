@@ -27,11 +27,7 @@ use crate::types::{Index, Value};
 const PARALLEL_MIN: usize = 1 << 18;
 
 fn alloc_zeroed(n: usize, what: &str) -> Result<Vec<usize>> {
-    let mut v = Vec::new();
-    v.try_reserve_exact(n)
-        .map_err(|_| Error::overflow(format!("{what} allocation"), n.to_string(), "memory"))?;
-    v.resize(n, 0);
-    Ok(v)
+    super::alloc::filled(n, 0usize, what)
 }
 
 fn to_index<T: Index>(x: usize, what: &str) -> Result<T> {
@@ -113,11 +109,9 @@ fn scatter<I: Index, V: Value>(
     key: &(impl Fn(usize) -> usize + Sync),
     minor: &(impl Fn(usize) -> I + Sync),
     value: &(impl Fn(usize) -> V + Sync),
-) -> (Vec<I>, Vec<V>) {
-    let mut idx = vec![I::usize_as(0); n];
-    let mut val = vec![V::ZERO; n];
-    advise_huge_pages(&idx);
-    advise_huge_pages(&val);
+) -> Result<(Vec<I>, Vec<V>)> {
+    let mut idx = super::alloc::zeroed::<I>(n, "scatter indices")?;
+    let mut val = super::alloc::zeroed::<V>(n, "scatter values")?;
     let parts = if n >= PARALLEL_MIN {
         rayon::current_num_threads().max(1)
     } else {
@@ -161,13 +155,15 @@ fn scatter<I: Index, V: Value>(
     } else {
         jobs.into_iter().for_each(work);
     }
-    (idx, val)
+    Ok((idx, val))
 }
 
 fn indptr_from<P: Index>(offsets: &[usize]) -> Result<Vec<P>> {
     let total = offsets.last().copied().unwrap_or(0);
     to_index::<P>(total, "indptr")?;
-    Ok(offsets.iter().map(|&o| P::usize_as(o)).collect())
+    let mut out = super::alloc::with_capacity::<P>(offsets.len(), "indptr")?;
+    out.extend(offsets.iter().map(|&o| P::usize_as(o)));
+    Ok(out)
 }
 
 /// COO (2-D) to CSR or CSC by a stable counting sort on the compressed
@@ -230,7 +226,7 @@ pub fn coo_to_csx<V: Value, I: Index, P: Index>(
         let offsets = histogram(nnz, extent, &key)?;
         let mi = coord_fn(c, layout, nnz, 2, minor);
         let vals = &coo.values()[..];
-        let (idx, val) = scatter(nnz, &offsets, &key, &|k| I::usize_as(mi(k)), &|k| vals[k]);
+        let (idx, val) = scatter(nnz, &offsets, &key, &|k| I::usize_as(mi(k)), &|k| vals[k])?;
         CsxMatrix::try_new_with(
             axis,
             coo.shape().to_vec(),
@@ -266,8 +262,8 @@ fn sorted_indptr<I: Index, P: Index>(
     indptr.resize(extent + 1, P::usize_as(0));
     // nnz elements, like the input: `vec!` of zeros is a zeroed allocation
     // (fresh pages, no write pass before the real one)
-    let mut cols: Vec<I> = vec![I::usize_as(0); if stride == 2 { nnz } else { 0 }];
-    advise_huge_pages(&cols);
+    let mut cols: Vec<I> =
+        super::alloc::zeroed::<I>(if stride == 2 { nnz } else { 0 }, "CSR indices")?;
     let unsorted = |k: usize| {
         Error::invariant(
             "COO canonical flag",
@@ -387,9 +383,9 @@ pub fn transpose_csx<V: Value, I: Index, P: Index>(
     let wide = m.shape()[major] > u32::MAX as usize;
     let mut owner64: Vec<usize> = Vec::new();
     if wide {
-        owner64.reserve_exact(nnz);
+        super::alloc::reserve(&mut owner64, nnz, "transpose rows")?;
     } else {
-        owner.reserve_exact(nnz);
+        super::alloc::reserve(&mut owner, nnz, "transpose rows")?;
     }
     for (r, w) in ptr.windows(2).enumerate() {
         let (lo, hi) = (w[0].as_usize(), w[1].as_usize());
@@ -411,7 +407,7 @@ pub fn transpose_csx<V: Value, I: Index, P: Index>(
     let owner_of = |k: usize| if wide { owner64[k] } else { owner[k] as usize };
     let (new_idx, new_val) = scatter(nnz, &offsets, &key, &|k| I::usize_as(owner_of(k)), &|k| {
         vals[k]
-    });
+    })?;
     CsxMatrix::try_new_with(
         other,
         m.shape().to_vec(),
@@ -448,8 +444,9 @@ pub fn sort_permutation<V: Value, I: Index>(
         return coo.sort_permutation(order);
     }
     let (c, layout) = (&coo.coords()[..], coo.layout());
-    let mut perm: Vec<usize> = (0..nnz).collect();
-    let mut tmp = vec![0usize; nnz];
+    let mut perm: Vec<usize> = super::alloc::with_capacity(nnz, "sort permutation")?;
+    perm.extend(0..nnz);
+    let mut tmp = super::alloc::filled(nnz, 0usize, "sort permutation")?;
     advise_huge_pages(&tmp);
     for &d in order.iter().rev() {
         let key = coord_fn(c, layout, nnz, ndim, d);
@@ -512,8 +509,8 @@ pub(crate) fn fold_duplicates<V: Value, I: Index, A: Copy>(
         CoordLayout::RowMajor => c[k * ndim + d],
         CoordLayout::ColumnMajor => c[d * nnz + k],
     };
-    let mut coords: Vec<I> = Vec::with_capacity(nnz * ndim);
-    let mut folded: Vec<A> = Vec::with_capacity(nnz);
+    let mut coords: Vec<I> = super::alloc::with_capacity(nnz * ndim, "coordinates")?;
+    let mut folded: Vec<A> = super::alloc::with_capacity(nnz, "summed values")?;
     let mut prev: Option<usize> = None;
     for &k in &perm {
         if let Some(last) = folded.last_mut()
@@ -587,7 +584,7 @@ pub fn coo_to_csf<V: Value, I: Index, P: Index>(
     let entry = |i: usize| perm.as_ref().map_or(i, |p| p[i]);
     let mut indptr: Vec<Vec<P>> = vec![Vec::new(); n - 1];
     let mut indices: Vec<Vec<I>> = vec![Vec::new(); n];
-    indices[n - 1].reserve_exact(nnz);
+    super::alloc::reserve(&mut indices[n - 1], nnz, "CSF indices")?;
     to_index::<P>(nnz, "CSF indptr")?;
     let mut prev: Option<usize> = None;
     for i in 0..nnz {
@@ -613,11 +610,11 @@ pub fn coo_to_csf<V: Value, I: Index, P: Index>(
     }
     let values: ScalarBuffer<V> = match &perm {
         None => coo.values().clone(),
-        Some(p) => p
-            .iter()
-            .map(|&k| coo.values()[k])
-            .collect::<Vec<V>>()
-            .into(),
+        Some(p) => {
+            let mut v = super::alloc::with_capacity::<V>(p.len(), "CSF values")?;
+            v.extend(p.iter().map(|&k| coo.values()[k]));
+            v.into()
+        }
     };
     CsfTensor::try_new_with(
         coo.shape().to_vec(),
@@ -658,7 +655,7 @@ fn dense_nonzeros<V: Value>(d: &DenseTensor<V>) -> Result<(Vec<usize>, usize)> {
         })
         .collect();
     let total = parts.iter().map(Vec::len).sum();
-    let mut flat = Vec::with_capacity(total);
+    let mut flat = super::alloc::with_capacity(total, "dense non-zeros")?;
     advise_huge_pages(&flat);
     for p in parts {
         flat.extend(p);
@@ -693,8 +690,11 @@ pub fn dense_to_coo<V: Value, I: Index>(d: &DenseTensor<V>) -> Result<CooTensor<
     let (flat, nnz) = dense_nonzeros(&d)?;
     let ndim = shape.len();
     let strides = crate::tensor::dense::row_major_strides(&shape);
-    let mut coords = vec![I::usize_as(0); nnz * ndim];
-    advise_huge_pages(&coords);
+    let mut coords = super::alloc::zeroed::<I>(
+        nnz.checked_mul(ndim)
+            .ok_or_else(|| Error::allocation("COO coordinates", usize::MAX, size_of::<I>()))?,
+        "COO coordinates",
+    )?;
     coords
         .par_chunks_mut(ndim.max(1) * super::CHUNK)
         .zip(flat.par_chunks(super::CHUNK))
@@ -708,7 +708,10 @@ pub fn dense_to_coo<V: Value, I: Index>(d: &DenseTensor<V>) -> Result<CooTensor<
             }
         });
     let vals = &d.values()[..];
-    let values: Vec<V> = flat.par_iter().map(|&o| vals[o]).collect();
+    let mut values = super::alloc::with_capacity::<V>(flat.len(), "COO values")?;
+    flat.par_iter()
+        .map(|&o| vals[o])
+        .collect_into_vec(&mut values);
     CooTensor::try_new_with(
         shape,
         coords.into(),

@@ -11,10 +11,21 @@
 //! # Ok::<(), arrow_sparse::Error>(())
 //! ```
 
-use super::{Numeric, narrow};
+use arrow_buffer::ScalarBuffer;
+
+use super::{Numeric, alloc, narrow};
 use crate::error::{Error, Result};
 use crate::tensor::{CooTensor, CsfTensor, CsxMatrix, DenseTensor, Validation};
 use crate::types::Index;
+
+/// Accumulators narrowed into a new vector (fallibly allocated).
+fn narrow_all<V: Numeric>(acc: &[V::Acc], what: &str) -> Result<Vec<V>> {
+    let mut out = alloc::with_capacity::<V>(acc.len(), what)?;
+    for &a in acc {
+        out.push(narrow::<V>(a, what)?);
+    }
+    Ok(out)
+}
 
 fn check_factors<V: Numeric>(
     shape: &[usize],
@@ -95,7 +106,7 @@ pub fn mttkrp<V: Numeric, I: Index, P: Index>(
     // prefix: slot l (l <= mode_level) holds the product of the factor rows of
     // levels 0..l (slot 0: all ones); sums: slot l (l > mode_level) the running
     // subtree sum of level l's nodes under the current parent
-    let mut prefix = vec![V::acc_zero(); (mode_level + 1) * rank];
+    let mut prefix = alloc::filled((mode_level + 1) * rank, V::acc_zero(), "MTTKRP products")?;
     prefix[..rank].iter_mut().for_each(|p| *p = V::acc_one());
     let mut w = Walk {
         t,
@@ -104,17 +115,18 @@ pub fn mttkrp<V: Numeric, I: Index, P: Index>(
         mode_level,
         f: &f,
         prefix,
-        sums: vec![V::acc_zero(); (n + 1) * rank],
-        out: vec![V::acc_zero(); rows * rank],
+        sums: alloc::filled((n + 1) * rank, V::acc_zero(), "MTTKRP sums")?,
+        out: alloc::filled(
+            rows.checked_mul(rank)
+                .ok_or_else(|| Error::allocation("MTTKRP result", usize::MAX, size_of::<V>()))?,
+            V::acc_zero(),
+            "MTTKRP result",
+        )?,
     };
     if n > 0 {
         w.above(0, 0, t.indices()[0].len())?;
     }
-    let out: Vec<V> = w
-        .out
-        .into_iter()
-        .map(|a| narrow::<V>(a, "MTTKRP sum"))
-        .collect::<Result<_>>()?;
+    let out = narrow_all::<V>(&w.out, "MTTKRP sum")?;
     DenseTensor::try_new(vec![rows, rank], out.into())
 }
 
@@ -295,8 +307,11 @@ pub fn mttkrp_csr<V: Numeric, I: Index, P: Index>(
         ));
     }
     let f: Vec<&[V]> = factors.iter().map(|x| &x.values()[..]).collect();
-    let mut out = vec![V::acc_zero(); shape[mode] * rank];
-    let mut prod = vec![V::acc_zero(); rank];
+    let len = shape[mode]
+        .checked_mul(rank)
+        .ok_or_else(|| Error::allocation("MTTKRP result", usize::MAX, size_of::<V>()))?;
+    let mut out = alloc::filled(len, V::acc_zero(), "MTTKRP result")?;
+    let mut prod = alloc::filled(rank, V::acc_zero(), "MTTKRP products")?;
     let (ptr, idx, vals) = (&m.indptr()[..], &m.indices()[..], &m.values()[..]);
     for i in 0..shape[mode] {
         let (lo, hi) = (ptr[i].as_usize(), ptr[i + 1].as_usize().min(vals.len()));
@@ -315,17 +330,27 @@ pub fn mttkrp_csr<V: Numeric, I: Index, P: Index>(
             }
         }
     }
-    let out: Vec<V> = out
-        .into_iter()
-        .map(|a| narrow::<V>(a, "MTTKRP sum"))
-        .collect::<Result<_>>()?;
+    let out = narrow_all::<V>(&out, "MTTKRP sum")?;
     DenseTensor::try_new(vec![shape[mode], rank], out.into())
 }
 
 /// Tensor-times-vector along `mode`: `Y[x without x[mode]] = sum value * v[x[mode]]`.
-/// The result is a canonical COO tensor of the other dimensions (ndim >= 2 input).
-/// When `mode` is the last level of the CSF tree, each fiber becomes one output
-/// entry without any sort.
+/// The result is a canonical COO tensor of the other dimensions (ndim >= 2 input),
+/// with one entry per position that holds at least one stored entry.
+///
+/// Every mode reads the tree once, without sorting in the usual cases:
+///
+/// * `mode` at the last level: each fiber is one output entry;
+/// * `mode` at any other level `L` (the root included): for each node of level
+///   `L - 1` (the whole tree when `L = 0`), the subtrees under its level-`L`
+///   children are added, weighted by `v`, into a dense accumulator over the
+///   levels below `L`, which is then read back in order. The accumulator has as
+///   many elements as the levels below `L` have positions; when that is more than
+///   `max(4 * nnz, 65536)` (or cannot be allocated) the entries are projected and
+///   sorted instead.
+///
+/// The output comes out sorted when the axis order without `mode` is
+/// increasing; otherwise it is sorted once at the end.
 ///
 /// ```
 /// use arrow_sparse::kernels::csf::ttv;
@@ -334,6 +359,10 @@ pub fn mttkrp_csr<V: Numeric, I: Index, P: Index>(
 ///     .to_csf::<i32, i32>(&[1, 0])?;
 /// let y = ttv(&t, 0, &[10, 1])?; // sum over dimension 0: a vector over dimension 1
 /// assert_eq!((y.get(&[0]), y.get(&[2])), (Some(5), Some(40)));
+/// let x = CooTensor::<f64, i64>::from_entries(vec![2, 2, 2], &[(vec![0, 1, 1], 1.0), (vec![1, 1, 1], 2.0), (vec![1, 0, 1], 3.0)])?
+///     .to_csf::<i32, i32>(&[0, 1, 2])?;
+/// let z = ttv(&x, 0, &[10.0, 100.0])?; // the root level
+/// assert_eq!((z.nnz(), z.get(&[1, 1]), z.get(&[0, 1])), (2, Some(210.0), Some(300.0)));
 /// # Ok::<(), arrow_sparse::Error>(())
 /// ```
 pub fn ttv<V: Numeric, I: Index, P: Index>(
@@ -361,43 +390,366 @@ pub fn ttv<V: Numeric, I: Index, P: Index>(
         .map(|d| t.shape()[d])
         .collect();
     let order = t.axis_order();
+    let level = order.iter().position(|&d| d == mode).unwrap_or(0);
+    // the output dimensions in the order the walk produces them
+    let walk_dims: Vec<usize> = order.iter().copied().filter(|&d| d != mode).collect();
+    let sorted = walk_dims.windows(2).all(|w| w[0] < w[1]);
+    let (coords, values) = if level == n - 1 {
+        ttv_fibers(t, v)?
+    } else {
+        match ttv_dense_accumulator(t, level, v)? {
+            Some(cv) => cv,
+            None => return ttv_by_sort(t, mode, v, out_shape),
+        }
+    };
+    // coordinates in walk order -> in increasing dimension order
+    let m = n - 1;
+    let coords = if sorted {
+        coords
+    } else {
+        let mut rank: Vec<usize> = (0..m).collect();
+        rank.sort_by_key(|&i| walk_dims[i]);
+        let mut out = alloc::with_capacity::<i64>(coords.len(), "TTV coordinates")?;
+        for e in coords.chunks_exact(m.max(1)) {
+            out.extend(rank.iter().map(|&i| e[i]));
+        }
+        out
+    };
+    let coo = CooTensor::try_new_with(
+        out_shape,
+        coords.into(),
+        crate::CoordLayout::RowMajor,
+        values.into(),
+        sorted,
+        Validation::Trusted,
+    )?;
+    if sorted {
+        Ok(coo)
+    } else {
+        // walk order is lexicographic in the tree's order, not the output's
+        super::convert::canonicalize(&coo)
+    }
+}
+
+/// Typed views of a CSF tree's levels.
+struct Levels<'a, I: Index, P: Index> {
+    ptr: &'a [ScalarBuffer<P>],
+    idx: &'a [ScalarBuffer<I>],
+}
+
+impl<I: Index, P: Index> Levels<'_, I, P> {
+    /// Children of `node` at `level`, checked.
+    #[inline(always)]
+    fn children(&self, level: usize, node: usize) -> Result<(usize, usize)> {
+        let p = &self.ptr[level];
+        let (lo, hi) = match (p.get(node), p.get(node + 1)) {
+            (Some(a), Some(b)) => (a.as_usize(), b.as_usize()),
+            _ => (1, 0),
+        };
+        if lo > hi || hi > self.idx[level + 1].len() {
+            return Err(Error::invariant(
+                format!("indptr[{level}]"),
+                Some(node),
+                "bad child range",
+            ));
+        }
+        Ok((lo, hi))
+    }
+}
+
+/// TTV along the last level: one output entry per fiber, in tree order.
+fn ttv_fibers<V: Numeric, I: Index, P: Index>(
+    t: &CsfTensor<V, I, P>,
+    v: &[V],
+) -> Result<(Vec<i64>, Vec<V>)> {
+    let n = t.ndim();
+    let lv = Levels {
+        ptr: t.indptr(),
+        idx: t.indices(),
+    };
+    let fibers = t.indices()[n - 2].len();
+    let mut coords = alloc::with_capacity::<i64>(fibers * (n - 1), "TTV coordinates")?;
+    let mut values = alloc::with_capacity::<V>(fibers, "TTV values")?;
+    let leaves = &t.indices()[n - 1][..];
+    let vals = &t.values()[..];
+    let mut path = alloc::filled(n, 0usize, "TTV path")?;
+    #[allow(clippy::too_many_arguments)]
+    fn go<V: Numeric, I: Index, P: Index>(
+        lv: &Levels<'_, I, P>,
+        level: usize,
+        lo: usize,
+        hi: usize,
+        path: &mut [usize],
+        leaves: &[I],
+        vals: &[V],
+        v: &[V],
+        fibers: usize,
+        coords: &mut Vec<i64>,
+        values: &mut Vec<V>,
+    ) -> Result<()> {
+        let n = path.len();
+        for node in lo..hi {
+            path[level] = lv.idx[level][node].as_usize();
+            let (a, b) = lv.children(level, node)?;
+            if level < n - 2 {
+                go(
+                    lv,
+                    level + 1,
+                    a,
+                    b,
+                    path,
+                    leaves,
+                    vals,
+                    v,
+                    fibers,
+                    coords,
+                    values,
+                )?;
+                continue;
+            }
+            let (ls, vs) = (
+                &leaves[a..b],
+                vals.get(a..b)
+                    .ok_or_else(|| Error::invariant("CSF tree", Some(b), "leaf without a value"))?,
+            );
+            let last = v.len().wrapping_sub(1);
+            let mut oob = v.is_empty() && a < b;
+            let mut acc = V::acc_zero();
+            if !oob {
+                for (&c, &x) in ls.iter().zip(vs) {
+                    let c = c.as_usize();
+                    oob |= c > last;
+                    acc = V::madd(acc, x, v[c.min(last)]);
+                }
+            }
+            if oob {
+                return Err(Error::IndexOutOfBounds {
+                    buffer: format!("indices[{}]", n - 1),
+                    position: a,
+                    value: ls.iter().map(|c| c.wide()).max().unwrap_or(0),
+                    bound: v.len() as u64,
+                });
+            }
+            if values.len() >= fibers {
+                return Err(Error::invariant(
+                    "CSF tree",
+                    Some(node),
+                    "child ranges overlap (the tensor was built without validation)",
+                ));
+            }
+            coords.extend(path[..n - 1].iter().map(|&c| c as i64));
+            values.push(narrow::<V>(acc, "TTV sum")?);
+        }
+        Ok(())
+    }
+    go(
+        &lv,
+        0,
+        0,
+        t.indices()[0].len(),
+        &mut path,
+        leaves,
+        vals,
+        v,
+        fibers,
+        &mut coords,
+        &mut values,
+    )?;
+    Ok((coords, values))
+}
+
+/// TTV along level `level < n - 1` with a dense accumulator over the levels
+/// below it, reset and read back in order after each node of level
+/// `level - 1`. `None` when the accumulator would be too large.
+#[allow(clippy::type_complexity)]
+fn ttv_dense_accumulator<V: Numeric, I: Index, P: Index>(
+    t: &CsfTensor<V, I, P>,
+    level: usize,
+    v: &[V],
+) -> Result<Option<(Vec<i64>, Vec<V>)>> {
+    let n = t.ndim();
+    let order = t.axis_order();
+    let shape = t.shape();
+    // the accumulator: row-major over the levels below `level`, in tree order
+    let below: Vec<usize> = order[level + 1..].iter().map(|&d| shape[d]).collect();
+    let Some(size) = below.iter().try_fold(1usize, |a, &d| a.checked_mul(d)) else {
+        return Ok(None);
+    };
+    if size > (4 * t.nnz()).max(1 << 16) {
+        return Ok(None);
+    }
+    let (Ok(mut acc), Ok(mut seen)) = (
+        alloc::filled(size, V::acc_zero(), "TTV accumulator"),
+        alloc::filled(size, false, "TTV accumulator"),
+    ) else {
+        return Ok(None);
+    };
+    // strides of the levels below within the accumulator, indexed by level
+    let mut stride = vec![0usize; n];
+    let mut s = 1usize;
+    for l in (level + 1..n).rev() {
+        stride[l] = s;
+        s *= shape[order[l]];
+    }
+    let lv = Levels {
+        ptr: t.indptr(),
+        idx: t.indices(),
+    };
+    let vals = &t.values()[..];
+    let mut touched: Vec<usize> = Vec::new();
     let mut coords: Vec<i64> = Vec::new();
     let mut values: Vec<V> = Vec::new();
-    if order[n - 1] == mode {
-        // one output entry per fiber of the last level
-        let mut cur = vec![0usize; n];
-        let ptr = &t.indptr()[n - 2];
-        let mut fiber_sum = |cur: &[usize], lo: usize, hi: usize| -> Result<()> {
-            let mut acc = V::acc_zero();
-            for k in lo..hi {
-                let c = t.indices()[n - 1][k].as_usize();
-                let x = *v.get(c).ok_or_else(|| Error::IndexOutOfBounds {
-                    buffer: format!("indices[{}]", n - 1),
-                    position: k,
-                    value: c as i128,
+    let mut path = vec![0usize; n];
+
+    struct Ctx<'a, V: Numeric, I: Index, P: Index> {
+        lv: Levels<'a, I, P>,
+        shape: &'a [usize],
+        order: &'a [usize],
+        stride: &'a [usize],
+        vals: &'a [V],
+        level: usize,
+    }
+    /// Add the subtree of `node` at level `l > level` into `acc`.
+    #[allow(clippy::too_many_arguments)]
+    fn add<V: Numeric, I: Index, P: Index>(
+        c: &Ctx<'_, V, I, P>,
+        l: usize,
+        lo: usize,
+        hi: usize,
+        base: usize,
+        w: V,
+        acc: &mut [V::Acc],
+        seen: &mut [bool],
+        touched: &mut Vec<usize>,
+    ) -> Result<()> {
+        let n = c.shape.len();
+        let ext = c.shape[c.order[l]];
+        for node in lo..hi {
+            let x = c.lv.idx[l][node].as_usize();
+            if x >= ext {
+                return Err(Error::IndexOutOfBounds {
+                    buffer: format!("indices[{l}]"),
+                    position: node,
+                    value: x as i128,
+                    bound: ext as u64,
+                });
+            }
+            let key = base + x * c.stride[l];
+            if l == n - 1 {
+                let val = *c.vals.get(node).ok_or_else(|| {
+                    Error::invariant("CSF tree", Some(node), "leaf without a value")
+                })?;
+                acc[key] = V::madd(acc[key], val, w);
+                if !seen[key] {
+                    seen[key] = true;
+                    alloc::push(touched, key, "TTV positions")?;
+                }
+            } else {
+                let (a, b) = c.lv.children(l, node)?;
+                add(c, l + 1, a, b, key, w, acc, seen, touched)?;
+            }
+        }
+        Ok(())
+    }
+    let ctx = Ctx {
+        lv,
+        shape,
+        order,
+        stride: &stride,
+        vals,
+        level,
+    };
+    // Visit the nodes of level `level - 1` (or the root), accumulate, emit.
+    #[allow(clippy::too_many_arguments)]
+    fn prefix<V: Numeric, I: Index, P: Index>(
+        c: &Ctx<'_, V, I, P>,
+        l: usize,
+        lo: usize,
+        hi: usize,
+        v: &[V],
+        path: &mut [usize],
+        acc: &mut [V::Acc],
+        seen: &mut [bool],
+        touched: &mut Vec<usize>,
+        coords: &mut Vec<i64>,
+        values: &mut Vec<V>,
+    ) -> Result<()> {
+        let n = c.shape.len();
+        let level = c.level;
+        if l == level {
+            // the mode's level: add each child subtree, weighted
+            for node in lo..hi {
+                let i = c.lv.idx[l][node].as_usize();
+                let w = *v.get(i).ok_or_else(|| Error::IndexOutOfBounds {
+                    buffer: format!("indices[{l}]"),
+                    position: node,
+                    value: i as i128,
                     bound: v.len() as u64,
                 })?;
-                acc = V::madd(acc, t.values()[k], x);
+                let (a, b) = c.lv.children(l, node)?;
+                add(c, l + 1, a, b, 0, w, acc, seen, touched)?;
             }
-            coords.extend((0..n).filter(|&d| d != mode).map(|d| cur[d] as i64));
-            values.push(narrow::<V>(acc, "TTV sum")?);
-            Ok(())
-        };
-        visit_fibers(t, 0, 0, t.indices()[0].len(), &mut cur, &mut |cur, node| {
-            let (lo, hi) = (ptr[node].as_usize(), ptr[node + 1].as_usize());
-            fiber_sum(cur, lo, hi)
-        })?;
-        let coo = CooTensor::try_new_with(
-            out_shape,
-            coords.into(),
-            crate::CoordLayout::RowMajor,
-            values.into(),
-            false,
-            Validation::Trusted,
-        )?;
-        // fibers come in tree order, which is lexicographic for natural orders only
-        return super::convert::canonicalize(&coo);
+            // read back in order: scan the flags when most are set, else sort
+            if touched.len() * 16 >= acc.len() {
+                touched.clear();
+                touched.extend((0..acc.len()).filter(|&k| seen[k]));
+            } else {
+                touched.sort_unstable();
+            }
+            let m = n - 1;
+            alloc::reserve(coords, touched.len() * m, "TTV coordinates")?;
+            alloc::reserve(values, touched.len(), "TTV values")?;
+            for &key in touched.iter() {
+                coords.extend(path[..level].iter().map(|&x| x as i64));
+                let mut rem = key;
+                let start = coords.len();
+                coords.resize(start + (n - 1 - level), 0);
+                for (slot, lb) in coords[start..].iter_mut().zip(level + 1..n).rev() {
+                    let ext = c.shape[c.order[lb]].max(1);
+                    *slot = (rem % ext) as i64;
+                    rem /= ext;
+                }
+                values.push(narrow::<V>(acc[key], "TTV sum")?);
+                acc[key] = V::acc_zero();
+                seen[key] = false;
+            }
+            touched.clear();
+            return Ok(());
+        }
+        for node in lo..hi {
+            path[l] = c.lv.idx[l][node].as_usize();
+            let (a, b) = c.lv.children(l, node)?;
+            prefix(c, l + 1, a, b, v, path, acc, seen, touched, coords, values)?;
+        }
+        Ok(())
     }
+    prefix(
+        &ctx,
+        0,
+        0,
+        t.indices()[0].len(),
+        v,
+        &mut path,
+        &mut acc,
+        &mut seen,
+        &mut touched,
+        &mut coords,
+        &mut values,
+    )?;
+    Ok(Some((coords, values)))
+}
+
+/// TTV by projecting every entry and summing duplicates (a sort): for an
+/// accumulator that would be too large.
+fn ttv_by_sort<V: Numeric, I: Index, P: Index>(
+    t: &CsfTensor<V, I, P>,
+    mode: usize,
+    v: &[V],
+    out_shape: Vec<usize>,
+) -> Result<CooTensor<V, i64>> {
+    let n = t.ndim();
+    let mut coords = alloc::with_capacity::<i64>(t.nnz() * (n - 1), "TTV coordinates")?;
+    let mut values = alloc::with_capacity::<V>(t.nnz(), "TTV values")?;
     let mut overflow = false;
     t.for_each(|c, x| {
         coords.extend((0..n).filter(|&d| d != mode).map(|d| c[d] as i64));
@@ -426,35 +778,4 @@ pub fn ttv<V: Numeric, I: Index, P: Index>(
         Validation::Trusted,
     )?;
     super::elementwise::sum_duplicates(&coo)
-}
-
-/// Visit the nodes of level `n - 2` (the fibers' parents) with the coordinates
-/// of their path.
-fn visit_fibers<V: Numeric, I: Index, P: Index>(
-    t: &CsfTensor<V, I, P>,
-    level: usize,
-    lo: usize,
-    hi: usize,
-    cur: &mut Vec<usize>,
-    f: &mut dyn FnMut(&[usize], usize) -> Result<()>,
-) -> Result<()> {
-    let n = t.ndim();
-    for node in lo..hi {
-        cur[t.axis_order()[level]] = t.indices()[level][node].as_usize();
-        if level == n - 2 {
-            f(cur, node)?;
-        } else {
-            let p = &t.indptr()[level];
-            let (clo, chi) = (p[node].as_usize(), p[node + 1].as_usize());
-            if clo > chi || chi > t.indices()[level + 1].len() {
-                return Err(Error::invariant(
-                    format!("indptr[{level}]"),
-                    Some(node),
-                    "bad child range",
-                ));
-            }
-            visit_fibers(t, level + 1, clo, chi, cur, f)?;
-        }
-    }
-    Ok(())
 }

@@ -1,25 +1,43 @@
-//! Element-wise operations on two sparse tensors of the same shape in any
-//! formats (union merge for add / subtract, intersection for multiply), scaling
-//! and mapping values.
+//! Element-wise operations on two tensors of the same shape, in the left
+//! operand's format, plus scaling and mapping values.
+//!
+//! [`binary`] reads both operands' buffers where they lie and writes its result
+//! in the left operand's format: CSR + CSR -> CSR (a row-wise merge, rows in
+//! parallel, the output indptr from a counting pass, then a filling pass into
+//! exactly sized buffers), CSC likewise, COO + COO -> canonical COO, CSF + CSF
+//! (same axis order) -> CSF (a merge of the two tries), dense -> dense, GCS / DM
+//! with the same map -> the operation on their storage. A right operand of
+//! another format (or index type, CSX axis, CSF axis order, map) is converted
+//! once to the left one's. Results equal to zero are dropped (a dense result
+//! keeps them, of course).
 //!
 //! ```
-//! use arrow_sparse::kernels::elementwise::{scale, map_values};
-//! use arrow_sparse::{AnyTensor, CooTensor};
+//! use arrow_sparse::kernels::elementwise::{binary, map_values, scale, BinaryOp};
+//! use arrow_sparse::{AnyTensor, CompressedAxis, Convert, CooTensor, Format};
 //! let t: AnyTensor = CooTensor::<f32, i64>::from_entries(vec![3], &[(vec![1], 1.5)])?.into();
 //! assert_eq!(scale::<f32>(&t, 2.0)?.get::<f32>(&[1])?, Some(3.0));
 //! let as_f64 = map_values::<f32, f64>(&t, |v| v as f64 * 10.0)?; // same structure, new values
 //! assert_eq!(as_f64.get::<f64>(&[1])?, Some(15.0));
+//! let a: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![2, 2], &[(vec![0, 1], 1.0)])?
+//!     .to_csx::<i32, i32>(CompressedAxis::Row)?
+//!     .into();
+//! assert_eq!(binary::<f64>(&a, &a, BinaryOp::Add)?.format(), Format::Csr); // CSR + CSR -> CSR
 //! # Ok::<(), arrow_sparse::Error>(())
 //! ```
 
-use arrow_buffer::ScalarBuffer;
+use std::borrow::Cow;
 
-use super::Numeric;
+use arrow_buffer::{ArrowNativeType, ScalarBuffer};
+
+use super::merge::{self, Scratch, Visit};
+use super::{Numeric, alloc, narrow, row_major_values};
 use crate::error::{Error, Result};
 use crate::tensor::{
-    AnyCoo, AnyCsf, AnyCsx, AnyDense, AnyTensor, CooTensor, CoordLayout, Validation,
+    AnyCoo, AnyCsf, AnyCsx, AnyDense, AnyDm, AnyGcs, AnyTensor, CompressedAxis, CooTensor,
+    CoordLayout, CsfTensor, CsxMatrix, DenseTensor, Format, Validation,
 };
 use crate::types::{Index, Value};
+use crate::{IndexType, with_index_type};
 
 /// Sort and sum duplicates, following the kernels' accumulation rule: each run
 /// of equal coordinates is summed in [`Numeric::Acc`] (a checked `i128` for
@@ -45,10 +63,10 @@ use crate::types::{Index, Value};
 /// ```
 pub fn sum_duplicates<V: Numeric, I: Index>(coo: &CooTensor<V, I>) -> Result<CooTensor<V, I>> {
     let (coords, sums) = canonical_sums(coo)?;
-    let values = sums
-        .into_iter()
-        .map(|a| super::narrow::<V>(a, "sum of duplicate entries"))
-        .collect::<Result<Vec<V>>>()?;
+    let mut values = alloc::with_capacity::<V>(sums.len(), "summed values")?;
+    for a in sums {
+        values.push(narrow::<V>(a, "sum of duplicate entries")?);
+    }
     super::convert::canonical_coo(coo, coords, values)
 }
 
@@ -58,8 +76,11 @@ pub(super) fn canonical_sums<V: Numeric, I: Index>(
     coo: &CooTensor<V, I>,
 ) -> Result<(Vec<I>, Vec<V::Acc>)> {
     if coo.is_canonical() && coo.layout() == CoordLayout::RowMajor {
-        let sums = coo.values().iter().map(|v| v.to_acc()).collect();
-        return Ok((coo.coords().to_vec(), sums));
+        let mut sums = alloc::with_capacity(coo.nnz(), "summed values")?;
+        sums.extend(coo.values().iter().map(|v| v.to_acc()));
+        let mut coords = alloc::with_capacity(coo.coords().len(), "coordinates")?;
+        coords.extend_from_slice(coo.coords());
+        return Ok((coords, sums));
     }
     super::convert::fold_duplicates(coo, V::to_acc, |sum, v: V| Ok(V::acc_add(sum, v.to_acc())))
 }
@@ -71,7 +92,7 @@ pub(super) fn canonical_sums<V: Numeric, I: Index>(
 /// use arrow_sparse::{AnyTensor, CooTensor};
 /// let a: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![3], &[(vec![0], 5.0), (vec![1], 2.0)])?.into();
 /// let b: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![3], &[(vec![1], 2.0), (vec![2], 1.0)])?.into();
-/// let values = |op| binary::<f64>(&a, &b, op).map(|t| t.values().to_vec());
+/// let values = |op| binary::<f64>(&a, &b, op).map(|t| t.to_coo::<f64, i64>().unwrap().values().to_vec());
 /// assert_eq!(values(BinaryOp::Add)?, vec![5.0, 4.0, 1.0]); // union
 /// assert_eq!(values(BinaryOp::Subtract)?, vec![5.0, -1.0]); // 2 - 2 = 0 is dropped
 /// assert_eq!(values(BinaryOp::Multiply)?, vec![4.0]); // intersection
@@ -87,81 +108,409 @@ pub enum BinaryOp {
     Multiply,
 }
 
-/// `a op b` for two tensors of the same shape in any formats. Both are brought to
-/// canonical COO, their duplicates summed in the accumulator as in
-/// [`sum_duplicates`], and merged in one pass; the result is a canonical COO
-/// tensor with int64 coordinates. Results equal to zero are dropped. Integer results are checked (see the module docs of
-/// [`kernels`](super)).
-///
-/// ```
-/// use arrow_sparse::kernels::elementwise::{binary, BinaryOp};
-/// use arrow_sparse::{AnyTensor, CompressedAxis, Convert, CooTensor};
-/// let a = CooTensor::<i32, i64>::from_entries(vec![2, 2], &[(vec![0, 0], 1), (vec![1, 1], 2)])?;
-/// let b = CooTensor::<i32, i64>::from_entries(vec![2, 2], &[(vec![1, 1], 5), (vec![0, 1], 7)])?;
-/// let csr: AnyTensor = b.to_csx::<i32, i32>(CompressedAxis::Row)?.into();
-/// let sum = binary::<i32>(&a.clone().into(), &csr, BinaryOp::Add)?;
-/// assert_eq!(sum.values().as_ref(), &[1, 7, 7]);
-/// let prod = binary::<i32>(&a.into(), &csr, BinaryOp::Multiply)?;
-/// assert_eq!(prod.values().as_ref(), &[10]);
-/// # Ok::<(), arrow_sparse::Error>(())
-/// ```
-pub fn binary<V: Numeric>(a: &AnyTensor, b: &AnyTensor, op: BinaryOp) -> Result<CooTensor<V, i64>> {
-    if a.shape() != b.shape() {
-        return Err(Error::shape(
-            "element-wise operand",
-            format!("shape {:?}", a.shape()),
-            format!("{:?}", b.shape()),
+impl BinaryOp {
+    fn visit(self) -> Visit {
+        match self {
+            BinaryOp::Multiply => Visit::Intersection,
+            _ => Visit::Union,
+        }
+    }
+
+    /// The result at a position where `a` / `b` hold these sums (absent: zero).
+    #[inline(always)]
+    fn apply<V: Numeric>(self, a: Option<V::Acc>, b: Option<V::Acc>) -> V::Acc {
+        let z = V::acc_zero();
+        match self {
+            BinaryOp::Add => match (a, b) {
+                (Some(x), Some(y)) => V::acc_add(x, y),
+                (Some(x), None) => x,
+                (None, Some(y)) => y,
+                (None, None) => z,
+            },
+            BinaryOp::Subtract => V::acc_sub(a.unwrap_or(z), b.unwrap_or(z)),
+            BinaryOp::Multiply => V::acc_mul(a.unwrap_or(z), b.unwrap_or(z)),
+        }
+    }
+}
+
+// Problems found inside parallel tasks, as bits.
+const OVERFLOW: u8 = 1;
+const BAD_PTR: u8 = 2;
+const OOB: u8 = 4;
+const NO_MEMORY: u8 = 8;
+const TOO_MANY: u8 = 16;
+
+fn check_flags<V: Numeric>(flags: u8, what: &str) -> Result<()> {
+    if flags & NO_MEMORY != 0 {
+        return Err(Error::allocation(
+            format!("{what} row scratch"),
+            0,
+            size_of::<V::Acc>(),
         ));
     }
-    let (xa, va) = canonical_sums(&a.to_coo::<V, i64>()?)?;
-    let (xb, vb) = canonical_sums(&b.to_coo::<V, i64>()?)?;
-    let n = a.shape().len();
-    let (mut i, mut j) = (0, 0);
-    let mut coords: Vec<i64> = Vec::new();
-    let mut values: Vec<V> = Vec::new();
-    let mut push = |c: &[i64], acc: V::Acc| -> Result<()> {
-        let v = super::narrow::<V>(acc, "element-wise result")?;
-        if !v.is_zero() {
-            coords.extend_from_slice(c);
-            values.push(v);
-        }
-        Ok(())
+    if flags & BAD_PTR != 0 {
+        return Err(Error::invariant(
+            "indptr",
+            None,
+            "indptr decreases or exceeds nnz (the tensor was built without validation)",
+        ));
+    }
+    if flags & (OOB | TOO_MANY) != 0 {
+        return Err(Error::invariant(
+            format!("{what} indices"),
+            None,
+            "an index is not below its dimension (the tensor was built without validation)",
+        ));
+    }
+    if flags & OVERFLOW != 0 {
+        return Err(Error::overflow(
+            format!("{what} result"),
+            "an element",
+            V::TYPE.name(),
+        ));
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------- CSR / CSC
+
+/// The entries of row `r`, or `None` for a bad indptr.
+#[inline(always)]
+fn row<P: Index>(ptr: &[P], r: usize, nnz: usize) -> Option<(usize, usize)> {
+    let (a, b) = (ptr.get(r)?.as_usize(), ptr.get(r + 1)?.as_usize());
+    (a <= b && b <= nnz).then_some((a, b))
+}
+
+/// Buffers of one CSR / CSC operand.
+struct CsxParts<'a, V, I, P> {
+    ptr: &'a [P],
+    idx: &'a [I],
+    vals: &'a [V],
+}
+
+impl<V, I, P: Index> CsxParts<'_, V, I, P> {
+    fn nnz(&self) -> usize {
+        self.vals.len().min(self.idx.len())
+    }
+    fn range(&self, r: usize) -> Option<(usize, usize)> {
+        row(self.ptr, r, self.nnz())
+    }
+}
+
+/// Merge row `r` of both operands, calling `f(index, value)` for every result
+/// that is not zero. Returns problem bits.
+#[inline(always)]
+fn merge_one_row<V: Numeric, I: Index, P: Index>(
+    a: &CsxParts<'_, V, I, P>,
+    b: &CsxParts<'_, V, I, P>,
+    r: usize,
+    minor: usize,
+    op: BinaryOp,
+    scratch: &mut Scratch<V::Acc>,
+    f: &mut impl FnMut(usize, V) -> bool,
+) -> u8 {
+    let (Some((a0, a1)), Some((b0, b1))) = (a.range(r), b.range(r)) else {
+        return BAD_PTR;
     };
-    let zero = V::acc_zero();
-    while i < va.len() || j < vb.len() {
-        let ord = match (i < va.len(), j < vb.len()) {
-            (true, true) => xa[i * n..i * n + n].cmp(&xb[j * n..j * n + n]),
-            (true, false) => std::cmp::Ordering::Less,
-            _ => std::cmp::Ordering::Greater,
-        };
-        match ord {
-            std::cmp::Ordering::Less => {
-                if op != BinaryOp::Multiply {
-                    push(&xa[i * n..i * n + n], va[i])?;
+    let mut flags = 0u8;
+    let res = merge::merge_row::<V, I, I>(
+        &a.idx[a0..a1],
+        &a.vals[a0..a1],
+        &b.idx[b0..b1],
+        &b.vals[b0..b1],
+        op.visit(),
+        scratch,
+        &mut |j, x, y| {
+            if j >= minor {
+                flags |= OOB;
+                return false;
+            }
+            match V::from_acc(op.apply::<V>(x, y)) {
+                Some(v) if v.is_zero() => true,
+                Some(v) => f(j, v),
+                None => {
+                    flags |= OVERFLOW;
+                    false
                 }
-                i += 1;
             }
-            std::cmp::Ordering::Greater => {
-                match op {
-                    BinaryOp::Add => push(&xb[j * n..j * n + n], vb[j])?,
-                    BinaryOp::Subtract => push(&xb[j * n..j * n + n], V::acc_sub(zero, vb[j]))?,
-                    BinaryOp::Multiply => {}
+        },
+    );
+    match res {
+        Ok(_) => flags,
+        Err(_) => flags | NO_MEMORY,
+    }
+}
+
+/// `a op b` for two CSR (or two CSC) matrices given as buffers of one shape:
+/// returns the result's indptr, indices and values.
+fn csx_binary<V: Numeric, I: Index, P: Index>(
+    a: &CsxParts<'_, V, I, P>,
+    b: &CsxParts<'_, V, I, P>,
+    minor: usize,
+    op: BinaryOp,
+) -> Result<(Vec<P>, Vec<I>, Vec<V>)> {
+    let major = a.ptr.len().saturating_sub(1);
+    // counting pass: the result's row lengths, in parallel row ranges
+    let mut counts = alloc::filled(major, 0usize, "element-wise row counts")?;
+    let count = |lo: usize, _hi: usize, out: &mut [usize]| -> u8 {
+        let mut scratch = Scratch::new();
+        let mut flags = 0u8;
+        for (r, c) in out.iter_mut().enumerate() {
+            let mut n = 0usize;
+            flags |= merge_one_row(a, b, lo + r, minor, op, &mut scratch, &mut |_, _| {
+                n += 1;
+                true
+            });
+            *c = n;
+        }
+        flags
+    };
+    let nnz_a = a.nnz();
+    check_flags::<V>(
+        super::spmv::par_rows(a.ptr, nnz_a, &mut counts, 1, &count),
+        "element-wise",
+    )?;
+    let mut ptr = alloc::with_capacity::<P>(major + 1, "element-wise indptr")?;
+    let mut total = 0usize;
+    ptr.push(P::usize_as(0));
+    for &c in &counts {
+        total += c;
+        ptr.push(P::try_from_usize(total).ok_or_else(|| {
+            Error::overflow("element-wise indptr", total.to_string(), P::TYPE.name())
+        })?);
+    }
+    drop(counts);
+    // filling pass: each row range writes its own part of the outputs
+    let mut idx = alloc::zeroed::<I>(total, "element-wise indices")?;
+    let mut vals = alloc::zeroed::<V>(total, "element-wise values")?;
+    let fill = |lo: usize, hi: usize, oi: &mut [I], ov: &mut [V]| -> u8 {
+        let mut scratch = Scratch::new();
+        let mut flags = 0u8;
+        let mut w = 0usize;
+        for r in lo..hi {
+            flags |= merge_one_row(a, b, r, minor, op, &mut scratch, &mut |j, v| {
+                if w < oi.len() {
+                    oi[w] = I::usize_as(j);
+                    ov[w] = v;
+                    w += 1;
+                    true
+                } else {
+                    flags |= TOO_MANY;
+                    false
                 }
-                j += 1;
-            }
-            std::cmp::Ordering::Equal => {
-                let (p, q) = (va[i], vb[j]);
-                let r = match op {
-                    BinaryOp::Add => V::acc_add(p, q),
-                    BinaryOp::Subtract => V::acc_sub(p, q),
-                    BinaryOp::Multiply => V::acc_mul(p, q),
-                };
-                push(&xa[i * n..i * n + n], r)?;
-                i += 1;
-                j += 1;
-            }
+            });
+        }
+        flags
+    };
+    let flags = par_fill(&ptr, a.ptr, nnz_a, 0, major, &mut idx, &mut vals, &fill);
+    check_flags::<V>(flags, "element-wise")?;
+    Ok((ptr, idx, vals))
+}
+
+/// Runs `fill(lo, hi, indices, values)` over row ranges, each with its own part
+/// of the outputs (`out_ptr` says where each row starts), splitting ranges in
+/// two by the left operand's entries (`ptr`) while they are large.
+#[allow(clippy::too_many_arguments)]
+fn par_fill<I: Send, V: Send, P: Index, Q: Index>(
+    out_ptr: &[Q],
+    ptr: &[P],
+    nnz: usize,
+    lo: usize,
+    hi: usize,
+    oi: &mut [I],
+    ov: &mut [V],
+    fill: &(impl Fn(usize, usize, &mut [I], &mut [V]) -> u8 + Sync),
+) -> u8 {
+    let work = |r: usize| ptr[r].as_usize().min(nnz) + r;
+    if rayon::current_num_threads() <= 1
+        || hi - lo < 2
+        || work(hi).saturating_sub(work(lo)) <= 1 << 15
+    {
+        return fill(lo, hi, oi, ov);
+    }
+    let target = work(lo) + (work(hi) - work(lo)) / 2;
+    let mid = super::spmv::partition(lo + 1, hi, |r| work(r) < target).clamp(lo + 1, hi - 1);
+    let k = out_ptr[mid]
+        .as_usize()
+        .saturating_sub(out_ptr[lo].as_usize())
+        .min(oi.len());
+    let (ia, ib) = oi.split_at_mut(k);
+    let (va, vb) = ov.split_at_mut(k.min(ov.len()));
+    let (fa, fb) = rayon::join(
+        || par_fill(out_ptr, ptr, nnz, lo, mid, ia, va, fill),
+        || par_fill(out_ptr, ptr, nnz, mid, hi, ib, vb, fill),
+    );
+    fa | fb
+}
+
+fn check_shapes(a: &[usize], b: &[usize]) -> Result<()> {
+    if a != b {
+        return Err(Error::shape(
+            "element-wise operand",
+            format!("shape {a:?}"),
+            format!("{b:?}"),
+        ));
+    }
+    Ok(())
+}
+
+/// `a op b` for two CSR / CSC matrices of one shape, in `a`'s format: a merge
+/// of each row of `a` with the same row of `b` (rows in parallel; a `b`
+/// compressed along the other axis is transposed first). Indices come out
+/// sorted within each row; results equal to zero are dropped.
+///
+/// ```
+/// use arrow_sparse::kernels::elementwise::{binary_csx, BinaryOp};
+/// use arrow_sparse::{CompressedAxis, CsxMatrix};
+/// // [[1, 0, 2], [0, 3, 0]] and [[0, 0, -2], [1, 0, 0]] as CSR
+/// let a = CsxMatrix::<f64, i32>::try_new(CompressedAxis::Row, vec![2, 3], vec![0, 2, 3].into(), vec![0, 2, 1].into(), vec![1.0, 2.0, 3.0].into())?;
+/// let b = CsxMatrix::<f64, i32>::try_new(CompressedAxis::Row, vec![2, 3], vec![0, 1, 2].into(), vec![2, 0].into(), vec![-2.0, 1.0].into())?;
+/// let s = binary_csx(&a, &b, BinaryOp::Add)?;
+/// assert_eq!(s.indptr().as_ref(), &[0, 1, 3]); // 2 + (-2) is dropped
+/// assert_eq!((s.indices().as_ref(), s.values().as_ref()), (&[0, 0, 1][..], &[1.0, 1.0, 3.0][..]));
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
+pub fn binary_csx<V: Numeric, I: Index, P: Index>(
+    a: &CsxMatrix<V, I, P>,
+    b: &CsxMatrix<V, I, P>,
+    op: BinaryOp,
+) -> Result<CsxMatrix<V, I, P>> {
+    check_shapes(a.shape(), b.shape())?;
+    let bt;
+    let b = if b.axis() == a.axis() {
+        b
+    } else {
+        bt = super::convert::transpose_csx(b)?;
+        &bt
+    };
+    let (_, minor) = a.axis().dims();
+    let pa = CsxParts {
+        ptr: a.indptr(),
+        idx: a.indices(),
+        vals: a.values(),
+    };
+    let pb = CsxParts {
+        ptr: b.indptr(),
+        idx: b.indices(),
+        vals: b.values(),
+    };
+    let (ptr, idx, vals) = csx_binary(&pa, &pb, a.shape()[minor], op)?;
+    CsxMatrix::try_new_with(
+        a.axis(),
+        a.shape().to_vec(),
+        ptr.into(),
+        idx.into(),
+        vals.into(),
+        Validation::Trusted,
+    )?
+    .with_dim_names(a.dim_names().to_vec())
+}
+
+// ---------------------------------------------------------------- COO
+
+/// A COO operand's entries sorted lexicographically without duplicates: the
+/// buffers as they lie when the tensor is canonical, else sorted and summed.
+enum SortedCoo<'a, V: Numeric, I: Index> {
+    Canonical(&'a CooTensor<V, I>),
+    Summed(Vec<I>, Vec<V::Acc>),
+}
+
+impl<'a, V: Numeric, I: Index> SortedCoo<'a, V, I> {
+    fn new(c: &'a CooTensor<V, I>) -> Result<Self> {
+        Ok(if c.is_canonical() {
+            SortedCoo::Canonical(c)
+        } else {
+            let (x, v) = canonical_sums(c)?;
+            SortedCoo::Summed(x, v)
+        })
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            SortedCoo::Canonical(c) => c.nnz(),
+            SortedCoo::Summed(_, v) => v.len(),
         }
     }
+
+    /// Coordinate `d` of entry `k` (`n` dimensions).
+    #[inline(always)]
+    fn at(&self, k: usize, d: usize, n: usize) -> I {
+        match self {
+            SortedCoo::Canonical(c) => match c.layout() {
+                CoordLayout::RowMajor => c.coords()[k * n + d],
+                CoordLayout::ColumnMajor => c.coords()[d * c.nnz() + k],
+            },
+            SortedCoo::Summed(x, _) => x[k * n + d],
+        }
+    }
+
+    #[inline(always)]
+    fn val(&self, k: usize) -> V::Acc {
+        match self {
+            SortedCoo::Canonical(c) => c.values()[k].to_acc(),
+            SortedCoo::Summed(_, v) => v[k],
+        }
+    }
+}
+
+/// `a op b` for two COO tensors of one shape: a merge of their entries in
+/// lexicographic order (a tensor that is not canonical is sorted and its
+/// duplicates summed first); the result is a canonical row-major COO with `a`'s
+/// index type. Results equal to zero are dropped.
+///
+/// ```
+/// use arrow_sparse::kernels::elementwise::{binary_coo, BinaryOp};
+/// use arrow_sparse::CooTensor;
+/// let a = CooTensor::<i32, i32>::from_entries(vec![2, 2], &[(vec![1, 1], 2), (vec![0, 0], 1)])?; // not canonical
+/// let b = CooTensor::<i32, i32>::from_entries(vec![2, 2], &[(vec![1, 1], 5), (vec![0, 1], 7)])?;
+/// let s = binary_coo(&a, &b, BinaryOp::Add)?;
+/// assert!(s.is_canonical());
+/// assert_eq!((s.coords().as_ref(), s.values().as_ref()), (&[0, 0, 0, 1, 1, 1][..], &[1, 7, 7][..]));
+/// assert_eq!(binary_coo(&a, &b, BinaryOp::Multiply)?.values().as_ref(), &[10]);
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
+pub fn binary_coo<V: Numeric, I: Index>(
+    a: &CooTensor<V, I>,
+    b: &CooTensor<V, I>,
+    op: BinaryOp,
+) -> Result<CooTensor<V, I>> {
+    check_shapes(a.shape(), b.shape())?;
+    let n = a.ndim();
+    let (sa, sb) = (SortedCoo::new(a)?, SortedCoo::new(b)?);
+    let run = |f: &mut dyn FnMut(bool, usize, V) -> bool| -> Result<bool> {
+        merge::merge_sorted_entries::<V>(
+            sa.len(),
+            sb.len(),
+            n,
+            |k, d| sa.at(k, d, n).as_usize(),
+            |k, d| sb.at(k, d, n).as_usize(),
+            |k| sa.val(k),
+            |k| sb.val(k),
+            op.visit(),
+            &mut |left, k, x, y| match V::from_acc(op.apply::<V>(x, y)) {
+                Some(v) if v.is_zero() => Ok(true),
+                Some(v) => Ok(f(left, k, v)),
+                None => Err(Error::overflow(
+                    "element-wise result",
+                    "an element",
+                    V::TYPE.name(),
+                )),
+            },
+        )
+    };
+    let mut count = 0usize;
+    run(&mut |_, _, _| {
+        count += 1;
+        true
+    })?;
+    let mut coords = alloc::with_capacity::<I>(count * n, "element-wise coordinates")?;
+    let mut values = alloc::with_capacity::<V>(count, "element-wise values")?;
+    run(&mut |left, k, v| {
+        let src = if left { &sa } else { &sb };
+        coords.extend((0..n).map(|d| src.at(k, d, n)));
+        values.push(v);
+        true
+    })?;
     CooTensor::try_new_with(
         a.shape().to_vec(),
         coords.into(),
@@ -172,6 +521,609 @@ pub fn binary<V: Numeric>(a: &AnyTensor, b: &AnyTensor, op: BinaryOp) -> Result<
     )?
     .with_dim_names(a.dim_names().to_vec())
 }
+
+// ---------------------------------------------------------------- CSF
+
+/// Whether every node's children (and the root level) have strictly
+/// increasing coordinates, so that two trees can be merged as they lie.
+fn csf_sorted<V: Value, I: Index, P: Index>(t: &CsfTensor<V, I, P>) -> bool {
+    let n = t.ndim();
+    if !merge::strictly_increasing(&t.indices()[0]) {
+        return false;
+    }
+    for l in 0..n - 1 {
+        let (p, idx) = (&t.indptr()[l], &t.indices()[l + 1]);
+        for w in p.windows(2) {
+            let (a, b) = (w[0].as_usize(), w[1].as_usize());
+            match idx.get(a..b) {
+                Some(s) if merge::strictly_increasing(s) => {}
+                _ => return false,
+            }
+        }
+    }
+    true
+}
+
+/// The output levels of a CSF merge, grown as nodes are kept.
+struct CsfOut<V, I, P> {
+    indptr: Vec<Vec<P>>,
+    indices: Vec<Vec<I>>,
+    values: Vec<V>,
+}
+
+struct CsfMerge<'a, V: Value, I: Index, P: Index> {
+    a: &'a CsfTensor<V, I, P>,
+    b: &'a CsfTensor<V, I, P>,
+    op: BinaryOp,
+    out: CsfOut<V, I, P>,
+}
+
+impl<V: Numeric, I: Index, P: Index> CsfMerge<'_, V, I, P> {
+    /// Children range of a node, or an empty range for an absent side.
+    fn children(t: &CsfTensor<V, I, P>, l: usize, node: Option<usize>) -> Result<(usize, usize)> {
+        let Some(k) = node else { return Ok((0, 0)) };
+        let p = &t.indptr()[l];
+        let (lo, hi) = (
+            p.get(k).map_or(usize::MAX, |x| x.as_usize()),
+            p.get(k + 1).map_or(0, |x| x.as_usize()),
+        );
+        if lo > hi || hi > t.indices()[l + 1].len() {
+            return Err(Error::invariant(
+                format!("indptr[{l}]"),
+                Some(k),
+                "bad child range",
+            ));
+        }
+        Ok((lo, hi))
+    }
+
+    /// Merge nodes `a` and `b` (ranges of level `l`), appending what survives.
+    fn level(&mut self, l: usize, a: (usize, usize), b: (usize, usize)) -> Result<()> {
+        let n = self.a.ndim();
+        let (ia, ib) = (&self.a.indices()[l], &self.b.indices()[l]);
+        let (mut i, mut j) = (a.0, b.0);
+        let inter = self.op.visit() == Visit::Intersection;
+        while i < a.1 || j < b.1 {
+            let (ka, kb) = (
+                (i < a.1).then(|| ia[i].as_usize()),
+                (j < b.1).then(|| ib[j].as_usize()),
+            );
+            let (na, nb, key) = match (ka, kb) {
+                (Some(x), Some(y)) if x == y => (Some(i), Some(j), x),
+                (Some(x), Some(y)) if x < y => (Some(i), None, x),
+                (Some(x), None) => (Some(i), None, x),
+                (_, Some(y)) => (None, Some(j), y),
+                (None, None) => break,
+            };
+            i += na.is_some() as usize;
+            j += nb.is_some() as usize;
+            if inter && (na.is_none() || nb.is_none()) {
+                continue;
+            }
+            let c = if na.is_some() {
+                ia[na.unwrap_or(0)]
+            } else {
+                ib[nb.unwrap_or(0)]
+            };
+            let _ = key;
+            if l == n - 1 {
+                let x = na.map(|k| self.a.values()[k].to_acc());
+                let y = nb.map(|k| self.b.values()[k].to_acc());
+                let v = V::from_acc(self.op.apply::<V>(x, y)).ok_or_else(|| {
+                    Error::overflow("element-wise result", "an element", V::TYPE.name())
+                })?;
+                if !v.is_zero() {
+                    alloc::push(&mut self.out.indices[l], c, "CSF indices")?;
+                    alloc::push(&mut self.out.values, v, "CSF values")?;
+                }
+                continue;
+            }
+            let start = self.out.indices[l + 1].len();
+            alloc::push(&mut self.out.indices[l], c, "CSF indices")?;
+            alloc::push(&mut self.out.indptr[l], P::usize_as(start), "CSF indptr")?;
+            let ca = Self::children(self.a, l, na)?;
+            let cb = Self::children(self.b, l, nb)?;
+            self.level(l + 1, ca, cb)?;
+            if self.out.indices[l + 1].len() == start {
+                // nothing survived below: drop the node
+                self.out.indices[l].pop();
+                self.out.indptr[l].pop();
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `a op b` for two CSF tensors of one shape, as a CSF tensor with `a`'s axis
+/// order: the two tries are merged level by level when every node's children
+/// are sorted (as this crate and libarrow write them); a subtree that ends up
+/// empty (all its results zero, or no common entries for a product) is
+/// dropped. A `b` in another axis order, or trees with unsorted children, go
+/// through sorted COO once.
+///
+/// ```
+/// use arrow_sparse::kernels::elementwise::{binary_csf, BinaryOp};
+/// use arrow_sparse::{Convert, CooTensor};
+/// let a = CooTensor::<f64, i64>::from_entries(vec![2, 2, 2], &[(vec![0, 1, 1], 1.0), (vec![1, 0, 0], 2.0)])?.to_csf::<i32, i32>(&[0, 1, 2])?;
+/// let b = CooTensor::<f64, i64>::from_entries(vec![2, 2, 2], &[(vec![1, 0, 0], -2.0), (vec![1, 1, 0], 4.0)])?.to_csf::<i32, i32>(&[0, 1, 2])?;
+/// let s = binary_csf(&a, &b, BinaryOp::Add)?; // (1, 0, 0) cancels and its branch goes
+/// assert_eq!(s.nnz(), 2);
+/// assert_eq!((s.get(&[0, 1, 1]), s.get(&[1, 1, 0]), s.get(&[1, 0, 0])), (Some(1.0), Some(4.0), Some(0.0)));
+/// assert_eq!(s.indices()[1].as_ref(), &[1, 1]);
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
+pub fn binary_csf<V: Numeric, I: Index, P: Index>(
+    a: &CsfTensor<V, I, P>,
+    b: &CsfTensor<V, I, P>,
+    op: BinaryOp,
+) -> Result<CsfTensor<V, I, P>> {
+    check_shapes(a.shape(), b.shape())?;
+    let n = a.ndim();
+    if a.axis_order() != b.axis_order() || !csf_sorted(a) || !csf_sorted(b) {
+        let ca = AnyTensor::from(a.clone()).to_coo::<V, I>()?;
+        let cb = AnyTensor::from(b.clone()).to_coo::<V, I>()?;
+        let c = binary_coo(&ca, &cb, op)?;
+        return super::convert::coo_to_csf::<V, I, P>(&c, a.axis_order())?
+            .with_dim_names(a.dim_names().to_vec());
+    }
+    let mut m = CsfMerge {
+        a,
+        b,
+        op,
+        out: CsfOut {
+            indptr: (0..n - 1).map(|_| Vec::new()).collect(),
+            indices: (0..n).map(|_| Vec::new()).collect(),
+            values: Vec::new(),
+        },
+    };
+    m.level(0, (0, a.indices()[0].len()), (0, b.indices()[0].len()))?;
+    let mut out = m.out;
+    for l in 0..n - 1 {
+        let end = out.indices[l + 1].len();
+        let p = P::try_from_usize(end)
+            .ok_or_else(|| Error::overflow("CSF indptr", end.to_string(), P::TYPE.name()))?;
+        alloc::push(&mut out.indptr[l], p, "CSF indptr")?;
+    }
+    CsfTensor::try_new_with(
+        a.shape().to_vec(),
+        a.axis_order().to_vec(),
+        out.indptr.into_iter().map(ScalarBuffer::from).collect(),
+        out.indices.into_iter().map(ScalarBuffer::from).collect(),
+        out.values.into(),
+        Validation::Trusted,
+    )?
+    .with_dim_names(a.dim_names().to_vec())
+}
+
+// ---------------------------------------------------------------- dense
+
+/// The elements of a dense tensor in row-major order, borrowed when packed.
+fn dense_values<V: Numeric>(d: &DenseTensor<V>) -> Result<Cow<'_, [V]>> {
+    if let Some(v) = row_major_values(d) {
+        return Ok(Cow::Borrowed(v));
+    }
+    let mut out = alloc::with_capacity::<V>(d.as_any().size(), "dense operand")?;
+    d.for_each(|_, v| out.push(v));
+    Ok(Cow::Owned(out))
+}
+
+/// `a op b` for two dense tensors of one shape, element by element in
+/// parallel blocks; the result is row-major (zeros included).
+///
+/// ```
+/// use arrow_sparse::kernels::elementwise::{binary_dense, BinaryOp};
+/// use arrow_sparse::DenseTensor;
+/// let a = DenseTensor::<i8>::try_new(vec![3], vec![100, 2, 0].into())?;
+/// let b = DenseTensor::<i8>::try_new(vec![3], vec![27, -2, 5].into())?;
+/// assert_eq!(binary_dense(&a, &b, BinaryOp::Add)?.values().as_ref(), &[127, 0, 5]);
+/// assert!(binary_dense(&a, &a, BinaryOp::Add).is_err()); // 200 does not fit int8
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
+pub fn binary_dense<V: Numeric>(
+    a: &DenseTensor<V>,
+    b: &DenseTensor<V>,
+    op: BinaryOp,
+) -> Result<DenseTensor<V>> {
+    use rayon::prelude::*;
+    check_shapes(a.shape(), b.shape())?;
+    let (x, y) = (dense_values(a)?, dense_values(b)?);
+    let mut out = alloc::zeroed::<V>(x.len(), "element-wise result")?;
+    let bad = out
+        .par_chunks_mut(1 << 16)
+        .zip(x.par_chunks(1 << 16).zip(y.par_chunks(1 << 16)))
+        .map(|(o, (x, y))| {
+            let mut bad = false;
+            for (o, (&p, &q)) in o.iter_mut().zip(x.iter().zip(y)) {
+                match V::from_acc(op.apply::<V>(Some(p.to_acc()), Some(q.to_acc()))) {
+                    Some(v) => *o = v,
+                    None => bad = true,
+                }
+            }
+            bad
+        })
+        .reduce(|| false, |p, q| p | q);
+    if bad {
+        return Err(Error::overflow(
+            "element-wise result",
+            "an element",
+            V::TYPE.name(),
+        ));
+    }
+    DenseTensor::try_new(a.shape().to_vec(), out.into())?.with_dim_names(a.dim_names().to_vec())
+}
+
+/// A dense left operand with a right one of any other format: the left values
+/// as accumulators, the right entries added (subtracted, or multiplied in).
+fn dense_with_entries<V: Numeric>(
+    a: &DenseTensor<V>,
+    b: &AnyTensor,
+    op: BinaryOp,
+) -> Result<DenseTensor<V>> {
+    let x = dense_values(a)?;
+    let strides = crate::tensor::dense::row_major_strides(a.shape());
+    let mut acc: Vec<V::Acc> = alloc::with_capacity(x.len(), "element-wise accumulator")?;
+    match op {
+        BinaryOp::Multiply => acc.resize(x.len(), V::acc_zero()),
+        _ => acc.extend(x.iter().map(|v| v.to_acc())),
+    }
+    let mut bad = false;
+    b.for_each_entry::<V>(&mut |c, v| {
+        let k: usize = c.iter().zip(&strides).map(|(&i, &s)| i * s).sum();
+        let Some(slot) = acc.get_mut(k) else {
+            bad = true;
+            return;
+        };
+        *slot = match op {
+            BinaryOp::Add => V::acc_add(*slot, v.to_acc()),
+            BinaryOp::Subtract => V::acc_sub(*slot, v.to_acc()),
+            BinaryOp::Multiply => V::acc_add(*slot, V::acc_mul(x[k].to_acc(), v.to_acc())),
+        };
+    })?;
+    if bad {
+        return Err(Error::invariant(
+            "element-wise operand",
+            None,
+            "an entry lies outside the shape",
+        ));
+    }
+    let mut out = alloc::with_capacity::<V>(acc.len(), "element-wise result")?;
+    for a in acc {
+        out.push(narrow::<V>(a, "element-wise result")?);
+    }
+    DenseTensor::try_new(a.shape().to_vec(), out.into())?.with_dim_names(a.dim_names().to_vec())
+}
+
+// ---------------------------------------------------------------- dispatch
+
+/// `b` in `a`'s format (the same format, CSX axis, CSF axis order, GCS / DM map
+/// and storage format, index and indptr types), converted once when it is not.
+pub(crate) fn like<'b>(a: &AnyTensor, b: &'b AnyTensor) -> Result<Cow<'b, AnyTensor>> {
+    let fit_csx = |m: AnyCsx, x: &AnyCsx| -> Result<AnyCsx> {
+        if m.indptr_type() == x.indptr_type() && m.index_type() == x.index_type() {
+            return Ok(m);
+        }
+        AnyCsx::try_new(
+            m.axis(),
+            m.shape().to_vec(),
+            m.indptr().cast(x.indptr_type(), "indptr")?,
+            m.indices().cast(x.index_type(), "indices")?,
+            m.values().clone(),
+            m.dim_names().to_vec(),
+            Validation::Trusted,
+        )
+    };
+    Ok(match (a, b) {
+        (AnyTensor::Dense(_), AnyTensor::Dense(_)) => Cow::Borrowed(b),
+        (AnyTensor::Dense(_), _) => Cow::Owned(b.convert(Format::Dense, IndexType::Int64, None)?),
+        (AnyTensor::Coo(x), AnyTensor::Coo(y)) if x.index_type() == y.index_type() => {
+            Cow::Borrowed(b)
+        }
+        (AnyTensor::Coo(x), _) => Cow::Owned(b.convert(Format::Coo, x.index_type(), None)?),
+        (AnyTensor::Csx(x), AnyTensor::Csx(y))
+            if x.axis() == y.axis()
+                && x.index_type() == y.index_type()
+                && x.indptr_type() == y.indptr_type() =>
+        {
+            Cow::Borrowed(b)
+        }
+        (AnyTensor::Csx(x), _) => {
+            let m = match b {
+                AnyTensor::Csx(y) if y.index_type() == y.indptr_type() => {
+                    with_index_type!(y.index_type(), J => {
+                        crate::with_value_type!(y.value_type(), W => {
+                            let t = y.downcast::<W, J, J>().ok_or_else(|| Error::invariant("CSX", None, "type tags disagree"))?;
+                            let t = if t.axis() == x.axis() { t } else { super::convert::transpose_csx(&t)? };
+                            t.as_any().clone()
+                        })
+                    })
+                }
+                _ => {
+                    let to = match x.axis() {
+                        CompressedAxis::Row => Format::Csr,
+                        CompressedAxis::Column => Format::Csc,
+                    };
+                    let AnyTensor::Csx(m) = b.convert(to, x.index_type(), None)? else {
+                        return Err(Error::invariant("conversion", None, "not CSX"));
+                    };
+                    m
+                }
+            };
+            Cow::Owned(AnyTensor::Csx(fit_csx(m, x)?))
+        }
+        (AnyTensor::Csf(x), AnyTensor::Csf(y))
+            if x.axis_order() == y.axis_order()
+                && x.index_type() == y.index_type()
+                && x.indptr_type() == y.indptr_type() =>
+        {
+            Cow::Borrowed(b)
+        }
+        (AnyTensor::Csf(x), _) => {
+            let AnyTensor::Csf(m) = b.convert(Format::Csf, x.index_type(), Some(x.axis_order()))?
+            else {
+                return Err(Error::invariant("conversion", None, "not CSF"));
+            };
+            let m = if m.indptr_type() == x.indptr_type() {
+                m
+            } else {
+                AnyCsf::try_new(
+                    m.shape().to_vec(),
+                    m.axis_order().to_vec(),
+                    m.indptr()
+                        .iter()
+                        .map(|p| p.cast(x.indptr_type(), "indptr"))
+                        .collect::<Result<_>>()?,
+                    m.indices().to_vec(),
+                    m.values().clone(),
+                    m.dim_names().to_vec(),
+                    Validation::Trusted,
+                )?
+            };
+            Cow::Owned(AnyTensor::Csf(m))
+        }
+        (AnyTensor::Gcs(x), AnyTensor::Gcs(y))
+            if x.map() == y.map()
+                && x.matrix().axis() == y.matrix().axis()
+                && x.matrix().index_type() == y.matrix().index_type()
+                && x.matrix().indptr_type() == y.matrix().indptr_type() =>
+        {
+            Cow::Borrowed(b)
+        }
+        (AnyTensor::Gcs(x), _) => {
+            let AnyTensor::Gcs(g) =
+                b.to_gcs(x.map().clone(), x.matrix().axis(), x.matrix().index_type())?
+            else {
+                return Err(Error::invariant("conversion", None, "not GCS"));
+            };
+            let m = fit_csx(g.matrix().clone(), x.matrix())?;
+            Cow::Owned(AnyTensor::Gcs(AnyGcs::try_new(
+                x.map().clone(),
+                m,
+                b.dim_names().to_vec(),
+            )?))
+        }
+        (AnyTensor::Dm(x), AnyTensor::Dm(y))
+            if x.map() == y.map() && x.views().is_empty() && y.views().is_empty() =>
+        {
+            Cow::Borrowed(b)
+        }
+        (AnyTensor::Dm(x), _) => Cow::Owned(b.to_dm(x.map().clone(), x.storage().format())?),
+    })
+}
+
+/// `a op b` for two tensors of the same shape, in the left operand's format
+/// (see the [module docs](self)): CSR + CSR -> CSR, CSC + CSC -> CSC, COO + COO
+/// -> canonical COO, CSF + CSF -> CSF, dense -> dense, GCS / DM -> GCS / DM with
+/// the left map; a right operand of another format is converted once to the
+/// left one's. Results equal to zero are dropped. Integer results are checked
+/// (see the module docs of [`kernels`](super)).
+///
+/// ```
+/// use arrow_sparse::kernels::elementwise::{binary, BinaryOp};
+/// use arrow_sparse::{AnyTensor, CompressedAxis, Convert, CooTensor, Format};
+/// let a = CooTensor::<i32, i64>::from_entries(vec![2, 2], &[(vec![0, 0], 1), (vec![1, 1], 2)])?;
+/// let b = CooTensor::<i32, i64>::from_entries(vec![2, 2], &[(vec![1, 1], 5), (vec![0, 1], 7)])?;
+/// let csr: AnyTensor = b.to_csx::<i32, i32>(CompressedAxis::Row)?.into();
+/// let sum = binary::<i32>(&a.clone().into(), &csr, BinaryOp::Add)?; // COO + CSR -> COO
+/// assert_eq!(sum.format(), Format::Coo);
+/// assert_eq!(sum.to_coo::<i32, i64>()?.values().as_ref(), &[1, 7, 7]);
+/// let prod = binary::<i32>(&csr, &a.into(), BinaryOp::Multiply)?; // CSR * COO -> CSR
+/// assert_eq!((prod.format(), prod.nnz(), prod.get::<i32>(&[1, 1])?), (Format::Csr, 1, Some(10)));
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
+pub fn binary<V: Numeric>(a: &AnyTensor, b: &AnyTensor, op: BinaryOp) -> Result<AnyTensor> {
+    check_shapes(a.shape(), b.shape())?;
+    for t in [a, b] {
+        if t.value_type() != V::TYPE {
+            return Err(Error::Type {
+                what: "element-wise value type".into(),
+                expected: V::TYPE.name().into(),
+                found: t.value_type().name().into(),
+            });
+        }
+    }
+    let mismatch = || Error::invariant("element-wise operand", None, "type tags disagree");
+    if let AnyTensor::Dense(x) = a {
+        let x = x.downcast::<V>().ok_or_else(mismatch)?;
+        return Ok(match b {
+            AnyTensor::Dense(y) => {
+                binary_dense(&x, &y.downcast::<V>().ok_or_else(mismatch)?, op)?.into()
+            }
+            _ => dense_with_entries(&x, b, op)?.into(),
+        });
+    }
+    // a DM left operand with views is materialised once
+    let a_owned;
+    let a = match a {
+        AnyTensor::Dm(d) if !d.views().is_empty() => {
+            a_owned = a.to_dm(d.map().clone(), d.storage().format())?;
+            &a_owned
+        }
+        _ => a,
+    };
+    let b = like(a, b)?;
+    Ok(match (a, b.as_ref()) {
+        (AnyTensor::Coo(x), AnyTensor::Coo(y)) => with_index_type!(x.index_type(), J => {
+            let (x, y) = (x.downcast::<V, J>().ok_or_else(mismatch)?, y.downcast::<V, J>().ok_or_else(mismatch)?);
+            binary_coo(&x, &y, op)?.into()
+        }),
+        (AnyTensor::Csx(x), AnyTensor::Csx(y)) => AnyTensor::Csx(csx_any::<V>(x, y, op)?),
+        (AnyTensor::Csf(x), AnyTensor::Csf(y)) => {
+            let (ux, uy) = (x.unify_index_types()?, y.unify_index_types()?);
+            let r: AnyCsf = with_index_type!(ux.index_type(), J => {
+                let (p, q) = (ux.downcast::<V, J, J>().ok_or_else(mismatch)?, uy.downcast::<V, J, J>().ok_or_else(mismatch)?);
+                binary_csf(&p, &q, op)?.as_any().clone()
+            });
+            AnyTensor::Csf(restore_csf_indptr(r, x.indptr_type())?)
+        }
+        (AnyTensor::Gcs(x), AnyTensor::Gcs(y)) => AnyTensor::Gcs(AnyGcs::try_new(
+            x.map().clone(),
+            csx_any::<V>(x.matrix(), y.matrix(), op)?,
+            x.dim_names().to_vec(),
+        )?),
+        (AnyTensor::Dm(x), AnyTensor::Dm(y)) => {
+            let storage = binary::<V>(x.storage(), y.storage(), op)?;
+            AnyTensor::Dm(AnyDm::try_new(
+                x.map().clone(),
+                storage,
+                x.dim_names().to_vec(),
+            )?)
+        }
+        _ => return Err(mismatch()),
+    })
+}
+
+/// CSX merge of two type-erased matrices of the same types (indptr converted to
+/// the indices' type for the kernel when they differ, and back).
+fn csx_any<V: Numeric>(x: &AnyCsx, y: &AnyCsx, op: BinaryOp) -> Result<AnyCsx> {
+    let mismatch = || Error::invariant("element-wise operand", None, "type tags disagree");
+    let (ux, uy) = (x.unify_index_types()?, y.unify_index_types()?);
+    let r: AnyCsx = with_index_type!(ux.index_type(), J => {
+        let (p, q) = (ux.downcast::<V, J, J>().ok_or_else(mismatch)?, uy.downcast::<V, J, J>().ok_or_else(mismatch)?);
+        binary_csx(&p, &q, op)?.as_any().clone()
+    });
+    if r.indptr_type() == x.indptr_type() && r.index_type() == x.index_type() {
+        return Ok(r);
+    }
+    AnyCsx::try_new(
+        r.axis(),
+        r.shape().to_vec(),
+        r.indptr().cast(x.indptr_type(), "indptr")?,
+        r.indices().cast(x.index_type(), "indices")?,
+        r.values().clone(),
+        r.dim_names().to_vec(),
+        Validation::Trusted,
+    )
+}
+
+fn restore_csf_indptr(r: AnyCsf, want: IndexType) -> Result<AnyCsf> {
+    if r.indptr_type() == want {
+        return Ok(r);
+    }
+    AnyCsf::try_new(
+        r.shape().to_vec(),
+        r.axis_order().to_vec(),
+        r.indptr()
+            .iter()
+            .map(|p| p.cast(want, "indptr"))
+            .collect::<Result<_>>()?,
+        r.indices().to_vec(),
+        r.values().clone(),
+        r.dim_names().to_vec(),
+        Validation::Trusted,
+    )
+}
+
+/// Visit every position stored in `a` or in `b` (which must be in `a`'s format,
+/// see [`like`]) with both operands' sums there, in the operands' own orders;
+/// stops, returning `false`, when `f` does. CSR / CSC rows run in parallel.
+pub(crate) fn zip_entries<V: Numeric>(
+    a: &AnyTensor,
+    b: &AnyTensor,
+    f: &(dyn Fn(Option<V::Acc>, Option<V::Acc>) -> bool + Sync),
+) -> Result<bool> {
+    let mismatch = || Error::invariant("operand", None, "type tags disagree");
+    match (a, b) {
+        (AnyTensor::Dense(x), AnyTensor::Dense(y)) => {
+            let (x, y) = (
+                x.downcast::<V>().ok_or_else(mismatch)?,
+                y.downcast::<V>().ok_or_else(mismatch)?,
+            );
+            let (x, y) = (dense_values(&x)?, dense_values(&y)?);
+            Ok(x.iter()
+                .zip(y.iter())
+                .all(|(p, q)| f(Some(p.to_acc()), Some(q.to_acc()))))
+        }
+        (AnyTensor::Coo(x), AnyTensor::Coo(y)) => with_index_type!(x.index_type(), J => {
+            let (x, y) = (x.downcast::<V, J>().ok_or_else(mismatch)?, y.downcast::<V, J>().ok_or_else(mismatch)?);
+            let (sa, sb) = (SortedCoo::new(&x)?, SortedCoo::new(&y)?);
+            let n = x.ndim();
+            merge::merge_sorted_entries::<V>(
+                sa.len(), sb.len(), n,
+                |k, d| sa.at(k, d, n).as_usize(),
+                |k, d| sb.at(k, d, n).as_usize(),
+                |k| sa.val(k),
+                |k| sb.val(k),
+                Visit::Union,
+                &mut |_, _, p, q| Ok(f(p, q)),
+            )
+        }),
+        (AnyTensor::Csx(x), AnyTensor::Csx(y)) => csx_zip::<V>(x, y, f),
+        (AnyTensor::Gcs(x), AnyTensor::Gcs(y)) => csx_zip::<V>(x.matrix(), y.matrix(), f),
+        (AnyTensor::Dm(x), AnyTensor::Dm(y)) => {
+            let sb = like(x.storage(), y.storage())?;
+            zip_entries::<V>(x.storage(), &sb, f)
+        }
+        (AnyTensor::Csf(_), AnyTensor::Csf(_)) => {
+            let (x, y) = (a.to_coo::<V, i64>()?, b.to_coo::<V, i64>()?);
+            zip_entries::<V>(&x.into(), &y.into(), f)
+        }
+        _ => Err(mismatch()),
+    }
+}
+
+fn csx_zip<V: Numeric>(
+    x: &AnyCsx,
+    y: &AnyCsx,
+    f: &(dyn Fn(Option<V::Acc>, Option<V::Acc>) -> bool + Sync),
+) -> Result<bool> {
+    let mismatch = || Error::invariant("operand", None, "type tags disagree");
+    let (ux, uy) = (x.unify_index_types()?, y.unify_index_types()?);
+    with_index_type!(ux.index_type(), J => {
+        let (p, q) = (ux.downcast::<V, J, J>().ok_or_else(mismatch)?, uy.downcast::<V, J, J>().ok_or_else(mismatch)?);
+        let pa = CsxParts { ptr: p.indptr(), idx: p.indices(), vals: p.values() };
+        let pb = CsxParts { ptr: q.indptr(), idx: q.indices(), vals: q.values() };
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        let leaf = |lo: usize, hi: usize, _: &mut [()]| -> u8 {
+            let mut scratch = Scratch::new();
+            for r in lo..hi {
+                if stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    return 0;
+                }
+                let (Some((a0, a1)), Some((b0, b1))) = (pa.range(r), pb.range(r)) else {
+                    return BAD_PTR;
+                };
+                match merge::merge_row::<V, J, J>(
+                    &pa.idx[a0..a1], &pa.vals[a0..a1], &pb.idx[b0..b1], &pb.vals[b0..b1],
+                    Visit::Union, &mut scratch, &mut |_, s, t| f(s, t),
+                ) {
+                    Ok(true) => {}
+                    Ok(false) => {
+                        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+                        return 0;
+                    }
+                    Err(_) => return NO_MEMORY,
+                }
+            }
+            0
+        };
+        let mut rows = vec![(); p.indptr().len().saturating_sub(1)];
+        let flags = super::spmv::par_rows(p.indptr(), pa.nnz(), &mut rows, 1, &leaf);
+        check_flags::<V>(flags, "allclose")?;
+        Ok(!stop.into_inner())
+    })
+}
+
+// ---------------------------------------------------------------- values
 
 /// The same tensor, same format and index buffers (shared, not copied), with
 /// every stored value replaced by `f(value)` (a new value type is allowed).
@@ -193,15 +1145,16 @@ pub fn map_values<V: Value, W: Value>(
     t: &AnyTensor,
     f: impl Fn(V) -> W + Sync,
 ) -> Result<AnyTensor> {
+    use rayon::prelude::*;
     let map = |vals: &crate::ValueBuffer| -> Result<crate::ValueBuffer> {
         let v = vals.as_typed::<V>().ok_or_else(|| Error::Type {
             what: "value type".into(),
             expected: V::TYPE.name().into(),
             found: vals.data_type().name().into(),
         })?;
-        Ok(crate::buffer::ValueBuffer::from(ScalarBuffer::from(
-            v.iter().map(|&x| f(x)).collect::<Vec<W>>(),
-        )))
+        let mut out = alloc::with_capacity::<W>(v.len(), "mapped values")?;
+        v.par_iter().map(|&x| f(x)).collect_into_vec(&mut out);
+        Ok(crate::buffer::ValueBuffer::from(ScalarBuffer::from(out)))
     };
     Ok(match t {
         AnyTensor::Dense(d) => AnyTensor::Dense(AnyDense::try_new(
@@ -239,19 +1192,22 @@ pub fn map_values<V: Value, W: Value>(
             Validation::Trusted,
         )?),
         AnyTensor::Gcs(g) => {
-            let AnyTensor::Csx(m) = map_values(&AnyTensor::Csx(g.matrix().clone()), f)? else {
-                unreachable!()
-            };
-            AnyTensor::Gcs(crate::AnyGcs::try_new(
-                g.map().clone(),
-                m,
-                g.dim_names().to_vec(),
-            )?)
+            let m = g.matrix();
+            let m = AnyCsx::try_new(
+                m.axis(),
+                m.shape().to_vec(),
+                m.indptr().clone(),
+                m.indices().clone(),
+                map(m.values())?,
+                m.dim_names().to_vec(),
+                Validation::Trusted,
+            )?;
+            AnyTensor::Gcs(AnyGcs::try_new(g.map().clone(), m, g.dim_names().to_vec())?)
         }
         AnyTensor::Dm(d) => {
             let storage = map_values(d.storage(), f)?;
             AnyTensor::Dm(
-                crate::AnyDm::try_new(d.map().clone(), storage, Vec::new())?
+                AnyDm::try_new(d.map().clone(), storage, Vec::new())?
                     .with_views(d.views().clone(), d.dim_names().to_vec())?,
             )
         }

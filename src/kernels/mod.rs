@@ -18,6 +18,18 @@
 //! task in a fixed order, so results are bit-for-bit the same on every run and
 //! every machine.
 //!
+//! # Allocation
+//!
+//! Kernels allocate their outputs (and the few working buffers some need)
+//! fallibly: a size that overflows, or an allocation the allocator refuses, is
+//! [`Error::Allocation`](crate::Error::Allocation), never an abort. This
+//! matters because outputs are sized by the operands' declared extents (SpMV's
+//! result has one element per row), which a tiny hostile file can make huge. A
+//! fresh zeroed output is not written twice, so a scatter into a large, mostly
+//! untouched result only touches the pages it writes. The `*_into` forms of
+//! [`spmv`] write into the caller's buffers and allocate nothing for float64 /
+//! float32 values.
+//!
 //! On Linux, output buffers of 8 MiB and more are advised to use transparent huge
 //! pages (`madvise(MADV_HUGEPAGE)`) before they are first written; set the
 //! environment variable `ARROW_SPARSE_HUGE_PAGES=0` to turn that off.
@@ -35,9 +47,11 @@
 //! # Ok::<(), arrow_sparse::Error>(())
 //! ```
 
+mod alloc;
 pub mod convert;
 pub mod csf;
 pub mod elementwise;
+mod merge;
 pub mod reduce;
 pub mod spmv;
 
@@ -154,6 +168,84 @@ pub trait Numeric: Value {
     /// assert!(u64::acc_to_f64(poisoned).is_nan());
     /// ```
     fn acc_to_f64(a: Self::Acc) -> f64;
+    /// The values as accumulators when both are one type (float64, float32):
+    /// kernels then accumulate straight into the output, so floats pay nothing
+    /// for the accumulation rule. `None` for the other types, which accumulate in
+    /// a separate buffer and narrow once.
+    ///
+    /// ```
+    /// use arrow_sparse::kernels::Numeric;
+    /// let mut y = [1.0f64, 2.0];
+    /// if let Some(acc) = f64::as_acc_mut(&mut y) {
+    ///     acc[0] = f64::acc_add(acc[0], 0.5);
+    /// }
+    /// assert_eq!(y, [1.5, 2.0]);
+    /// assert!(i32::as_acc_mut(&mut [1i32]).is_none()); // integers accumulate in i128
+    /// ```
+    fn as_acc_mut(values: &mut [Self]) -> Option<&mut [Self::Acc]>;
+    /// The sum of `values` in the accumulator, blocked and unrolled: eight
+    /// independent partial sums for floats (the loop vectorises; the order is
+    /// fixed, so the result is too), exact integer sums in wide lanes for
+    /// integers (no check per element: the lanes cannot overflow).
+    ///
+    /// ```
+    /// use arrow_sparse::kernels::Numeric;
+    /// let v: Vec<f64> = (1..=100).map(f64::from).collect();
+    /// assert_eq!(f64::sum_slice(&v), 5050.0);
+    /// // 2^64 - 1 three times: exact in the accumulator, too big for uint64
+    /// let s = u64::sum_slice(&[u64::MAX; 3]);
+    /// assert_eq!(u64::from_acc(s), None);
+    /// assert_eq!(u64::acc_to_f64(s), 3.0 * u64::MAX as f64);
+    /// assert_eq!(i8::from_acc(i8::sum_slice(&[100, 100, -100])), Some(100));
+    /// ```
+    fn sum_slice(values: &[Self]) -> Self::Acc;
+}
+
+/// Exact sum of integers whose `hi * 2^32 + lo` split has `|hi| < 2^32` and
+/// `lo < 2^32`: both halves sum in 64-bit lanes over blocks that cannot overflow.
+#[inline]
+fn split_sum<T: Copy>(v: &[T], hi: impl Fn(T) -> i64, lo: impl Fn(T) -> u64) -> i128 {
+    let mut total: i128 = 0;
+    // 2^30 elements of |hi| < 2^32 and lo < 2^32 stay below 2^62 per half
+    for block in v.chunks(1 << 30) {
+        let (mut h, mut l) = ([0i64; 8], [0u64; 8]);
+        let mut it = block.chunks_exact(8);
+        for c in &mut it {
+            for k in 0..8 {
+                h[k] += hi(c[k]);
+                l[k] += lo(c[k]);
+            }
+        }
+        let (mut hs, mut ls) = (0i64, 0u64);
+        for &x in it.remainder() {
+            hs += hi(x);
+            ls += lo(x);
+        }
+        hs += h.iter().sum::<i64>();
+        ls += l.iter().sum::<u64>();
+        total += ((hs as i128) << 32) + ls as i128;
+    }
+    total
+}
+
+/// Eight partial sums in a fixed order.
+macro_rules! lane_sum {
+    ($v:expr, $zero:expr, $to:expr) => {{
+        let mut lanes = [$zero; 8];
+        let mut it = $v.chunks_exact(8);
+        for c in &mut it {
+            for k in 0..8 {
+                lanes[k] += ($to)(c[k]);
+            }
+        }
+        let mut rest = $zero;
+        for &x in it.remainder() {
+            rest += ($to)(x);
+        }
+        ((lanes[0] + lanes[4]) + (lanes[1] + lanes[5]))
+            + ((lanes[2] + lanes[6]) + (lanes[3] + lanes[7]))
+            + rest
+    }};
 }
 
 /// A checked 128-bit integer accumulator: once an operation overflows, the value
@@ -202,13 +294,22 @@ macro_rules! int_numeric {
             #[inline(always)]
             fn from_acc(a: IntAcc) -> Option<Self> { a.0.and_then(|v| <$t>::try_from(v).ok()) }
             fn acc_to_f64(a: IntAcc) -> f64 { a.0.map_or(f64::NAN, |v| v as f64) }
+            fn as_acc_mut(_: &mut [Self]) -> Option<&mut [IntAcc]> { None }
+            #[allow(clippy::unnecessary_cast)]
+            fn sum_slice(values: &[Self]) -> IntAcc {
+                IntAcc(Some(split_sum(
+                    values,
+                    |x| ((x as i128) >> 32) as i64,
+                    |x| (x as i128 as u64) & 0xFFFF_FFFF,
+                )))
+            }
         }
     )*};
 }
 int_numeric!(i8, i16, i32, i64, u8, u16, u32, u64);
 
 macro_rules! float_numeric {
-    ($($t:ty => $acc:ty, $to:expr, $from:expr);*) => {$(
+    ($($t:ty => $acc:ty, $to:expr, $from:expr, $as_acc:expr);*) => {$(
         impl Numeric for $t {
             type Acc = $acc;
             #[inline(always)]
@@ -228,13 +329,19 @@ macro_rules! float_numeric {
             #[inline(always)]
             fn from_acc(a: $acc) -> Option<Self> { Some(($from)(a)) }
             fn acc_to_f64(a: $acc) -> f64 { a as f64 }
+            #[inline(always)]
+            fn as_acc_mut(values: &mut [Self]) -> Option<&mut [$acc]> { ($as_acc)(values) }
+            fn sum_slice(values: &[Self]) -> $acc {
+                let zero: $acc = 0.0;
+                lane_sum!(values, zero, $to)
+            }
         }
     )*};
 }
 float_numeric!(
-    f64 => f64, |x: f64| x, |a: f64| a;
-    f32 => f32, |x: f32| x, |a: f32| a;
-    f16 => f32, |x: f16| x.to_f32(), f16::from_f32
+    f64 => f64, |x: f64| x, |a: f64| a, Some;
+    f32 => f32, |x: f32| x, |a: f32| a, Some;
+    f16 => f32, |x: f16| x.to_f32(), f16::from_f32, |_: &mut [f16]| None
 );
 
 /// Narrow an accumulator or report which result overflowed.
@@ -246,6 +353,22 @@ pub(crate) fn narrow<V: Numeric>(a: V::Acc, what: &str) -> crate::Result<V> {
 /// Work is split into chunks of this many rows / entries, independent of the
 /// thread count (determinism).
 pub(crate) const CHUNK: usize = 1 << 14;
+
+/// The values of a dense tensor packed row-major, in place (no copy, no
+/// allocation), or `None` when its strides say otherwise.
+pub(crate) fn row_major_values<V: Value>(d: &crate::DenseTensor<V>) -> Option<&[V]> {
+    let (shape, strides) = (d.shape(), d.strides());
+    let mut want = 1usize;
+    let mut size = 1usize;
+    for (&n, &s) in shape.iter().zip(strides).rev() {
+        if n > 1 && s != want {
+            return None;
+        }
+        want = want.checked_mul(n)?;
+        size = want;
+    }
+    d.values().get(..size)
+}
 
 #[cfg(test)]
 mod tests {

@@ -1,24 +1,93 @@
 //! Sparse matrix-vector (SpMV) and matrix-matrix (SpMM) products, reading the
 //! tensors' buffers in place.
 //!
+//! Three forms of each product:
+//!
+//! * `y = A x` into a new vector ([`spmv`], [`spmv_csx`], [`spmv_coo`],
+//!   [`spmm_csx`] ...): the result is allocated fallibly, so a tensor that
+//!   declares a huge extent gets [`Error::Allocation`], never an abort;
+//! * `y = A x` into a caller's slice ([`spmv_into`], [`spmv_csx_into`],
+//!   [`spmm_into`] ...): nothing is allocated for float64 / float32 values, so an
+//!   iterative solver allocates nothing per iteration;
+//! * the BLAS-style `y = alpha A x + beta y` ([`spmv_scaled_into`],
+//!   [`spmm_scaled_into`]); as in BLAS, `beta = 0` overwrites `y` without reading
+//!   it (a NaN there does not propagate).
+//!
+//! CSR rows run in parallel (ranges split where they halve the entries, so
+//! power-law rows balance); every row is one sum in storage order, so the result
+//! does not depend on the number of threads. CSC and unsorted COO scatter on one
+//! thread; a canonical COO runs row ranges in parallel. Integer values accumulate
+//! in the checked wide accumulator of [`kernels`](super) and narrow once per
+//! output element; floats accumulate in their own type (`f16` in `f32`). When a
+//! call fails, a caller's output slice holds unspecified values.
+//!
 //! ```
-//! use arrow_sparse::kernels::spmv::spmv_coo;
-//! use arrow_sparse::CooTensor;
+//! use arrow_sparse::kernels::spmv::{spmv_coo, spmv_into, spmv_scaled_into};
+//! use arrow_sparse::{AnyTensor, CooTensor};
 //! let a = CooTensor::<i32, i64>::from_entries(vec![2, 2], &[(vec![0, 1], 3), (vec![1, 0], -1), (vec![0, 1], 1)])?;
 //! assert_eq!(spmv_coo(&a, &[10, 100])?, vec![400, -10]); // duplicates add
+//! let a: AnyTensor = a.into();
+//! let mut y = [0; 2];
+//! spmv_into(&a, &[10, 100], &mut y)?;
+//! assert_eq!(y, [400, -10]);
+//! spmv_scaled_into(2, &a, &[10, 100], -1, &mut y)?; // y = 2 A x - y
+//! assert_eq!(y, [400, -10]);
 //! # Ok::<(), arrow_sparse::Error>(())
 //! ```
 
-use rayon::prelude::*;
-
-use super::{CHUNK, Numeric, narrow};
-use crate::buffer::advise_huge_pages;
+use super::{Numeric, alloc, row_major_values};
 use crate::error::{Error, Result};
 use crate::tensor::{
-    AnyDm, AnyTensor, CompressedAxis, CooTensor, CoordLayout, CsxMatrix, DenseTensor, GcsTensor,
+    AnyCoo, AnyCsx, AnyDm, AnyTensor, CompressedAxis, CooTensor, CoordLayout, CsxMatrix,
+    DenseTensor, GcsTensor,
 };
 use crate::types::Index;
 use crate::with_index_type;
+
+/// A range of work this small (entries + rows) runs on one task.
+const PAR_WORK: usize = 1 << 15;
+
+// Problems a kernel found, as bits, turned into one error at the end.
+/// An index not below its extent (a tensor built without validation).
+const OOB: u8 = 1;
+/// An integer result that does not fit the value type.
+const OVERFLOW: u8 = 2;
+/// An indptr that decreases or exceeds nnz (a tensor built without validation).
+const BAD_PTR: u8 = 4;
+/// Row coordinates of a COO flagged canonical that are not sorted.
+const UNSORTED: u8 = 8;
+
+fn check_flags<V: Numeric>(flags: u8, what: &str) -> Result<()> {
+    if flags & BAD_PTR != 0 {
+        return Err(Error::invariant(
+            "indptr",
+            None,
+            "indptr decreases or exceeds nnz (the tensor was built without validation)",
+        ));
+    }
+    if flags & UNSORTED != 0 {
+        return Err(Error::invariant(
+            "COO canonical flag",
+            None,
+            "row coordinates are not sorted (the tensor was built without validation)",
+        ));
+    }
+    if flags & OOB != 0 {
+        return Err(Error::invariant(
+            format!("{what} indices"),
+            None,
+            "an index is not below its dimension (the tensor was built without validation)",
+        ));
+    }
+    if flags & OVERFLOW != 0 {
+        return Err(Error::overflow(
+            format!("{what} sum"),
+            "an output element",
+            V::TYPE.name(),
+        ));
+    }
+    Ok(())
+}
 
 fn check_len(what: &str, found: usize, expected: usize) -> Result<()> {
     if found != expected {
@@ -31,35 +100,242 @@ fn check_len(what: &str, found: usize, expected: usize) -> Result<()> {
     Ok(())
 }
 
-/// One CSR row: `sum(values[k] * x[indices[k]])` over the row, in order. An
-/// index `>= x.len()` (possible only in a tensor built without validation) sets
-/// `*bad` and is skipped; the caller turns `bad` into an error. (Four interleaved
-/// partial sums were tried: no faster, the loop waits on the gathers of `x`.)
+/// `alpha` and `beta` of `y = alpha A x + beta y`, or `None` for `y = A x`.
+type Scale<V> = Option<(V, V)>;
+
+/// `alpha * acc + beta * old`, narrowed; `beta = 0` ignores `old` (BLAS).
 #[inline(always)]
-fn row_dot<V: Numeric, I: Index>(idx: &[I], vals: &[V], x: &[V], bad: &mut bool) -> V::Acc {
+fn finish<V: Numeric>(acc: V::Acc, old: V, scale: Scale<V>) -> Option<V> {
+    match scale {
+        None => V::from_acc(acc),
+        Some((alpha, beta)) => {
+            let a = V::acc_mul(alpha.to_acc(), acc);
+            if beta.is_zero() {
+                V::from_acc(a)
+            } else {
+                V::from_acc(V::acc_add(a, V::acc_mul(beta.to_acc(), old.to_acc())))
+            }
+        }
+    }
+}
+
+/// `beta * y` (zero when `beta = 0`, or when there is no scale) as the start of
+/// a scatter.
+#[inline(always)]
+fn start<V: Numeric>(old: V, scale: Scale<V>) -> V::Acc {
+    match scale {
+        Some((_, beta)) if !beta.is_zero() => V::acc_mul(beta.to_acc(), old.to_acc()),
+        _ => V::acc_zero(),
+    }
+}
+
+/// The multiplier applied to every product of a scatter (`alpha`, or one).
+#[inline(always)]
+fn alpha_acc<V: Numeric>(scale: Scale<V>) -> V::Acc {
+    scale.map_or(V::acc_one(), |(a, _)| a.to_acc())
+}
+
+/// One CSR row: `sum(values[k] * x[indices[k]])` in storage order. An index
+/// past `last` (possible only in a tensor built without validation) is clamped
+/// to `last` (so the loop needs no bounds check and no branch) and reported
+/// through `oob`.
+#[inline(always)]
+fn row_dot<V: Numeric, I: Index>(
+    idx: &[I],
+    vals: &[V],
+    x: &[V],
+    last: usize,
+    oob: &mut bool,
+) -> V::Acc {
     let mut acc = V::acc_zero();
     for (&j, &v) in idx.iter().zip(vals) {
-        match x.get(j.as_usize()) {
-            Some(&xj) => acc = V::madd(acc, v, xj),
-            None => *bad = true,
-        }
+        let j = j.as_usize();
+        *oob |= j > last;
+        acc = V::madd(acc, v, x[j.min(last)]);
     }
     acc
 }
 
-/// The error for an index that a tensor built without validation holds.
-fn unvalidated_index(extent: usize) -> Error {
-    Error::invariant(
-        "SpMV indices",
-        None,
-        format!(
-            "an index is not below the column count {extent} (the tensor was built without validation)"
-        ),
-    )
+/// The entries `ptr[r]..ptr[r + 1]` of row `r`, or `None` when indptr is bad.
+#[inline(always)]
+fn range<P: Index>(ptr: &[P], r: usize, nnz: usize) -> Option<(usize, usize)> {
+    let (a, b) = (ptr[r].as_usize(), ptr[r + 1].as_usize());
+    (a <= b && b <= nnz).then_some((a, b))
 }
 
-/// `y = A x` for a CSR or CSC matrix. CSR runs rows in parallel blocks; CSC
-/// scatters column by column on one thread (so sums keep one fixed order).
+/// Runs `leaf(lo, hi, out)` on disjoint row ranges `lo..hi` covering
+/// `0..ptr.len() - 1`, where `out` is `y[lo * w..hi * w]`. While a range holds
+/// more than [`PAR_WORK`] entries plus rows and the pool has several threads, it
+/// is split in two where it halves that work, and the halves run in parallel
+/// (`rayon::join`, no allocation). The split points never change what a row
+/// computes.
+pub(crate) fn par_rows<T: Send, P: Index>(
+    ptr: &[P],
+    nnz: usize,
+    y: &mut [T],
+    w: usize,
+    leaf: &(impl Fn(usize, usize, &mut [T]) -> u8 + Sync),
+) -> u8 {
+    let rows = ptr.len().saturating_sub(1);
+    if rayon::current_num_threads() <= 1 {
+        return leaf(0, rows, y);
+    }
+    fn go<T: Send, P: Index>(
+        ptr: &[P],
+        nnz: usize,
+        lo: usize,
+        hi: usize,
+        y: &mut [T],
+        w: usize,
+        leaf: &(impl Fn(usize, usize, &mut [T]) -> u8 + Sync),
+    ) -> u8 {
+        let work = |r: usize| ptr[r].as_usize().min(nnz) + r;
+        let (a, b) = (work(lo), work(hi));
+        if hi - lo < 2 || b.saturating_sub(a) <= PAR_WORK {
+            return leaf(lo, hi, y);
+        }
+        let target = a + (b - a) / 2;
+        let mid = (lo + 1 + ptr[lo + 1..hi].partition_point(|p| p.as_usize().min(nnz) < target))
+            .clamp(lo + 1, hi - 1);
+        let (ya, yb) = y.split_at_mut(((mid - lo) * w).min(y.len()));
+        let (fa, fb) = rayon::join(
+            || go(ptr, nnz, lo, mid, ya, w, leaf),
+            || go(ptr, nnz, mid, hi, yb, w, leaf),
+        );
+        fa | fb
+    }
+    go(ptr, nnz, 0, rows, y, w, leaf)
+}
+
+// ---------------------------------------------------------------- CSR / CSC
+
+/// `y = A x` (or the scaled form) for CSR buffers; `y.len()` rows.
+fn csr_mv<V: Numeric, I: Index, P: Index>(
+    ptr: &[P],
+    idx: &[I],
+    vals: &[V],
+    x: &[V],
+    y: &mut [V],
+    scale: Scale<V>,
+) -> u8 {
+    let nnz = vals.len().min(idx.len());
+    let last = x.len().wrapping_sub(1);
+    let leaf = |lo: usize, _hi: usize, out: &mut [V]| -> u8 {
+        let (mut flags, mut oob) = (0u8, false);
+        for (r, yr) in out.iter_mut().enumerate() {
+            let Some((a, b)) = range(ptr, lo + r, nnz) else {
+                flags |= BAD_PTR;
+                continue;
+            };
+            let acc = row_dot(&idx[a..b], &vals[a..b], x, last, &mut oob);
+            match finish(acc, *yr, scale) {
+                Some(v) => *yr = v,
+                None => flags |= OVERFLOW,
+            }
+        }
+        flags | if oob { OOB } else { 0 }
+    };
+    par_rows(ptr, nnz, y, 1, &leaf)
+}
+
+/// Scatter `alpha * values[k] * x[j]` into `acc[indices[k]]` for every column `j`
+/// of CSC buffers (one thread, column order).
+fn csc_scatter<V: Numeric, I: Index, P: Index>(
+    ptr: &[P],
+    idx: &[I],
+    vals: &[V],
+    x: &[V],
+    acc: &mut [V::Acc],
+    alpha: V::Acc,
+) -> u8 {
+    let nnz = vals.len().min(idx.len());
+    let last = acc.len().wrapping_sub(1);
+    let (mut flags, mut oob) = (0u8, false);
+    for (j, &xj) in x.iter().enumerate().take(ptr.len().saturating_sub(1)) {
+        let Some((a, b)) = range(ptr, j, nnz) else {
+            flags |= BAD_PTR;
+            continue;
+        };
+        let xj = V::acc_mul(alpha, xj.to_acc());
+        for (&i, &v) in idx[a..b].iter().zip(&vals[a..b]) {
+            let i = i.as_usize();
+            oob |= i > last;
+            let s = &mut acc[i.min(last)];
+            *s = V::acc_add(*s, V::acc_mul(v.to_acc(), xj));
+        }
+    }
+    flags | if oob { OOB } else { 0 }
+}
+
+/// Narrow accumulators into `y` (integer and float16 scatters).
+fn narrow_into<V: Numeric>(acc: &[V::Acc], y: &mut [V]) -> u8 {
+    let mut flags = 0;
+    for (o, &a) in y.iter_mut().zip(acc) {
+        match V::from_acc(a) {
+            Some(v) => *o = v,
+            None => flags |= OVERFLOW,
+        }
+    }
+    flags
+}
+
+/// A scatter kernel run on `y` directly when the value type is its own
+/// accumulator, else on a wide buffer narrowed into `y` once. `fresh`: `y` is a
+/// new zeroed output (and `scale` is `None`).
+fn scatter_into<V: Numeric>(
+    y: &mut [V],
+    scale: Scale<V>,
+    fresh: bool,
+    what: &str,
+    kernel: impl FnOnce(&mut [V::Acc]) -> u8,
+) -> Result<u8> {
+    if let Some(acc) = V::as_acc_mut(y) {
+        // float64 / float32: accumulate in the output itself
+        match scale {
+            Some((_, beta)) if !beta.is_zero() => acc
+                .iter_mut()
+                .for_each(|a| *a = V::acc_mul(beta.to_acc(), *a)),
+            // a fresh zeroed output is not written twice (its untouched pages
+            // stay unallocated)
+            _ if fresh => {}
+            _ => acc.iter_mut().for_each(|a| *a = V::acc_zero()),
+        }
+        return Ok(kernel(acc));
+    }
+    let mut acc = alloc::with_capacity::<V::Acc>(y.len(), what)?;
+    acc.extend(y.iter().map(|&old| start(old, scale)));
+    let flags = kernel(&mut acc);
+    Ok(flags | narrow_into(&acc, y))
+}
+
+/// `y = A x` or the scaled form for a CSR / CSC matrix given as buffers.
+#[allow(clippy::too_many_arguments)]
+fn csx_mv<V: Numeric, I: Index, P: Index>(
+    axis: CompressedAxis,
+    shape: &[usize],
+    ptr: &[P],
+    idx: &[I],
+    vals: &[V],
+    x: &[V],
+    y: &mut [V],
+    scale: Scale<V>,
+    fresh: bool,
+) -> Result<()> {
+    let (rows, cols) = (shape[0], shape[1]);
+    check_len("SpMV vector", x.len(), cols)?;
+    check_len("SpMV output", y.len(), rows)?;
+    let flags = match axis {
+        CompressedAxis::Row => csr_mv(ptr, idx, vals, x, y, scale),
+        CompressedAxis::Column => scatter_into(y, scale, fresh, "SpMV accumulator", |acc| {
+            csc_scatter(ptr, idx, vals, x, acc, alpha_acc(scale))
+        })?,
+    };
+    check_flags::<V>(flags, "SpMV")
+}
+
+/// `y = A x` for a CSR or CSC matrix, into a new vector. CSR runs rows in
+/// parallel; CSC scatters column by column on one thread (so sums keep one
+/// fixed order).
 ///
 /// ```
 /// use arrow_sparse::{kernels::spmv::spmv_csx, CompressedAxis, CsxMatrix};
@@ -77,73 +353,213 @@ fn unvalidated_index(extent: usize) -> Error {
 /// # Ok::<(), arrow_sparse::Error>(())
 /// ```
 pub fn spmv_csx<V: Numeric, I: Index, P: Index>(a: &CsxMatrix<V, I, P>, x: &[V]) -> Result<Vec<V>> {
-    let (rows, cols) = (a.shape()[0], a.shape()[1]);
-    check_len("SpMV vector", x.len(), cols)?;
-    let (ptr, idx, vals) = (&a.indptr()[..], &a.indices()[..], &a.values()[..]);
-    let nnz = vals.len();
-    let bound = |p: P| p.as_usize().min(nnz);
-    match a.axis() {
-        CompressedAxis::Row => {
-            let mut y = vec![V::ZERO; rows];
-            let bad = std::sync::atomic::AtomicBool::new(false);
-            let oob = std::sync::atomic::AtomicBool::new(false);
-            let run = |(b, out): (usize, &mut [V])| {
-                let (mut overflow, mut out_of_range) = (false, false);
-                for (r, yr) in out.iter_mut().enumerate() {
-                    let i = b * CHUNK + r;
-                    let (lo, hi) = (bound(ptr[i]), bound(ptr[i + 1]));
-                    let acc = if lo <= hi {
-                        row_dot(&idx[lo..hi], &vals[lo..hi], x, &mut out_of_range)
-                    } else {
-                        V::acc_zero()
-                    };
-                    match V::from_acc(acc) {
-                        Some(v) => *yr = v,
-                        None => overflow = true,
-                    }
-                }
-                if overflow {
-                    bad.store(true, std::sync::atomic::Ordering::Relaxed);
-                }
-                if out_of_range {
-                    oob.store(true, std::sync::atomic::Ordering::Relaxed);
-                }
-            };
-            if nnz >= 1 << 16 {
-                y.par_chunks_mut(CHUNK).enumerate().for_each(run);
-            } else {
-                y.chunks_mut(CHUNK).enumerate().for_each(run);
-            }
-            if oob.into_inner() {
-                return Err(unvalidated_index(cols));
-            }
-            if bad.into_inner() {
-                return Err(Error::overflow("SpMV row sum", "a row", V::TYPE.name()));
-            }
-            Ok(y)
-        }
-        CompressedAxis::Column => {
-            let mut acc = vec![V::acc_zero(); rows];
-            for j in 0..cols {
-                let (lo, hi) = (bound(ptr[j]), bound(ptr[j + 1]));
-                if lo >= hi {
-                    continue;
-                }
-                let xj = x[j];
-                for (&i, &v) in idx[lo..hi].iter().zip(&vals[lo..hi]) {
-                    if let Some(slot) = acc.get_mut(i.as_usize()) {
-                        *slot = V::madd(*slot, v, xj);
-                    }
-                }
-            }
-            acc.into_iter()
-                .map(|s| narrow::<V>(s, "SpMV row sum"))
-                .collect()
+    check_len("SpMV vector", x.len(), a.shape()[1])?;
+    let mut y = alloc::zeroed::<V>(a.shape()[0], "SpMV result")?;
+    csx_mv(
+        a.axis(),
+        a.shape(),
+        a.indptr(),
+        a.indices(),
+        a.values(),
+        x,
+        &mut y,
+        None,
+        true,
+    )?;
+    Ok(y)
+}
+
+/// `y = A x` for a CSR or CSC matrix, into the caller's `y` (one element per
+/// row; nothing is allocated for float64 / float32 values).
+///
+/// ```
+/// use arrow_sparse::{kernels::spmv::spmv_csx_into, CompressedAxis, CsxMatrix};
+/// // [[1, 0, 2], [0, 3, 0]] as CSC
+/// let a = CsxMatrix::<f64, i32>::try_new(CompressedAxis::Column, vec![2, 3], vec![0, 1, 2, 3].into(), vec![0, 1, 0].into(), vec![1.0, 3.0, 2.0].into())?;
+/// let mut y = vec![f64::NAN; 2]; // overwritten
+/// spmv_csx_into(&a, &[1.0, 10.0, 100.0], &mut y)?;
+/// assert_eq!(y, [201.0, 30.0]);
+/// assert!(spmv_csx_into(&a, &[1.0, 10.0, 100.0], &mut [0.0; 3]).is_err()); // y has one element per row
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
+pub fn spmv_csx_into<V: Numeric, I: Index, P: Index>(
+    a: &CsxMatrix<V, I, P>,
+    x: &[V],
+    y: &mut [V],
+) -> Result<()> {
+    csx_mv(
+        a.axis(),
+        a.shape(),
+        a.indptr(),
+        a.indices(),
+        a.values(),
+        x,
+        y,
+        None,
+        false,
+    )
+}
+
+// ---------------------------------------------------------------- COO
+
+/// Entries `lo..hi` of a 2-D COO: `(row, column)` of entry `k`.
+#[derive(Clone, Copy)]
+struct Coords<'a, I: Index> {
+    c: &'a [I],
+    layout: CoordLayout,
+    nnz: usize,
+}
+
+impl<I: Index> Coords<'_, I> {
+    #[inline(always)]
+    fn row(&self, k: usize) -> usize {
+        match self.layout {
+            CoordLayout::RowMajor => self.c[2 * k].as_usize(),
+            CoordLayout::ColumnMajor => self.c[k].as_usize(),
         }
     }
 }
 
-/// `y = A x` for a 2-D COO matrix (entries in any order, duplicates add).
+/// Scatter `alpha * v * x[col]` into `acc[row - row0]` for entries `lo..hi`.
+#[allow(clippy::too_many_arguments)]
+fn coo_scatter<V: Numeric, I: Index>(
+    c: Coords<'_, I>,
+    vals: &[V],
+    lo: usize,
+    hi: usize,
+    row0: usize,
+    x: &[V],
+    acc: &mut [V::Acc],
+    alpha: V::Acc,
+    sorted_flag: u8,
+) -> u8 {
+    let (rlast, clast) = (acc.len().wrapping_sub(1), x.len().wrapping_sub(1));
+    let mut bad = false;
+    let mut put = |i: usize, j: usize, v: V| {
+        let i = i.wrapping_sub(row0);
+        bad |= (i > rlast) | (j > clast);
+        let s = &mut acc[i.min(rlast)];
+        *s = V::acc_add(
+            *s,
+            V::acc_mul(V::acc_mul(alpha, v.to_acc()), x[j.min(clast)].to_acc()),
+        );
+    };
+    match c.layout {
+        CoordLayout::RowMajor => {
+            for (rc, &v) in c.c[2 * lo..2 * hi].chunks_exact(2).zip(&vals[lo..hi]) {
+                put(rc[0].as_usize(), rc[1].as_usize(), v);
+            }
+        }
+        CoordLayout::ColumnMajor => {
+            let (r, cc) = (&c.c[lo..hi], &c.c[c.nnz + lo..c.nnz + hi]);
+            for ((&i, &j), &v) in r.iter().zip(cc).zip(&vals[lo..hi]) {
+                put(i.as_usize(), j.as_usize(), v);
+            }
+        }
+    }
+    if bad { sorted_flag } else { 0 }
+}
+
+/// The scatter of a COO matrix into `acc` (one element per row): entries in
+/// parallel row ranges when they are sorted by row (canonical), else in one pass.
+fn coo_scatter_all<V: Numeric, I: Index>(
+    c: Coords<'_, I>,
+    vals: &[V],
+    canonical: bool,
+    x: &[V],
+    acc: &mut [V::Acc],
+    alpha: V::Acc,
+) -> u8 {
+    let nnz = c.nnz;
+    if !canonical || rayon::current_num_threads() <= 1 || nnz <= PAR_WORK {
+        // out-of-range rows or columns: a tensor built without validation
+        return coo_scatter(c, vals, 0, nnz, 0, x, acc, alpha, OOB);
+    }
+    // entries lo..hi have rows row0..row0 + out.len(): split at a row boundary
+    #[allow(clippy::too_many_arguments)]
+    fn go<V: Numeric, I: Index>(
+        c: Coords<'_, I>,
+        vals: &[V],
+        lo: usize,
+        hi: usize,
+        row0: usize,
+        x: &[V],
+        out: &mut [V::Acc],
+        alpha: V::Acc,
+    ) -> u8 {
+        // a row outside the range means the rows were not sorted after all (or,
+        // in a tensor built without validation, out of range)
+        if hi - lo <= PAR_WORK {
+            return coo_scatter(c, vals, lo, hi, row0, x, out, alpha, UNSORTED | OOB);
+        }
+        let half = lo + (hi - lo) / 2;
+        let r = c.row(half);
+        let first_at_or_after = |row: usize| partition(lo, hi, |k| c.row(k) < row);
+        let mut mid = first_at_or_after(r);
+        let mut rmid = r;
+        if mid == lo {
+            rmid = r.saturating_add(1);
+            mid = first_at_or_after(rmid);
+        }
+        if mid == lo || mid == hi || rmid < row0 || rmid - row0 > out.len() {
+            return coo_scatter(c, vals, lo, hi, row0, x, out, alpha, UNSORTED | OOB);
+        }
+        let (oa, ob) = out.split_at_mut(rmid - row0);
+        let (fa, fb) = rayon::join(
+            || go(c, vals, lo, mid, row0, x, oa, alpha),
+            || go(c, vals, mid, hi, rmid, x, ob, alpha),
+        );
+        fa | fb
+    }
+    go(c, vals, 0, nnz, 0, x, acc, alpha)
+}
+
+/// The first position in `lo..hi` where `pred` stops holding (`pred` must be
+/// true, then false, along the range; otherwise some position in the range).
+pub(crate) fn partition(mut lo: usize, mut hi: usize, pred: impl Fn(usize) -> bool) -> usize {
+    while lo < hi {
+        let m = lo + (hi - lo) / 2;
+        if pred(m) {
+            lo = m + 1;
+        } else {
+            hi = m;
+        }
+    }
+    lo
+}
+
+fn coo_mv<V: Numeric, I: Index>(
+    a: &CooTensor<V, I>,
+    x: &[V],
+    y: &mut [V],
+    scale: Scale<V>,
+    fresh: bool,
+) -> Result<()> {
+    if a.ndim() != 2 {
+        return Err(Error::shape(
+            "COO SpMV",
+            "a 2-D matrix",
+            format!("{}-D", a.ndim()),
+        ));
+    }
+    let (rows, cols) = (a.shape()[0], a.shape()[1]);
+    check_len("SpMV vector", x.len(), cols)?;
+    check_len("SpMV output", y.len(), rows)?;
+    let c = Coords {
+        c: a.coords(),
+        layout: a.layout(),
+        nnz: a.nnz(),
+    };
+    let canonical = a.is_canonical();
+    let vals = &a.values()[..];
+    let flags = scatter_into(y, scale, fresh, "SpMV accumulator", |acc| {
+        coo_scatter_all(c, vals, canonical, x, acc, alpha_acc(scale))
+    })?;
+    check_flags::<V>(flags, "SpMV")
+}
+
+/// `y = A x` for a 2-D COO matrix (entries in any order, duplicates add), into
+/// a new vector.
 ///
 /// ```
 /// use arrow_sparse::kernels::spmv::spmv_coo;
@@ -162,37 +578,47 @@ pub fn spmv_coo<V: Numeric, I: Index>(a: &CooTensor<V, I>, x: &[V]) -> Result<Ve
             format!("{}-D", a.ndim()),
         ));
     }
-    let (rows, cols) = (a.shape()[0], a.shape()[1]);
-    check_len("SpMV vector", x.len(), cols)?;
-    let (c, vals, nnz) = (&a.coords()[..], &a.values()[..], a.nnz());
-    let mut acc = vec![V::acc_zero(); rows];
-    match a.layout() {
-        CoordLayout::RowMajor => {
-            for (rc, &v) in c.chunks_exact(2).zip(vals) {
-                if let (Some(slot), Some(&xj)) =
-                    (acc.get_mut(rc[0].as_usize()), x.get(rc[1].as_usize()))
-                {
-                    *slot = V::madd(*slot, v, xj);
-                }
-            }
-        }
-        CoordLayout::ColumnMajor => {
-            let (r, cc) = c.split_at(nnz);
-            for ((&i, &j), &v) in r.iter().zip(cc).zip(vals) {
-                if let (Some(slot), Some(&xj)) = (acc.get_mut(i.as_usize()), x.get(j.as_usize())) {
-                    *slot = V::madd(*slot, v, xj);
-                }
-            }
-        }
+    check_len("SpMV vector", x.len(), a.shape()[1])?;
+    let mut y = alloc::zeroed::<V>(a.shape()[0], "SpMV result")?;
+    coo_mv(a, x, &mut y, None, true)?;
+    Ok(y)
+}
+
+/// `y = A x` for a 2-D COO matrix, into the caller's `y` (one element per row).
+///
+/// ```
+/// use arrow_sparse::kernels::spmv::spmv_coo_into;
+/// use arrow_sparse::CooTensor;
+/// let a = CooTensor::<f32, i64>::from_entries(vec![2, 2], &[(vec![1, 1], 4.0)])?;
+/// let mut y = [9.0f32; 2];
+/// spmv_coo_into(&a, &[1.0, 0.5], &mut y)?;
+/// assert_eq!(y, [0.0, 2.0]);
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
+pub fn spmv_coo_into<V: Numeric, I: Index>(
+    a: &CooTensor<V, I>,
+    x: &[V],
+    y: &mut [V],
+) -> Result<()> {
+    coo_mv(a, x, y, None, false)
+}
+
+// ---------------------------------------------------------------- GCS / DM
+
+/// The row-major values of a dense operand, without copying when it is packed
+/// row-major already.
+fn operand_values<V: Numeric>(x: &DenseTensor<V>) -> Result<std::borrow::Cow<'_, [V]>> {
+    if let Some(v) = row_major_values(x) {
+        return Ok(std::borrow::Cow::Borrowed(v));
     }
-    acc.into_iter()
-        .map(|s| narrow::<V>(s, "SpMV row sum"))
-        .collect()
+    let mut out = alloc::with_capacity::<V>(x.as_any().size(), "SpMV operand")?;
+    x.for_each(|_, v| out.push(v));
+    Ok(std::borrow::Cow::Owned(out))
 }
 
 /// GCS SpMV: the reduced matrix times `x`, a dense tensor over the column
-/// dimensions (in the map's column-part order, row-major); the result is a dense
-/// tensor over the row dimensions.
+/// dimensions (in the map's column-part order); the result is a dense tensor
+/// over the row dimensions. A row-major `x` is read in place.
 ///
 /// ```
 /// use arrow_sparse::kernels::spmv::spmv_gcs;
@@ -223,14 +649,15 @@ pub fn spmv_gcs<V: Numeric, I: Index, P: Index>(
             format!("{:?}", x.shape()),
         ));
     }
-    let xv = x.to_row_major()?;
-    let y = spmv_csx(a.matrix(), &xv.values()[..])?;
+    let xv = operand_values(x)?;
+    let y = spmv_csx(a.matrix(), &xv)?;
     let row_shape: Vec<usize> = map.part(0).iter().map(|&d| map.shape()[d]).collect();
     DenseTensor::try_new(row_shape, y.into())
 }
 
-/// DM SpMV: a DM tensor without views whose storage is a CSR / CSC matrix (two
-/// parts) works like GCS: `x` over the column dimensions, result over the rows.
+/// DM SpMV: a DM tensor without views whose storage is a CSR / CSC or COO
+/// matrix (two parts) works like GCS: `x` over the column dimensions, result
+/// over the rows.
 ///
 /// ```
 /// use arrow_sparse::kernels::spmv::spmv_dm;
@@ -246,27 +673,438 @@ pub fn spmv_gcs<V: Numeric, I: Index, P: Index>(
 /// # Ok::<(), arrow_sparse::Error>(())
 /// ```
 pub fn spmv_dm<V: Numeric>(a: &AnyDm, x: &DenseTensor<V>) -> Result<DenseTensor<V>> {
+    let map = a.map();
+    if map.reduced_ndim() != 2 {
+        return Err(Error::shape(
+            "DM SpMV",
+            "a map with two parts",
+            format!("{} parts", map.reduced_ndim()),
+        ));
+    }
+    let col_shape: Vec<usize> = map.part(1).iter().map(|&d| map.shape()[d]).collect();
+    if x.shape() != col_shape.as_slice() {
+        return Err(Error::shape(
+            "DM SpMV operand",
+            format!("shape {col_shape:?}"),
+            format!("{:?}", x.shape()),
+        ));
+    }
+    let xv = operand_values(x)?;
+    let row_shape: Vec<usize> = map.part(0).iter().map(|&d| map.shape()[d]).collect();
+    let mut y = alloc::zeroed::<V>(map.reduced_shape()[0], "SpMV result")?;
+    dm_mv(a, &xv, &mut y, None, true)?;
+    DenseTensor::try_new(row_shape, y.into())
+}
+
+fn dm_mv<V: Numeric>(a: &AnyDm, x: &[V], y: &mut [V], scale: Scale<V>, fresh: bool) -> Result<()> {
     if !a.views().is_empty() {
         return Err(Error::Unsupported(
             "SpMV of a DM tensor with views (materialise it first)".into(),
         ));
     }
-    let AnyTensor::Csx(m) = a.storage() else {
-        return Err(Error::Unsupported(format!(
-            "DM SpMV needs CSR / CSC storage, found {}",
-            a.storage().format()
-        )));
-    };
-    let m = m.unify_index_types()?;
-    with_index_type!(m.index_type(), J => {
-        let csx = m.downcast::<V, J, J>().ok_or_else(|| Error::Type { what: "DM value type".into(), expected: V::TYPE.name().into(), found: a.value_type().name().into() })?;
-        let g = GcsTensor::try_new(a.map().clone(), csx)?;
-        spmv_gcs(&g, x)
+    if a.map().reduced_ndim() != 2 {
+        return Err(Error::shape(
+            "DM SpMV",
+            "a map with two parts",
+            format!("{} parts", a.map().reduced_ndim()),
+        ));
+    }
+    match a.storage() {
+        AnyTensor::Csx(m) => any_csx_mv(m, x, y, scale, fresh),
+        AnyTensor::Coo(c) if c.shape().len() == 2 => any_coo_mv(c, x, y, scale, fresh),
+        other => Err(Error::Unsupported(format!(
+            "DM SpMV needs CSR / CSC or 2-D COO storage, found {}",
+            other.format()
+        ))),
+    }
+}
+
+// ---------------------------------------------------------------- dispatch
+
+fn value_mismatch<V: Numeric>(found: crate::ValueType) -> Error {
+    Error::Type {
+        what: "SpMV value type".into(),
+        expected: V::TYPE.name().into(),
+        found: found.name().into(),
+    }
+}
+
+/// Call `$body` with `$ptr`, `$idx`, `$vals` bound to the typed slices of an
+/// `AnyCsx` (indptr cast to the indices' type when the two differ: a copy of the
+/// small indptr only, or both widened to int64 when indptr does not fit).
+macro_rules! with_csx_slices {
+    ($m:expr, $V:ty, |$ptr:ident, $idx:ident, $vals:ident| $body:expr) => {{
+        let m: &AnyCsx = $m;
+        let $vals: &[$V] = &m.values().as_typed::<$V>()
+            .ok_or_else(|| value_mismatch::<$V>(m.value_type()))?[..];
+        if m.indptr_type() == m.index_type() {
+            with_index_type!(m.index_type(), J => {
+                let ($ptr, $idx) = match (m.indptr().as_typed::<J>(), m.indices().as_typed::<J>()) {
+                    (Some(p), Some(i)) => (&p[..], &i[..]),
+                    _ => return Err(Error::invariant("CSX index buffers", None, "type tags disagree")),
+                };
+                $body
+            })
+        } else {
+            let u = m.unify_index_types()?;
+            with_index_type!(u.index_type(), J => {
+                let ($ptr, $idx) = match (u.indptr().as_typed::<J>(), u.indices().as_typed::<J>()) {
+                    (Some(p), Some(i)) => (&p[..], &i[..]),
+                    _ => return Err(Error::invariant("CSX index buffers", None, "type tags disagree")),
+                };
+                $body
+            })
+        }
+    }};
+}
+
+fn any_csx_mv<V: Numeric>(
+    m: &AnyCsx,
+    x: &[V],
+    y: &mut [V],
+    scale: Scale<V>,
+    fresh: bool,
+) -> Result<()> {
+    with_csx_slices!(m, V, |ptr, idx, vals| csx_mv(
+        m.axis(),
+        m.shape(),
+        ptr,
+        idx,
+        vals,
+        x,
+        y,
+        scale,
+        fresh
+    ))
+}
+
+fn any_coo_mv<V: Numeric>(
+    c: &AnyCoo,
+    x: &[V],
+    y: &mut [V],
+    scale: Scale<V>,
+    fresh: bool,
+) -> Result<()> {
+    with_index_type!(c.index_type(), J => {
+        let t = c.downcast::<V, J>().ok_or_else(|| value_mismatch::<V>(c.value_type()))?;
+        coo_mv(&t, x, y, scale, fresh)
     })
 }
 
-/// `C = A B` for a CSR / CSC matrix `A` (m x k) and a row-major dense `B`
-/// (k x n); `C` is row-major m x n. CSR runs row blocks in parallel.
+/// Rows and columns of the matrix `a` stands for (GCS and DM: the reduced shape).
+fn matrix_shape(a: &AnyTensor) -> Result<(usize, usize)> {
+    let two = |s: &[usize]| -> Result<(usize, usize)> {
+        match *s {
+            [r, c] => Ok((r, c)),
+            _ => Err(Error::shape(
+                "SpMV matrix",
+                "2 dimensions (or a map with two parts)",
+                format!("{} dimensions", s.len()),
+            )),
+        }
+    };
+    match a {
+        AnyTensor::Gcs(g) => two(g.map().reduced_shape()),
+        AnyTensor::Dm(d) => two(d.map().reduced_shape()),
+        AnyTensor::Csx(_) | AnyTensor::Coo(_) => two(a.shape()),
+        other => Err(Error::Unsupported(format!(
+            "SpMV of a {} tensor",
+            other.format()
+        ))),
+    }
+}
+
+fn mv<V: Numeric>(a: &AnyTensor, x: &[V], y: &mut [V], scale: Scale<V>, fresh: bool) -> Result<()> {
+    let (rows, cols) = matrix_shape(a)?;
+    check_len("SpMV vector", x.len(), cols)?;
+    check_len("SpMV output", y.len(), rows)?;
+    match a {
+        AnyTensor::Csx(m) => any_csx_mv(m, x, y, scale, fresh),
+        AnyTensor::Coo(c) => any_coo_mv(c, x, y, scale, fresh),
+        AnyTensor::Gcs(g) => any_csx_mv(g.matrix(), x, y, scale, fresh),
+        AnyTensor::Dm(d) => dm_mv(d, x, y, scale, fresh),
+        other => Err(Error::Unsupported(format!(
+            "SpMV of a {} tensor",
+            other.format()
+        ))),
+    }
+}
+
+/// `y = A x` for any 2-D sparse tensor (CSR, CSC, COO) or a GCS / DM tensor
+/// (with `x` over the column dimensions, flattened row-major in the map's
+/// order); dispatches on the format and the index types. The result is flat
+/// (row-major over the row dimensions), allocated fallibly.
+///
+/// ```
+/// use arrow_sparse::kernels::spmv::spmv;
+/// use arrow_sparse::{AnyTensor, CompressedAxis, Convert, CooTensor};
+/// let a = CooTensor::<f64, i64>::from_entries(vec![2, 2], &[(vec![0, 0], 1.0), (vec![1, 1], 2.0)])?;
+/// let x = [3.0, 4.0];
+/// for t in [AnyTensor::from(a.clone()), a.to_csx::<i32, i32>(CompressedAxis::Column)?.into()] {
+///     assert_eq!(spmv::<f64>(&t, &x)?, vec![3.0, 8.0]);
+/// }
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
+pub fn spmv<V: Numeric>(a: &AnyTensor, x: &[V]) -> Result<Vec<V>> {
+    let (rows, cols) = matrix_shape(a)?;
+    check_len("SpMV vector", x.len(), cols)?;
+    let mut y = alloc::zeroed::<V>(rows, "SpMV result")?;
+    mv(a, x, &mut y, None, true)?;
+    Ok(y)
+}
+
+/// `y = A x` into the caller's `y` (one element per row of the matrix; GCS /
+/// DM: of the reduced matrix), for every format [`spmv`] takes. For float64
+/// and float32 values nothing is allocated (a CSX matrix whose indptr type
+/// differs from its indices' type has its indptr converted first).
+///
+/// ```
+/// use arrow_sparse::kernels::spmv::spmv_into;
+/// use arrow_sparse::{AnyTensor, CompressedAxis, Convert, CooTensor};
+/// let a: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 2], 2.0), (vec![1, 0], -1.0)])?
+///     .to_csx::<i32, i32>(CompressedAxis::Row)?
+///     .into();
+/// let (x, mut y) = ([1.0, 2.0, 3.0], [0.0; 2]);
+/// for _ in 0..3 {
+///     spmv_into(&a, &x, &mut y)?; // an iteration allocates nothing
+/// }
+/// assert_eq!(y, [6.0, -1.0]);
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
+pub fn spmv_into<V: Numeric>(a: &AnyTensor, x: &[V], y: &mut [V]) -> Result<()> {
+    mv(a, x, y, None, false)
+}
+
+/// The BLAS-style general form `y = alpha A x + beta y`, for every format
+/// [`spmv`] takes. `beta = 0` overwrites `y` without reading it. Integers are
+/// computed in the wide accumulator and narrowed once per element (an overflow
+/// is [`Error::Overflow`]).
+///
+/// ```
+/// use arrow_sparse::kernels::spmv::spmv_scaled_into;
+/// use arrow_sparse::{AnyTensor, CooTensor};
+/// let a: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![2, 2], &[(vec![0, 0], 1.0), (vec![1, 1], 2.0)])?.into();
+/// let mut y = [10.0, 20.0];
+/// spmv_scaled_into(0.5, &a, &[2.0, 2.0], 2.0, &mut y)?; // 0.5 A x + 2 y
+/// assert_eq!(y, [21.0, 42.0]);
+/// let mut z = [f64::NAN, f64::NAN];
+/// spmv_scaled_into(1.0, &a, &[2.0, 2.0], 0.0, &mut z)?; // beta = 0: z is not read
+/// assert_eq!(z, [2.0, 4.0]);
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
+pub fn spmv_scaled_into<V: Numeric>(
+    alpha: V,
+    a: &AnyTensor,
+    x: &[V],
+    beta: V,
+    y: &mut [V],
+) -> Result<()> {
+    mv(a, x, y, Some((alpha, beta)), false)
+}
+
+// ---------------------------------------------------------------- SpMM
+
+/// A working buffer could not be allocated inside a parallel task.
+const NO_MEMORY: u8 = 16;
+
+/// `row += v * brow`, element by element in the accumulator.
+#[inline(always)]
+fn axpy<V: Numeric>(row: &mut [V::Acc], v: V::Acc, brow: &[V]) {
+    for (o, &x) in row.iter_mut().zip(brow) {
+        *o = V::acc_add(*o, V::acc_mul(v, x.to_acc()));
+    }
+}
+
+/// Row `j` of the row-major `k x n` operand (`j` clamped to the last row, with
+/// `oob` set, for an index a tensor built without validation may hold).
+#[inline(always)]
+fn b_row<'b, V>(b: &'b [V], n: usize, j: usize, klast: usize, oob: &mut bool) -> &'b [V] {
+    *oob |= j > klast;
+    let s = j.min(klast) * n;
+    &b[s..s + n]
+}
+
+/// `C = A B` (or the scaled form) for CSR buffers: rows in parallel, each row
+/// summed into its own slice of `C`.
+#[allow(clippy::too_many_arguments)]
+fn csr_mm<V: Numeric, I: Index, P: Index>(
+    ptr: &[P],
+    idx: &[I],
+    vals: &[V],
+    b: &[V],
+    n: usize,
+    c: &mut [V],
+    scale: Scale<V>,
+) -> u8 {
+    let nnz = vals.len().min(idx.len());
+    let klast = (b.len() / n).wrapping_sub(1);
+    let alpha = alpha_acc(scale);
+    let leaf = |lo: usize, hi: usize, out: &mut [V]| -> u8 {
+        let (mut flags, mut oob) = (0u8, false);
+        match V::as_acc_mut(out) {
+            Some(acc) => {
+                for (r, row) in acc.chunks_exact_mut(n).enumerate() {
+                    match scale {
+                        Some((_, beta)) if !beta.is_zero() => row
+                            .iter_mut()
+                            .for_each(|o| *o = V::acc_mul(beta.to_acc(), *o)),
+                        _ => row.iter_mut().for_each(|o| *o = V::acc_zero()),
+                    }
+                    let Some((a, e)) = range(ptr, lo + r, nnz) else {
+                        flags |= BAD_PTR;
+                        continue;
+                    };
+                    for (&j, &v) in idx[a..e].iter().zip(&vals[a..e]) {
+                        let brow = b_row(b, n, j.as_usize(), klast, &mut oob);
+                        axpy::<V>(row, V::acc_mul(alpha, v.to_acc()), brow);
+                    }
+                }
+            }
+            None => {
+                let Ok(mut tmp) = alloc::filled(n, V::acc_zero(), "SpMM accumulator") else {
+                    return NO_MEMORY;
+                };
+                for (r, row) in out.chunks_exact_mut(n).enumerate().take(hi - lo) {
+                    tmp.iter_mut().for_each(|t| *t = V::acc_zero());
+                    if let Some((a, e)) = range(ptr, lo + r, nnz) {
+                        for (&j, &v) in idx[a..e].iter().zip(&vals[a..e]) {
+                            let brow = b_row(b, n, j.as_usize(), klast, &mut oob);
+                            axpy::<V>(&mut tmp, v.to_acc(), brow);
+                        }
+                    } else {
+                        flags |= BAD_PTR;
+                    }
+                    for (o, &t) in row.iter_mut().zip(&tmp) {
+                        match finish(t, *o, scale) {
+                            Some(v) => *o = v,
+                            None => flags |= OVERFLOW,
+                        }
+                    }
+                }
+            }
+        }
+        flags | if oob { OOB } else { 0 }
+    };
+    par_rows(ptr, nnz, c, n, &leaf)
+}
+
+/// Scatter `alpha * v * B[j, :]` into row `i` of `acc` (m x n) for CSC buffers.
+fn csc_mm_scatter<V: Numeric, I: Index, P: Index>(
+    ptr: &[P],
+    idx: &[I],
+    vals: &[V],
+    b: &[V],
+    n: usize,
+    acc: &mut [V::Acc],
+    alpha: V::Acc,
+) -> u8 {
+    let nnz = vals.len().min(idx.len());
+    let mlast = (acc.len() / n).wrapping_sub(1);
+    let (mut flags, mut oob) = (0u8, false);
+    for (j, brow) in b
+        .chunks_exact(n)
+        .enumerate()
+        .take(ptr.len().saturating_sub(1))
+    {
+        let Some((a, e)) = range(ptr, j, nnz) else {
+            flags |= BAD_PTR;
+            continue;
+        };
+        for (&i, &v) in idx[a..e].iter().zip(&vals[a..e]) {
+            let i = i.as_usize();
+            oob |= i > mlast;
+            let s = i.min(mlast) * n;
+            axpy::<V>(&mut acc[s..s + n], V::acc_mul(alpha, v.to_acc()), brow);
+        }
+    }
+    flags | if oob { OOB } else { 0 }
+}
+
+/// Scatter `alpha * v * B[col, :]` into row `row` of `acc` for COO entries.
+fn coo_mm_scatter<V: Numeric, I: Index>(
+    c: Coords<'_, I>,
+    vals: &[V],
+    b: &[V],
+    n: usize,
+    acc: &mut [V::Acc],
+    alpha: V::Acc,
+) -> u8 {
+    let (mlast, klast) = (
+        (acc.len() / n).wrapping_sub(1),
+        (b.len() / n).wrapping_sub(1),
+    );
+    let mut oob = false;
+    let mut put = |i: usize, j: usize, v: V| {
+        oob |= i > mlast;
+        let s = i.min(mlast) * n;
+        let brow = b_row(b, n, j, klast, &mut oob);
+        axpy::<V>(&mut acc[s..s + n], V::acc_mul(alpha, v.to_acc()), brow);
+    };
+    match c.layout {
+        CoordLayout::RowMajor => {
+            for (rc, &v) in c.c.chunks_exact(2).zip(vals) {
+                put(rc[0].as_usize(), rc[1].as_usize(), v);
+            }
+        }
+        CoordLayout::ColumnMajor => {
+            let (r, cc) = c.c.split_at(c.nnz.min(c.c.len()));
+            for ((&i, &j), &v) in r.iter().zip(cc).zip(vals) {
+                put(i.as_usize(), j.as_usize(), v);
+            }
+        }
+    }
+    if oob { OOB } else { 0 }
+}
+
+/// Checks the operand and output lengths of `C = A B` for an `m x k` matrix.
+fn check_mm<V>(m: usize, k: usize, b: &[V], n: usize, c_len: usize) -> Result<()> {
+    let want_b = k
+        .checked_mul(n)
+        .ok_or_else(|| Error::shape("SpMM operand", format!("{k} x {n}"), "too large"))?;
+    check_len("SpMM operand B (row-major k x n)", b.len(), want_b)?;
+    let want_c = m
+        .checked_mul(n)
+        .ok_or_else(|| Error::shape("SpMM output", format!("{m} x {n}"), "too large"))?;
+    check_len("SpMM output C (row-major m x n)", c_len, want_c)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn csx_mm<V: Numeric, I: Index, P: Index>(
+    axis: CompressedAxis,
+    shape: &[usize],
+    ptr: &[P],
+    idx: &[I],
+    vals: &[V],
+    b: &[V],
+    n: usize,
+    c: &mut [V],
+    scale: Scale<V>,
+    fresh: bool,
+) -> Result<()> {
+    let (m, k) = (shape[0], shape[1]);
+    check_mm(m, k, b, n, c.len())?;
+    if n == 0 {
+        return Ok(());
+    }
+    let flags = match axis {
+        CompressedAxis::Row => csr_mm(ptr, idx, vals, b, n, c, scale),
+        CompressedAxis::Column => scatter_into(c, scale, fresh, "SpMM accumulator", |acc| {
+            csc_mm_scatter(ptr, idx, vals, b, n, acc, alpha_acc(scale))
+        })?,
+    };
+    if flags & NO_MEMORY != 0 {
+        return Err(Error::allocation(
+            "SpMM accumulator",
+            n,
+            size_of::<V::Acc>(),
+        ));
+    }
+    check_flags::<V>(flags, "SpMM")
+}
+
+/// `C = A B` for a CSR / CSC matrix `A` (m x k) and a dense `B` (k x n, read in
+/// place when row-major); `C` is a new row-major m x n tensor. CSR runs row
+/// ranges in parallel.
 ///
 /// ```
 /// use arrow_sparse::kernels::spmv::spmm_csx;
@@ -290,145 +1128,178 @@ pub fn spmm_csx<V: Numeric, I: Index, P: Index>(
         ));
     }
     let n = b.shape()[1];
-    let b = b.to_row_major()?;
-    let bv = &b.values()[..];
-    let (ptr, idx, vals) = (&a.indptr()[..], &a.indices()[..], &a.values()[..]);
-    let nnz = vals.len();
-    let bound = |p: P| p.as_usize().min(nnz);
-    match a.axis() {
-        CompressedAxis::Row => {
-            // each row sums into a local n-length accumulator, then narrows into
-            // its slice of C: no m x n accumulator and no extra pass over C
-            let mut c = vec![V::ZERO; m * n];
-            advise_huge_pages(&c);
-            let bad = std::sync::atomic::AtomicBool::new(false);
-            let block = (CHUNK / n.max(1)).max(1);
-            let run = |(bi, out): (usize, &mut [V])| {
-                let mut acc = vec![V::acc_zero(); n];
-                let mut failed = false;
-                for (r, row) in out.chunks_mut(n.max(1)).enumerate() {
-                    let i = bi * block + r;
-                    let (lo, hi) = (bound(ptr[i]), bound(ptr[i + 1]));
-                    acc.fill(V::acc_zero());
-                    for kk in lo..hi.max(lo) {
-                        let j = idx[kk].as_usize();
-                        let Some(bj) = bv.get(j * n..j * n + n) else {
-                            failed = true;
-                            continue;
-                        };
-                        let v = vals[kk];
-                        for (o, &b) in acc.iter_mut().zip(bj) {
-                            *o = V::madd(*o, v, b);
-                        }
-                    }
-                    for (o, &s) in row.iter_mut().zip(&acc) {
-                        match V::from_acc(s) {
-                            Some(v) => *o = v,
-                            None => failed = true,
-                        }
-                    }
-                }
-                if failed {
-                    bad.store(true, std::sync::atomic::Ordering::Relaxed);
-                }
-            };
-            if n > 0 {
-                if nnz * n >= 1 << 16 {
-                    c.par_chunks_mut(block * n).enumerate().for_each(run);
-                } else {
-                    c.chunks_mut(block * n).enumerate().for_each(run);
-                }
-            }
-            if bad.into_inner() {
-                // an overflow, or an index of a tensor built without validation
-                let out_of_range = idx.iter().any(|j| j.as_usize() >= k);
-                return Err(if out_of_range {
-                    unvalidated_index(k)
-                } else {
-                    Error::overflow("SpMM sum", "a row", V::TYPE.name())
-                });
-            }
-            DenseTensor::try_new(vec![m, n], c.into())
-        }
-        CompressedAxis::Column => {
-            let mut acc = vec![V::acc_zero(); m * n];
-            advise_huge_pages(&acc);
-            for j in 0..k {
-                for kk in bound(ptr[j])..bound(ptr[j + 1]).max(bound(ptr[j])) {
-                    let i = idx[kk].as_usize();
-                    if i >= m {
-                        continue;
-                    }
-                    let v = vals[kk];
-                    for (o, &bj) in acc[i * n..i * n + n].iter_mut().zip(&bv[j * n..j * n + n]) {
-                        *o = V::madd(*o, v, bj);
-                    }
-                }
-            }
-            let out: Vec<V> = acc
-                .into_iter()
-                .map(|s| narrow::<V>(s, "SpMM sum"))
-                .collect::<Result<_>>()?;
-            DenseTensor::try_new(vec![m, n], out.into())
-        }
-    }
+    let bv = operand_values(b)?;
+    let len = m
+        .checked_mul(n)
+        .ok_or_else(|| Error::allocation("SpMM result", usize::MAX, size_of::<V>()))?;
+    let mut c = alloc::zeroed::<V>(len, "SpMM result")?;
+    csx_mm(
+        a.axis(),
+        a.shape(),
+        a.indptr(),
+        a.indices(),
+        a.values(),
+        &bv,
+        n,
+        &mut c,
+        None,
+        true,
+    )?;
+    DenseTensor::try_new(vec![m, n], c.into())
 }
 
-/// `y = A x` for any 2-D sparse tensor (CSR, CSC, COO) or a GCS / DM tensor
-/// (with `x` over the column dimensions, flattened); dispatches on the format and
-/// the index types. The result is flat (row-major over the row dimensions).
+/// `C = A B` into the caller's `c` for a CSR / CSC matrix `A` (m x k): `b` is
+/// the row-major k x n operand, `c` the row-major m x n result (nothing is
+/// allocated for float64 / float32 values).
 ///
 /// ```
-/// use arrow_sparse::kernels::spmv::spmv;
-/// use arrow_sparse::{AnyTensor, CompressedAxis, Convert, CooTensor};
-/// let a = CooTensor::<f64, i64>::from_entries(vec![2, 2], &[(vec![0, 0], 1.0), (vec![1, 1], 2.0)])?;
-/// let x = [3.0, 4.0];
-/// for t in [AnyTensor::from(a.clone()), a.to_csx::<i32, i32>(CompressedAxis::Column)?.into()] {
-///     assert_eq!(spmv::<f64>(&t, &x)?, vec![3.0, 8.0]);
-/// }
+/// use arrow_sparse::kernels::spmv::spmm_csx_into;
+/// use arrow_sparse::{CompressedAxis, CsxMatrix};
+/// // [[1, 0], [0, 2]] as CSR, times [[1, 2, 3], [4, 5, 6]]
+/// let a = CsxMatrix::<f32, i32>::try_new(CompressedAxis::Row, vec![2, 2], vec![0, 1, 2].into(), vec![0, 1].into(), vec![1.0, 2.0].into())?;
+/// let mut c = [0.0f32; 6];
+/// spmm_csx_into(&a, &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], 3, &mut c)?;
+/// assert_eq!(c, [1.0, 2.0, 3.0, 8.0, 10.0, 12.0]);
 /// # Ok::<(), arrow_sparse::Error>(())
 /// ```
-pub fn spmv<V: Numeric>(a: &AnyTensor, x: &[V]) -> Result<Vec<V>> {
-    let mismatch = || Error::Type {
-        what: "SpMV value type".into(),
-        expected: V::TYPE.name().into(),
-        found: a.value_type().name().into(),
+pub fn spmm_csx_into<V: Numeric, I: Index, P: Index>(
+    a: &CsxMatrix<V, I, P>,
+    b: &[V],
+    n: usize,
+    c: &mut [V],
+) -> Result<()> {
+    csx_mm(
+        a.axis(),
+        a.shape(),
+        a.indptr(),
+        a.indices(),
+        a.values(),
+        b,
+        n,
+        c,
+        None,
+        false,
+    )
+}
+
+fn coo_mm<V: Numeric, I: Index>(
+    a: &CooTensor<V, I>,
+    b: &[V],
+    n: usize,
+    c: &mut [V],
+    scale: Scale<V>,
+    fresh: bool,
+) -> Result<()> {
+    if a.ndim() != 2 {
+        return Err(Error::shape(
+            "COO SpMM",
+            "a 2-D matrix",
+            format!("{}-D", a.ndim()),
+        ));
+    }
+    check_mm(a.shape()[0], a.shape()[1], b, n, c.len())?;
+    if n == 0 {
+        return Ok(());
+    }
+    let coords = Coords {
+        c: a.coords(),
+        layout: a.layout(),
+        nnz: a.nnz(),
+    };
+    let vals = &a.values()[..];
+    let flags = scatter_into(c, scale, fresh, "SpMM accumulator", |acc| {
+        coo_mm_scatter(coords, vals, b, n, acc, alpha_acc(scale))
+    })?;
+    check_flags::<V>(flags, "SpMM")
+}
+
+fn mm<V: Numeric>(a: &AnyTensor, b: &[V], n: usize, c: &mut [V], scale: Scale<V>) -> Result<()> {
+    let (m, k) = matrix_shape(a)?;
+    check_mm(m, k, b, n, c.len())?;
+    let csx = |x: &AnyCsx, c: &mut [V]| -> Result<()> {
+        with_csx_slices!(x, V, |ptr, idx, vals| csx_mm(
+            x.axis(),
+            x.shape(),
+            ptr,
+            idx,
+            vals,
+            b,
+            n,
+            c,
+            scale,
+            false
+        ))
+    };
+    let coo = |x: &AnyCoo, c: &mut [V]| -> Result<()> {
+        with_index_type!(x.index_type(), J => {
+            let t = x.downcast::<V, J>().ok_or_else(|| value_mismatch::<V>(x.value_type()))?;
+            coo_mm(&t, b, n, c, scale, false)
+        })
     };
     match a {
-        AnyTensor::Csx(m) => {
-            let m = m.unify_index_types()?;
-            with_index_type!(m.index_type(), J => spmv_csx(&m.downcast::<V, J, J>().ok_or_else(mismatch)?, x))
+        AnyTensor::Csx(x) => csx(x, c),
+        AnyTensor::Coo(x) => coo(x, c),
+        AnyTensor::Gcs(g) => csx(g.matrix(), c),
+        AnyTensor::Dm(d) => {
+            if !d.views().is_empty() {
+                return Err(Error::Unsupported(
+                    "SpMM of a DM tensor with views (materialise it first)".into(),
+                ));
+            }
+            match d.storage() {
+                AnyTensor::Csx(x) => csx(x, c),
+                AnyTensor::Coo(x) if x.shape().len() == 2 => coo(x, c),
+                other => Err(Error::Unsupported(format!(
+                    "DM SpMM needs CSR / CSC or 2-D COO storage, found {}",
+                    other.format()
+                ))),
+            }
         }
-        AnyTensor::Coo(c) => {
-            with_index_type!(c.index_type(), J => spmv_coo(&c.downcast::<V, J>().ok_or_else(mismatch)?, x))
-        }
-        AnyTensor::Gcs(g) => {
-            let xd = operand(g.map(), x)?;
-            let m = g.matrix().unify_index_types()?;
-            let y = with_index_type!(m.index_type(), J => {
-                let csx = m.downcast::<V, J, J>().ok_or_else(mismatch)?;
-                spmv_gcs(&GcsTensor::try_new(g.map().clone(), csx)?, &xd)?
-            });
-            Ok(y.values().to_vec())
-        }
-        AnyTensor::Dm(d) => Ok(spmv_dm(d, &operand(d.map(), x)?)?.values().to_vec()),
         other => Err(Error::Unsupported(format!(
-            "SpMV of a {} tensor",
+            "SpMM of a {} tensor",
             other.format()
         ))),
     }
 }
 
-/// A flat vector as the dense operand over a two-part map's column dimensions.
-fn operand<V: Numeric>(map: &crate::dims::DimMap, x: &[V]) -> Result<DenseTensor<V>> {
-    if map.reduced_ndim() != 2 {
-        return Err(Error::shape(
-            "SpMV",
-            "a map with two parts",
-            format!("{} parts", map.reduced_ndim()),
-        ));
-    }
-    check_len("SpMV vector", x.len(), map.reduced_shape()[1])?;
-    let col_shape: Vec<usize> = map.part(1).iter().map(|&d| map.shape()[d]).collect();
-    DenseTensor::try_new(col_shape, x.to_vec().into())
+/// `C = A B` into the caller's `c` for any matrix [`spmv`] takes: `b` is the
+/// row-major k x n operand, `c` the row-major m x n result (GCS / DM: k and m
+/// of the reduced matrix). Nothing is allocated for float64 / float32 values.
+///
+/// ```
+/// use arrow_sparse::kernels::spmv::spmm_into;
+/// use arrow_sparse::{AnyTensor, CooTensor};
+/// let a: AnyTensor = CooTensor::<i64, i32>::from_entries(vec![1, 2], &[(vec![0, 0], 2), (vec![0, 1], 3)])?.into();
+/// let mut c = [0i64; 2];
+/// spmm_into(&a, &[1, 10, 100, 1000], 2, &mut c)?; // [2, 3] x [[1, 10], [100, 1000]]
+/// assert_eq!(c, [302, 3020]);
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
+pub fn spmm_into<V: Numeric>(a: &AnyTensor, b: &[V], n: usize, c: &mut [V]) -> Result<()> {
+    mm(a, b, n, c, None)
+}
+
+/// The BLAS-style general form `C = alpha A B + beta C` of [`spmm_into`];
+/// `beta = 0` overwrites `c` without reading it.
+///
+/// ```
+/// use arrow_sparse::kernels::spmv::spmm_scaled_into;
+/// use arrow_sparse::{AnyTensor, CompressedAxis, Convert, CooTensor};
+/// let a: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![2, 2], &[(vec![0, 0], 1.0), (vec![1, 1], 1.0)])?
+///     .to_csx::<i32, i32>(CompressedAxis::Column)?
+///     .into();
+/// let mut c = [1.0, 1.0, 1.0, 1.0];
+/// spmm_scaled_into(3.0, &a, &[1.0, 2.0, 3.0, 4.0], 2, -1.0, &mut c)?; // 3 A B - C
+/// assert_eq!(c, [2.0, 5.0, 8.0, 11.0]);
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
+pub fn spmm_scaled_into<V: Numeric>(
+    alpha: V,
+    a: &AnyTensor,
+    b: &[V],
+    n: usize,
+    beta: V,
+    c: &mut [V],
+) -> Result<()> {
+    mm(a, b, n, c, Some((alpha, beta)))
 }

@@ -1052,7 +1052,7 @@ mod tests {
                 .unwrap();
         assert!(matches!(
             huge.to_csx::<i64, i64>(CompressedAxis::Row),
-            Err(Error::Overflow { .. })
+            Err(Error::Allocation { .. })
         ));
         assert!(huge.to_csx::<i64, i64>(CompressedAxis::Column).is_ok());
     }

@@ -1,6 +1,5 @@
 //! Exit codes, and the error type that carries one.
 
-use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use arrow_sparse::Error;
