@@ -6,6 +6,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .errors import (
+    AllocationError as AllocationError,
     ArrowError as ArrowError,
     ArrowSparseError as ArrowSparseError,
     ArrowSparseIOError as ArrowSparseIOError,
@@ -14,6 +15,7 @@ from .errors import (
     InvariantError as InvariantError,
     IpcError as IpcError,
     LengthError as LengthError,
+    LimitError as LimitError,
     MisalignedError as MisalignedError,
     NumericOverflowError as NumericOverflowError,
     ParquetError as ParquetError,

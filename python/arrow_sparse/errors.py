@@ -29,6 +29,8 @@ __all__ = [
     "ArrowSparseIOError",
     "ArrowError",
     "ParquetError",
+    "LimitError",
+    "AllocationError",
     "InternalError",
 ]
 
@@ -87,6 +89,16 @@ class ArrowError(ArrowSparseError, ValueError):
 
 class ParquetError(ArrowSparseError, ValueError):
     """An error reported by the Parquet reader or writer (corrupt archive)."""
+
+
+class LimitError(ArrowSparseError, ValueError):
+    """A file declares more than its read limit allows (by default 16 bytes per
+    input byte, at least 64 MiB): hostile or corrupt input, or a limit set too low."""
+
+
+class AllocationError(ArrowSparseError, MemoryError):
+    """A kernel or conversion could not allocate its output (for example a vector
+    as long as a huge declared extent)."""
 
 
 class InternalError(ArrowSparseError, RuntimeError):

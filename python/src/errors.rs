@@ -23,6 +23,8 @@ fn class_name(e: &Error) -> &'static str {
         Error::Io(_) => "ArrowSparseIOError",
         Error::Arrow(_) => "ArrowError",
         Error::Parquet(_) => "ParquetError",
+        Error::Limit { .. } => "LimitError",
+        Error::Allocation { .. } => "AllocationError",
         _ => "ArrowSparseError",
     }
 }

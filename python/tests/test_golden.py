@@ -12,7 +12,7 @@ FILES = sorted(p.stem for p in GOLDEN.glob("*.arrow"))
 
 def test_golden_files_are_all_here():
     # a renamed or removed golden file must not silently shrink the suite
-    assert len(FILES) == 13, FILES
+    assert len(FILES) == 18, FILES
 
 
 @pytest.mark.parametrize("name", FILES)
@@ -34,7 +34,9 @@ def test_golden_file_reads_as_libarrow_reports(name, how):
         assert t.index_type == want["index_type"]
         assert list(t.shape) == want["shape"]
         assert t.dim_names == want["dim_names"]
-        assert t.nnz == want["nnz"]
+        # libarrow's dense -> CSF of a float tensor whose only non-zeros are -0.0
+        # stores index entries with no values (SPEC 3.4): we read the empty tensor
+        assert t.nnz == want["nnz"] - want.get("valueless_entries", 0)
         if "axis_order" in want:
             assert t.axis_order == want["axis_order"]
         for a in t.buffers().values():
