@@ -194,9 +194,20 @@ pub(crate) fn par_rows<T: Send, P: Index>(
         if hi - lo < 2 || b.saturating_sub(a) <= PAR_WORK {
             return leaf(lo, hi, y);
         }
+        // the first row whose work reaches half of the range's work (work(r) is
+        // non-decreasing on a valid indptr), so both halves get about half of it and
+        // the recursion is O(log work) deep
         let target = a + (b - a) / 2;
-        let mid = (lo + 1 + ptr[lo + 1..hi].partition_point(|p| p.as_usize().min(nnz) < target))
-            .clamp(lo + 1, hi - 1);
+        let (mut l, mut h) = (lo + 1, hi);
+        while l < h {
+            let m = l + (h - l) / 2;
+            if work(m) < target {
+                l = m + 1;
+            } else {
+                h = m;
+            }
+        }
+        let mid = l.clamp(lo + 1, hi - 1);
         let (ya, yb) = y.split_at_mut(((mid - lo) * w).min(y.len()));
         let (fa, fb) = rayon::join(
             || go(ptr, nnz, lo, mid, ya, w, leaf),
@@ -1302,4 +1313,43 @@ pub fn spmm_scaled_into<V: Numeric>(
     c: &mut [V],
 ) -> Result<()> {
     mm(a, b, n, c, Some((alpha, beta)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// The row split halves the work: on 200,000 rows of 10 entries the leaves
+    /// number about (work / PAR_WORK), not one per row. (The split once compared
+    /// the indptr with a target that included the row count, peeled one row off at
+    /// a time, and overflowed the stack of a debug build on a 2·10^6-nnz matrix.)
+    #[test]
+    fn par_rows_splits_the_work_in_halves() {
+        let rows = 200_000usize;
+        let ptr: Vec<i32> = (0..=rows as i32).map(|r| r * 10).collect();
+        let nnz = rows * 10;
+        let mut y = vec![0u8; rows];
+        let leaves = AtomicUsize::new(0);
+        let covered = AtomicUsize::new(0);
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build()
+            .unwrap();
+        pool.install(|| {
+            par_rows(&ptr, nnz, &mut y, 1, &|lo, hi, out: &mut [u8]| {
+                assert_eq!(out.len(), hi - lo);
+                leaves.fetch_add(1, Ordering::Relaxed);
+                covered.fetch_add(hi - lo, Ordering::Relaxed);
+                0
+            })
+        });
+        assert_eq!(covered.load(Ordering::Relaxed), rows);
+        let work = nnz + rows;
+        let leaves = leaves.load(Ordering::Relaxed);
+        assert!(
+            leaves <= 4 * work / PAR_WORK + 4,
+            "{leaves} leaves for {work} work"
+        );
+    }
 }
