@@ -4,6 +4,7 @@
 //! cargo bench --bench ipc                 # everything, about a minute
 //! cargo bench --bench ipc -- ipc/write    # one group
 //! ```
+//! use arrow_sparse::{TensorOptions};
 //!
 //! * `ipc/write/csr/f64_i64/1e7`: `encode` + `EncodedMessage::write_to` into a
 //!   pre-reserved, pre-faulted `Vec` (throughput = message bytes).
@@ -20,6 +21,7 @@
 //! deterministically (`benches/compare/gen.rs`) and written once into a tempdir.
 //! Dropping the reader (munmap) is excluded from the timings, as in the libarrow peer.
 
+use arrow_sparse::TensorOptions;
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -126,13 +128,12 @@ fn benches(c: &mut Criterion) {
         g.bench_function(datagen::size_label(BIG), |b| {
             b.iter(|| {
                 AnyCsx::try_new(
-                    m.axis(),
                     m.shape().to_vec(),
+                    m.axis(),
                     m.indptr().clone(),
                     m.indices().clone(),
                     m.values().clone(),
-                    Vec::new(),
-                    Validation::Full,
+                    &TensorOptions::default(),
                 )
                 .expect("valid")
             })

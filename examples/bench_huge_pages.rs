@@ -8,11 +8,13 @@
 //! for i in 1 2 3 4 5 6 7; do for hp in 1 0; do
 //!   ARROW_SPARSE_HUGE_PAGES=$hp target/release/examples/bench_huge_pages; done; done
 //! ```
+//! use arrow_sparse::{EntryOrder};
 //!
 //! Data: a canonical 10^6 x 10^6 COO matrix with ~10^7 non-zeros (f64, int64
 //! indices), its CSR form, a dense 10^6 x 16 operand for SpMM and a dense 4000 x
 //! 4000 matrix one third non-zero. Results: `benches/RESULTS.md`, "Kernels".
 
+use arrow_sparse::EntryOrder;
 use arrow_sparse::kernels::{convert, spmv};
 use arrow_sparse::{CompressedAxis, CooTensor, CoordLayout, DenseTensor};
 use std::time::Instant;
@@ -37,10 +39,10 @@ fn main() {
     let vals: Vec<f64> = (0..nnz).map(|k| 0.5 + (k % 7) as f64).collect();
     let coo = CooTensor::<f64, i64>::try_new(
         vec![rows, cols],
-        coords.into(),
         CoordLayout::RowMajor,
+        EntryOrder::Canonical,
+        coords.into(),
         vals.into(),
-        true,
     )
     .unwrap();
     let csr = convert::coo_to_csx::<f64, i64, i64>(&coo, CompressedAxis::Row).unwrap();

@@ -8,10 +8,12 @@
 //! bench_io run DIR [--iters N]     read each file N times (default 3) on one thread and print
 //!                                  the best time as `RESULT file mode seconds MB/s` lines
 //! ```
+//! use arrow_sparse::{EntryOrder};
 //!
 //! Modes: `default` (duplicates refused: sorted input is checked for free, unsorted
 //! input is sorted to find them) and `keep` (duplicates kept: parsing alone).
 
+use arrow_sparse::EntryOrder;
 use std::path::Path;
 use std::time::Instant;
 
@@ -73,10 +75,10 @@ fn write(path: &Path, shape: &[u64], coords: Vec<i64>, rng: &mut SplitMix64) -> 
     let values: Vec<f64> = (0..n).map(|_| rng.value()).collect();
     let coo = CooTensor::<f64, i64>::try_new(
         shape.iter().map(|&d| d as usize).collect(),
-        coords.into(),
         CoordLayout::RowMajor,
+        EntryOrder::Any,
+        coords.into(),
         values.into(),
-        false,
     )?;
     let t0 = Instant::now();
     io::write_path(path, &TensorMessage::from(AnyTensor::from(coo)))?;

@@ -5,6 +5,7 @@
 #![cfg(feature = "parquet")]
 
 mod common;
+use arrow_sparse::{EntryOrder, TensorOptions};
 use common::{Rng, cli, cli_ok};
 
 use std::path::Path;
@@ -18,7 +19,7 @@ use arrow_sparse::column::{self, SparseTensorArray, SparseTensorType, io};
 use arrow_sparse::dims::DimMap;
 use arrow_sparse::{
     AnyCoo, AnyTensor, CompressedAxis, Convert, CooTensor, CoordLayout, Error, Format, IndexBuffer,
-    IndexType, Validation, ValueBuffer, ValueType,
+    IndexType, ValueBuffer, ValueType,
 };
 use half::f16;
 use proptest::prelude::*;
@@ -75,12 +76,11 @@ fn random_coo(r: &mut Rng, shape: &[usize], nnz: usize, vt: ValueType) -> AnyTen
     AnyTensor::Coo(
         AnyCoo::try_new(
             shape.to_vec(),
-            IndexBuffer::Int64(coords.into()),
             CoordLayout::RowMajor,
+            EntryOrder::Canonical,
+            IndexBuffer::Int64(coords.into()),
             value_buffer(vt, &values),
-            true,
-            vec![],
-            Validation::Full,
+            &TensorOptions::default(),
         )
         .unwrap(),
     )
@@ -396,12 +396,11 @@ fn mixed_indptr_types_and_column_major_coo() {
     // column-major coordinates are stored row-major: same entries, row-major layout
     let cm = AnyCoo::try_new(
         vec![2, 3],
-        IndexBuffer::Int32(vec![0, 1, 1, 2].into()),
         CoordLayout::ColumnMajor,
+        EntryOrder::Canonical,
+        IndexBuffer::Int32(vec![0, 1, 1, 2].into()),
         ValueBuffer::UInt8(vec![5, 6].into()),
-        true,
-        vec![],
-        Validation::Full,
+        &TensorOptions::default(),
     )
     .unwrap();
     let back = tensors_of(&batch_of(&[AnyTensor::Coo(cm)]));

@@ -4,6 +4,7 @@
 //! libarrow) sees a valid tensor of the storage shape. Specified in
 //! `format/SPEC.md` section 8 and `format/extension-metadata.schema.json`.
 
+use crate::tensor::TensorOptions;
 use serde_json::{Map, Value as J, json};
 
 use crate::dims::{DimMap, ViewChain, ViewOp};
@@ -32,7 +33,7 @@ pub const EXTENSION_NAME: &str = "ARROW:extension:name";
 /// use arrow_sparse::{AnyTensor, CompressedAxis, CsxMatrix, Format};
 /// // a plain CSR matrix [[0, 1], [2, 0]] ...
 /// let m: AnyTensor = CsxMatrix::<f64, i32, i32>::try_new(
-///     CompressedAxis::Row, vec![2, 2], vec![0, 1, 2].into(), vec![1, 0].into(), vec![1.0, 2.0].into())?.into();
+///     vec![2, 2], CompressedAxis::Row, vec![0, 1, 2].into(), vec![1, 0].into(), vec![1.0, 2.0].into())?.into();
 /// // ... sent with metadata saying it stores a GCS tensor whose rows are dimension 1
 /// let json = r#"{"version":1,"shape":[2,2],"dimensions":[1,0],"partitioning":[1]}"#;
 /// let meta = [(EXTENSION_NAME, GCS_NAME), (EXTENSION_METADATA, json)].map(|(k, v)| (k.to_string(), v.to_string()));
@@ -67,9 +68,9 @@ pub const GCS_NAME: &str = "arrow_sparse.gcs";
 ///
 /// ```
 /// use arrow_sparse::ipc::{self, extension::{DM_NAME, EXTENSION_NAME}};
-/// use arrow_sparse::{dims::DimMap, AnyTensor, CooTensor, Format};
+/// use arrow_sparse::{AnyTensor, CooTensor, Format, IndexType, dims::DimMap};
 /// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 2], 2.0)])?.into();
-/// let dm = t.to_dm(DimMap::try_new(vec![2, 3], vec![1, 0], vec![1])?, Format::Coo)?;
+/// let dm = t.to_dm(DimMap::try_new(vec![2, 3], vec![1, 0], vec![1])?, Format::Coo, IndexType::Int64)?;
 /// let encoded = ipc::encode(&dm, &[], &ipc::StreamWriteOptions::default())?;
 /// let message = arrow_ipc::root_as_message(&encoded.header[8..])?;
 /// let custom = message.custom_metadata().expect("custom metadata");
@@ -85,7 +86,7 @@ pub const DM_NAME: &str = "arrow_sparse.dm";
 /// use arrow_sparse::ipc::{self, extension::{EXTENSION_METADATA, EXTENSION_NAME, GCS_NAME, VERSION}};
 /// use arrow_sparse::{AnyTensor, CompressedAxis, CsxMatrix, Error, Format};
 /// let m: AnyTensor = CsxMatrix::<f64, i32, i32>::try_new(
-///     CompressedAxis::Row, vec![2, 2], vec![0, 1, 2].into(), vec![1, 0].into(), vec![1.0, 2.0].into())?.into();
+///     vec![2, 2], CompressedAxis::Row, vec![0, 1, 2].into(), vec![1, 0].into(), vec![1.0, 2.0].into())?.into();
 /// let send = |version: u64| -> arrow_sparse::Result<_> {
 ///     let json = format!(r#"{{"version":{version},"shape":[2,2],"dimensions":[0,1],"partitioning":[1]}}"#);
 ///     let meta = [(EXTENSION_NAME.to_string(), GCS_NAME.to_string()), (EXTENSION_METADATA.to_string(), json)];
@@ -402,7 +403,10 @@ pub(crate) fn raise_levels(
                 }
                 let n = chain.output_shape().len();
                 let names = names(&o, n)?;
-                AnyTensor::Dm(AnyDm::try_new(map, cur, Vec::new())?.with_views(chain, names)?)
+                AnyTensor::Dm(
+                    AnyDm::try_new(map, cur, &TensorOptions::default())?
+                        .with_views(chain, names)?,
+                )
             }
             other => return Err(parse_err(format!("unknown map kind {other:?}"))),
         };
@@ -428,7 +432,11 @@ fn wrap_gcs(storage: AnyTensor, o: &Map<String, J>) -> Result<AnyTensor> {
     let map = parse_map(o)?;
     let names = names(o, map.ndim())?;
     match storage {
-        AnyTensor::Csx(m) => Ok(AnyTensor::Gcs(AnyGcs::try_new(map, m, names)?)),
+        AnyTensor::Csx(m) => Ok(AnyTensor::Gcs(AnyGcs::try_new(
+            map,
+            m,
+            &TensorOptions::default().with_dim_names(names),
+        )?)),
         other => Err(Error::invariant(
             "GCS storage",
             None,
