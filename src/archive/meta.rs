@@ -9,7 +9,6 @@
 //!  "value_column":"value","rows":2,"row_groups":[{"rows":2,"crc32":3735928559}],
 //!  "writer":"arrow-sparse 0.1.0"}
 //! ```
-//! use arrow_sparse::{EntryOrder, IndexType, TensorOptions};
 //!
 //! Readers refuse other versions with a typed error and ignore fields they do not
 //! know. GCS archives add `"gcs": {"dimensions", "partitioning",
@@ -102,7 +101,6 @@ pub(crate) const LEVEL_COLUMN: &str = "csf_level";
 /// assert_eq!(spec.layout.format(), Format::Csc);
 /// # Ok::<(), arrow_sparse::Error>(())
 /// ```
-/// use arrow_sparse::{IndexType};
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ArchiveLayout {
@@ -198,7 +196,7 @@ impl ArchiveLayout {
     ///
     /// ```
     /// use arrow_sparse::archive::TensorSpec;
-    /// use arrow_sparse::{dims::DimMap, AnyTensor, CooTensor, DmTensor, Format};
+    /// use arrow_sparse::{AnyTensor, CooTensor, DmTensor, Format, IndexType, dims::DimMap};
     /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 1], 1.0), (vec![1, 2], 3.0)])?;
     /// let dm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr, IndexType::Int64)?;
     /// let spec = TensorSpec::of(&AnyTensor::from(dm).into())?;
@@ -229,7 +227,7 @@ impl ArchiveLayout {
 ///
 /// ```
 /// use arrow_sparse::archive::DmChain;
-/// use arrow_sparse::{dims::DimMap, AnyDm, AnyTensor, CooTensor, DmTensor, Format};
+/// use arrow_sparse::{AnyDm, AnyTensor, CooTensor, DmTensor, Format, IndexType, dims::DimMap};
 /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 1], 1.0), (vec![1, 2], 3.0)])?;
 /// let dm: AnyDm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr, IndexType::Int64)?.into();
 /// let t = dm.transpose(0, 1)?;
@@ -249,7 +247,7 @@ impl DmChain {
     ///
     /// ```
     /// use arrow_sparse::archive::DmChain;
-    /// use arrow_sparse::{dims::DimMap, AnyDm, CooTensor, DmTensor, Format};
+    /// use arrow_sparse::{AnyDm, CooTensor, DmTensor, Format, IndexType, dims::DimMap};
     /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 1], 1.0), (vec![1, 2], 3.0)])?;
     /// let dm: AnyDm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr, IndexType::Int64)?.into();
     /// let (chain, storage) = DmChain::of(&dm.transpose(0, 1)?)?;
@@ -284,7 +282,7 @@ impl DmChain {
     ///
     /// ```
     /// use arrow_sparse::archive::DmChain;
-    /// use arrow_sparse::{dims::DimMap, AnyDm, AnyTensor, CooTensor, DmTensor, Format};
+    /// use arrow_sparse::{AnyDm, AnyTensor, CooTensor, DmTensor, Format, IndexType, TensorOptions, dims::DimMap};
     /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 1], 1.0), (vec![1, 2], 3.0)])?;
     /// let inner: AnyDm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr, IndexType::Int64)?.into();
     /// assert_eq!(DmChain::of(&inner)?.0.len(), 1);
@@ -301,7 +299,7 @@ impl DmChain {
     ///
     /// ```
     /// use arrow_sparse::archive::DmChain;
-    /// use arrow_sparse::{dims::DimMap, AnyDm, CooTensor, DmTensor, Format};
+    /// use arrow_sparse::{AnyDm, CooTensor, DmTensor, Format, IndexType, dims::DimMap};
     /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![1, 2], 3.0)])?;
     /// let dm: AnyDm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Coo, IndexType::Int64)?.into();
     /// let (chain, _storage) = DmChain::of(&dm)?;
@@ -316,7 +314,7 @@ impl DmChain {
     ///
     /// ```
     /// use arrow_sparse::archive::DmChain;
-    /// use arrow_sparse::{dims::DimMap, AnyDm, CooTensor, DmTensor, Format};
+    /// use arrow_sparse::{AnyDm, CooTensor, DmTensor, Format, IndexType, dims::DimMap};
     /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![1, 2], 3.0)])?;
     /// let dm: AnyDm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr, IndexType::Int64)?.into();
     /// let (chain, _storage) = DmChain::of(&dm.select(0, 1)?)?;
@@ -338,7 +336,7 @@ impl DmChain {
     ///
     /// ```
     /// use arrow_sparse::archive::DmChain;
-    /// use arrow_sparse::{dims::DimMap, AnyDm, AnyTensor, CooTensor, DmTensor, Error, Format};
+    /// use arrow_sparse::{AnyDm, AnyTensor, CooTensor, DmTensor, Error, Format, IndexType, dims::DimMap};
     /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 1], 1.0), (vec![1, 2], 3.0)])?;
     /// let dm: AnyDm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr, IndexType::Int64)?.into();
     /// let b = dm.broadcast(&[4, 3])?; // the two rows repeated twice
@@ -454,7 +452,6 @@ impl TensorSpec {
     /// assert!(spec.dim_names.is_empty() && spec.custom_metadata.is_empty());
     /// assert_eq!(spec.column_names(), ["dim_0", "dim_1"]);
     /// ```
-    /// use arrow_sparse::{IndexType};
     pub fn coo(shape: Vec<usize>, value_type: ValueType, index_type: IndexType) -> TensorSpec {
         TensorSpec {
             shape,
@@ -535,7 +532,6 @@ impl TensorSpec {
     /// assert_eq!(TensorSpec::of(&AnyTensor::from(dm).into())?.index_type(), Some(IndexType::Int64));
     /// # Ok::<(), arrow_sparse::Error>(())
     /// ```
-    /// use arrow_sparse::{IndexType};
     pub fn index_type(&self) -> Option<IndexType> {
         match self.layout.rows() {
             ArchiveLayout::Coo { index_type, .. }
@@ -556,7 +552,6 @@ impl TensorSpec {
     /// let csc = ArchiveLayout::Csx { axis: CompressedAxis::Column, index_type: IndexType::Int32, indptr_type: IndexType::UInt16 };
     /// assert_eq!(spec.with_layout(csc).indptr_type(), Some(IndexType::UInt16));
     /// ```
-    /// use arrow_sparse::{IndexType};
     pub fn indptr_type(&self) -> Option<IndexType> {
         match self.layout.rows() {
             ArchiveLayout::Csx { indptr_type, .. }
@@ -609,7 +604,6 @@ impl TensorSpec {
     /// let clash = spec.with_dim_names(vec!["x".into(), "value".into(), "z".into()]);
     /// assert_eq!(clash.column_names(), ["dim_0", "dim_1", "dim_2"]);
     /// ```
-    /// use arrow_sparse::{EntryOrder, IndexType, TensorOptions};
     pub fn column_names(&self) -> Vec<String> {
         let n = self.shape.len();
         let named: Vec<String> = (0..n)
