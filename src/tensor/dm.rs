@@ -427,7 +427,7 @@ impl AnyDm {
         let (map, views) = (&self.map, &self.views);
         self.storage.for_each_entry::<V>(&mut |sc, v| {
             map.promote_into(sc, &mut base);
-            views.inverse(&base, &mut |c| f(c, v));
+            views.inverse_unchecked(&base, &mut |c| f(c, v));
         })
     }
 
@@ -449,7 +449,7 @@ impl AnyDm {
         {
             return Ok(None);
         }
-        let base = self.views.forward(coords);
+        let base = self.views.forward_unchecked(coords);
         let mut r = vec![0usize; self.map.reduced_ndim()];
         self.map.reduce_into(&base, &mut r);
         self.storage.get::<V>(&r)
