@@ -4,7 +4,6 @@
 //! cargo bench --bench ipc                 # everything, about a minute
 //! cargo bench --bench ipc -- ipc/write    # one group
 //! ```
-//! use arrow_sparse::{TensorOptions};
 //!
 //! * `ipc/write/csr/f64_i64/1e7`: `encode` + `EncodedMessage::write_to` into a
 //!   pre-reserved, pre-faulted `Vec` (throughput = message bytes).

@@ -8,7 +8,6 @@
 //! for i in 1 2 3 4 5 6 7; do for hp in 1 0; do
 //!   ARROW_SPARSE_HUGE_PAGES=$hp target/release/examples/bench_huge_pages; done; done
 //! ```
-//! use arrow_sparse::{EntryOrder};
 //!
 //! Data: a canonical 10^6 x 10^6 COO matrix with ~10^7 non-zeros (f64, int64
 //! indices), its CSR form, a dense 10^6 x 16 operand for SpMM and a dense 4000 x

@@ -8,7 +8,6 @@
 //! bench_io run DIR [--iters N]     read each file N times (default 3) on one thread and print
 //!                                  the best time as `RESULT file mode seconds MB/s` lines
 //! ```
-//! use arrow_sparse::{EntryOrder};
 //!
 //! Modes: `default` (duplicates refused: sorted input is checked for free, unsorted
 //! input is sorted to find them) and `keep` (duplicates kept: parsing alone).

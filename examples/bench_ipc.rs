@@ -3,7 +3,6 @@
 //! ```text
 //! cargo run --release --example bench_ipc -- --peer target/peer/arrow-sparse-peer
 //! ```
-//! use arrow_sparse::{TensorOptions};
 //! (`benches/compare_ipc.sh` builds the peer and runs this.)
 //!
 //! For each size (10^5, 10^6 and `--nnz`, default 10^7 nnz) it writes a CSR f64 /

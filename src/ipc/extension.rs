@@ -80,10 +80,11 @@ pub const GCS_NAME: &str = "arrow_sparse.gcs";
 /// # Ok::<(), arrow_sparse::Error>(())
 /// ```
 pub const DM_NAME: &str = "arrow_sparse.dm";
-/// The metadata version this crate writes and reads.
+/// The version of the GCS / DM extension metadata (the `"version"` field of the JSON
+/// in `ARROW:extension:metadata`) this crate writes and reads.
 ///
 /// ```
-/// use arrow_sparse::ipc::{self, extension::{EXTENSION_METADATA, EXTENSION_NAME, GCS_NAME, VERSION}};
+/// use arrow_sparse::ipc::{self, extension::{EXTENSION_METADATA, EXTENSION_METADATA_VERSION, EXTENSION_NAME, GCS_NAME}};
 /// use arrow_sparse::{AnyTensor, CompressedAxis, CsxMatrix, Error, Format};
 /// let m: AnyTensor = CsxMatrix::<f64, i32, i32>::try_new(
 ///     vec![2, 2], CompressedAxis::Row, vec![0, 1, 2].into(), vec![1, 0].into(), vec![1.0, 2.0].into())?.into();
@@ -93,11 +94,19 @@ pub const DM_NAME: &str = "arrow_sparse.dm";
 ///     let bytes = ipc::encode(&m, &meta, &ipc::StreamWriteOptions::default())?.to_vec().into();
 ///     Ok(ipc::decode(&bytes, &ipc::StreamReadOptions::default())?.expect("a message").0)
 /// };
-/// assert_eq!(send(VERSION)?.tensor.format(), Format::Gcs);
-/// assert!(matches!(send(VERSION + 1), Err(Error::Parse { .. })));
+/// assert_eq!(send(EXTENSION_METADATA_VERSION)?.tensor.format(), Format::Gcs);
+/// assert!(matches!(send(EXTENSION_METADATA_VERSION + 1), Err(Error::Parse { .. })));
 /// # Ok::<(), arrow_sparse::Error>(())
 /// ```
-pub const VERSION: u64 = 1;
+pub const EXTENSION_METADATA_VERSION: u64 = 1;
+
+/// Renamed to [`EXTENSION_METADATA_VERSION`] (the crate had two `VERSION`
+/// constants: this one and the column metadata's).
+#[deprecated(
+    since = "0.2.0",
+    note = "renamed to `ipc::extension::EXTENSION_METADATA_VERSION`"
+)]
+pub const VERSION: u64 = EXTENSION_METADATA_VERSION;
 
 /// Most DM levels (nested maps) a message may describe.
 const MAX_LEVELS: usize = 64;
@@ -170,7 +179,7 @@ pub(crate) fn lower(
         AnyTensor::Gcs(g) => {
             let mut m = map_json("gcs", g.map(), g.dim_names());
             m.remove("kind");
-            m.insert("version".into(), json!(VERSION));
+            m.insert("version".into(), json!(EXTENSION_METADATA_VERSION));
             (GCS_NAME, J::Object(m), AnyTensor::Csx(g.matrix().clone()))
         }
         AnyTensor::Dm(d) => {
@@ -187,7 +196,7 @@ pub(crate) fn lower(
             }
             (
                 DM_NAME,
-                json!({"version": VERSION, "maps": levels}),
+                json!({"version": EXTENSION_METADATA_VERSION, "maps": levels}),
                 storage,
             )
         }
@@ -294,9 +303,9 @@ fn parse_op(v: &J) -> Result<ViewOp> {
 
 fn check_version(o: &Map<String, J>) -> Result<()> {
     match field(o, "version")?.as_u64() {
-        Some(VERSION) => Ok(()),
+        Some(EXTENSION_METADATA_VERSION) => Ok(()),
         _ => Err(parse_err(format!(
-            "unsupported version {} (this reader knows version {VERSION})",
+            "unsupported version {} (this reader knows version {EXTENSION_METADATA_VERSION})",
             o["version"]
         ))),
     }
