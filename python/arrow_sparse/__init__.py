@@ -219,17 +219,19 @@ class Tensor:
         """
         return Tensor(self._t.to_gcs(list(dimensions), list(partitioning), compressed_axis, index_type))
 
-    def to_dm(self, dimensions, partitioning, storage="coo"):
+    def to_dm(self, dimensions, partitioning, storage="coo", index_type="int64"):
         """A DM tensor: the map (``dimensions``, ``partitioning``) over a storage
-        tensor of format ``storage``.
+        tensor of format ``storage`` with ``index_type`` indices.
 
         >>> import arrow_sparse, numpy as np
         >>> t = arrow_sparse.Tensor.from_numpy(np.arange(6.0).reshape(2, 3))
         >>> d = t.to_dm([1, 0], [1], storage="csr")
         >>> d.format, d.to_numpy().tolist() == t.to_numpy().tolist()
         ('dm', True)
+        >>> t.to_dm([1, 0], [1], storage="csr", index_type="int16").index_type
+        'int16'
         """
-        return Tensor(self._t.to_dm(list(dimensions), list(partitioning), storage))
+        return Tensor(self._t.to_dm(list(dimensions), list(partitioning), storage, index_type))
 
     def to_numpy(self):
         """The dense numpy array. A dense tensor gives a read-only view of its
@@ -652,9 +654,7 @@ def _reshape(t, to, index_type, axis_order, dimensions, partitioning, compressed
     if to == "dm":
         dims = list(range(n)) if dimensions is None else list(dimensions)
         parts = list(range(1, n)) if partitioning is None else list(partitioning)
-        if index_type not in (None, "int64"):
-            raise ValueError("to='dm' stores int64 indices: index_type does not apply")
-        return t.to_dm(dims, parts, storage or "coo")
+        return t.to_dm(dims, parts, storage or "coo", it)
     return t.convert(to, it, None if axis_order is None else list(axis_order))
 
 
@@ -676,8 +676,7 @@ def write(path, tensors, *, to=None, index_type=None, axis_order=None, dimension
     * ``to``: the format to convert every tensor to (``"coo"``, ``"csr"``,
       ``"csc"``, ``"csf"``, ``"dense"``, ``"gcs"``, ``"dm"``); without it tensors
       are written as they are;
-    * ``index_type`` (default: the tensor's, else int64; DM storage is always
-      int64), ``axis_order`` (CSF);
+    * ``index_type`` (default: the tensor's, else int64), ``axis_order`` (CSF);
     * ``dimensions`` and ``partitioning``: the map of a GCS / DM tensor (GCS
       default: the mapping with the fewest bytes; DM default: the identity, one
       reduced axis per dimension); giving one of the two keeps the other's default

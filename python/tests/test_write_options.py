@@ -59,6 +59,9 @@ def test_dm_options(tmp_path, storage):
     arrow_sparse.write(path, x, to="dm")
     [t] = arrow_sparse.read(path)
     assert (t.dimensions, t.partitioning, t.storage_format) == ([0, 1, 2], [1, 2], "coo")
+    arrow_sparse.write(path, x, to="dm", storage=storage, index_type="int16")
+    [t] = arrow_sparse.read(path)
+    assert t.index_type == "int16" and np.array_equal(t.to_numpy(), x)
 
 
 def test_csf_axis_order_and_index_type(tmp_path):
@@ -85,7 +88,6 @@ def test_option_misuse_is_a_value_error(tmp_path):
         {"to": "csr", "dimensions": [0, 1]},
         {"to": "dm", "compressed_axis": "row"},
         {"to": "gcs", "storage": "coo"},
-        {"to": "dm", "index_type": "int32"},
         {"row_group_size": 10},
         {"compression": "zstd"},
     ]:
