@@ -20,9 +20,7 @@ use arrow_sparse::io::{
     ImportOptions, MtxWriteOptions, NpzWriteOptions, TnsWriteOptions, mtx, npz, tns,
 };
 use arrow_sparse::ipc::{self, StreamWriteOptions, TensorMessage};
-use arrow_sparse::{
-    AnyTensor, CompressedAxis, Convert, CooTensor, DenseTensor, Format, IndexType,
-};
+use arrow_sparse::{AnyTensor, CompressedAxis, Convert, CooTensor, DenseTensor, Format, IndexType};
 
 type Files = Vec<(String, String, Vec<u8>)>; // (target, name, bytes)
 
@@ -71,7 +69,10 @@ fn tensors() -> Vec<(&'static str, AnyTensor)> {
                 .unwrap()
                 .into(),
         ),
-        ("csf_f32_i32", coo3.to_csf::<i32, i32>(&[1, 0, 2]).unwrap().into()),
+        (
+            "csf_f32_i32",
+            coo3.to_csf::<i32, i32>(&[1, 0, 2]).unwrap().into(),
+        ),
         (
             "dense_i16",
             DenseTensor::<i16>::try_new(vec![2, 3], vec![0, 1, 0, -2, 0, 3].into())
@@ -85,7 +86,9 @@ fn tensors() -> Vec<(&'static str, AnyTensor)> {
         ),
         (
             "dm_f64",
-            AnyTensor::from(coo2.clone()).to_dm(dm_map, Format::Csr).unwrap(),
+            AnyTensor::from(coo2.clone())
+                .to_dm(dm_map, Format::Csr)
+                .unwrap(),
         ),
     ]
 }
@@ -146,8 +149,7 @@ fn generate() -> Files {
         let batch = RecordBatch::try_new(schema.clone(), vec![column.into_array()]).unwrap();
         for (target, ext) in [("column_ipc", "arrow"), ("column_parquet", "parquet")] {
             let path = dir.path().join(format!("{name}.{ext}"));
-            column_io::write_batches(&path, schema.clone(), std::slice::from_ref(&batch))
-                .unwrap();
+            column_io::write_batches(&path, schema.clone(), std::slice::from_ref(&batch)).unwrap();
             out.push((
                 target.into(),
                 format!("gen_table_{name}.{ext}"),

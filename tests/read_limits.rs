@@ -165,11 +165,20 @@ fn no_reader_allocates_more_than_its_bound_on_any_corpus_file() {
     let peak = peak_of(|| r = Some(io::npz::read(&npz, &io::ImportOptions::default())));
     match r.unwrap() {
         Err(Error::Limit { needed, limit, .. }) => {
-            assert!(needed >= 128 << 20 && limit == 64 << 20, "{needed} / {limit}")
+            assert!(
+                needed >= 128 << 20 && limit == 64 << 20,
+                "{needed} / {limit}"
+            )
         }
-        other => panic!("npz_deflated_indptr_2p24.npz: {:?}", other.map(|m| m.tensor.nnz())),
+        other => panic!(
+            "npz_deflated_indptr_2p24.npz: {:?}",
+            other.map(|m| m.tensor.nnz())
+        ),
     }
-    assert!(peak < 16 << 20, "npz_deflated_indptr_2p24.npz: {peak} bytes at peak");
+    assert!(
+        peak < 16 << 20,
+        "npz_deflated_indptr_2p24.npz: {peak} bytes at peak"
+    );
     let pq = limits.join("pq_table_dictionary_count_4e8.parquet");
     let mut r = None;
     let peak = peak_of(|| r = Some(column::io::read_tensors(&pq)));
@@ -177,6 +186,12 @@ fn no_reader_allocates_more_than_its_bound_on_any_corpus_file() {
         Err(e) => e.to_string(),
         Ok(t) => panic!("pq_table_dictionary_count_4e8.parquet read: {t:?}"),
     };
-    assert!(e.contains("a dictionary of 400000000 values does not fit its page"), "{e}");
-    assert!(peak < 16 << 20, "pq_table_dictionary_count_4e8.parquet: {peak} bytes at peak");
+    assert!(
+        e.contains("a dictionary of 400000000 values does not fit its page"),
+        "{e}"
+    );
+    assert!(
+        peak < 16 << 20,
+        "pq_table_dictionary_count_4e8.parquet: {peak} bytes at peak"
+    );
 }

@@ -5,7 +5,9 @@
 #![no_main]
 
 use arrow_sparse::archive::{self, ArchiveReadOptions, ArchiveReader, ArchiveWriteOptions};
-use arrow_sparse_fuzz::{CappedAlloc, assert_same, exercise, read_phase, scratch_file, write_scratch};
+use arrow_sparse_fuzz::{
+    CappedAlloc, assert_same, exercise, read_phase, scratch_file, write_scratch,
+};
 
 #[global_allocator]
 static ALLOC: CappedAlloc = CappedAlloc;
@@ -21,7 +23,12 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
         for (d, &extent) in shape.iter().enumerate() {
             for range in [0..extent, extent / 2..extent, 1..2, 0..usize::MAX] {
                 if let Ok(part) = r.read_range(d, range.clone()) {
-                    assert!(part.rows_read <= r.rows(), "read_range read {} of {} rows", part.rows_read, r.rows());
+                    assert!(
+                        part.rows_read <= r.rows(),
+                        "read_range read {} of {} rows",
+                        part.rows_read,
+                        r.rows()
+                    );
                 }
             }
         }
@@ -34,7 +41,10 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
             let _ = r.row_group_info(i);
             let _ = r.read_row_group(i);
         }
-        assert!(r.row_group_info(n).is_err() && r.read_row_group(n).is_err(), "row group past the end");
+        assert!(
+            r.row_group_info(n).is_err() && r.read_row_group(n).is_err(),
+            "row group past the end"
+        );
         Ok(())
     });
     if let Ok(m) = whole {

@@ -7,7 +7,9 @@
 use std::sync::Arc;
 
 use arrow_sparse::column::{SparseTensorArray, io};
-use arrow_sparse_fuzz::{CappedAlloc, assert_same, exercise, read_phase, scratch_file, write_scratch};
+use arrow_sparse_fuzz::{
+    CappedAlloc, assert_same, exercise, read_phase, scratch_file, write_scratch,
+};
 
 #[global_allocator]
 static ALLOC: CappedAlloc = CappedAlloc;
@@ -30,7 +32,8 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
         Err(e) => panic!("the tensors of one column do not make a column again: {e}"),
     };
     let schema = Arc::new(arrow_schema::Schema::new(vec![column.field("t")]));
-    let batch = arrow_array::RecordBatch::try_new(schema.clone(), vec![column.into_array()]).expect("one column");
+    let batch = arrow_array::RecordBatch::try_new(schema.clone(), vec![column.into_array()])
+        .expect("one column");
     let again = scratch_file("again.parquet");
     if let Err(e) = io::write_batches(&again, schema, &[batch]) {
         panic!("a column that read does not write back: {e}");

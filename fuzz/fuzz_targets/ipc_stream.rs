@@ -28,7 +28,11 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
             let rest = all.slice(at);
             match read_phase(data.len(), || ipc::decode(&rest, &options)) {
                 Ok(Some((m, used))) => {
-                    assert!(used > 0 && used <= rest.len(), "decode used {used} of {}", rest.len());
+                    assert!(
+                        used > 0 && used <= rest.len(),
+                        "decode used {used} of {}",
+                        rest.len()
+                    );
                     if shift == 0 && n < EXERCISED {
                         exercise(&m);
                     }
@@ -41,7 +45,9 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     }
     // the streaming reader over io::Read
     let streamed: Vec<_> = read_phase(data.len(), || {
-        TensorStreamReader::with_options(data, &options).take(64).collect()
+        TensorStreamReader::with_options(data, &options)
+            .take(64)
+            .collect()
     });
     // the same bytes through the streaming reader: the same tensors as message by
     // message (exercised above)

@@ -4,7 +4,9 @@
 #![no_main]
 
 use arrow_sparse::io::{ImportOptions, MtxWriteOptions, mtx};
-use arrow_sparse_fuzz::{CappedAlloc, assert_same, exercise, read_phase, scratch_file, write_scratch};
+use arrow_sparse_fuzz::{
+    CappedAlloc, assert_same, exercise, read_phase, scratch_file, write_scratch,
+};
 
 #[global_allocator]
 static ALLOC: CappedAlloc = CappedAlloc;

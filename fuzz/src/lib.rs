@@ -199,7 +199,10 @@ pub fn ipc_round_trip(m: &TensorMessage) {
     };
     assert_eq!(used, bytes.len(), "re-encoded message length");
     assert_same("IPC round trip", &m.tensor, &back.tensor);
-    assert_eq!(m.custom_metadata, back.custom_metadata, "IPC round trip metadata");
+    assert_eq!(
+        m.custom_metadata, back.custom_metadata,
+        "IPC round trip metadata"
+    );
 }
 
 fn elements(shape: &[usize]) -> Option<usize> {
@@ -228,7 +231,12 @@ fn try_dense(t: &AnyTensor) -> bool {
 /// Whether to run conversions and kernels whose outputs grow with an extent
 /// (indptr arrays, SpMV results): by the largest extent in int64 (see [`worth`]).
 fn try_extents(t: &AnyTensor) -> bool {
-    worth(t.shape().iter().max().and_then(|&m| m.checked_add(1)?.checked_mul(8)))
+    worth(
+        t.shape()
+            .iter()
+            .max()
+            .and_then(|&m| m.checked_add(1)?.checked_mul(8)),
+    )
 }
 
 /// Install, once, the panic hook of `arrow_sparse::error::install_panic_hook` in
@@ -249,7 +257,11 @@ pub fn init() {
                 .location()
                 .map(|l| format!("{}:{}", l.file(), l.line()))
                 .unwrap_or_default();
-            if seen.lock().map(|mut s| s.insert(at.clone())).unwrap_or(false) {
+            if seen
+                .lock()
+                .map(|mut s| s.insert(at.clone()))
+                .unwrap_or(false)
+            {
                 let msg = info
                     .payload()
                     .downcast_ref::<&str>()
@@ -279,7 +291,12 @@ pub fn exercise(m: &TensorMessage) {
         Format::Dense,
     ];
     let extents = try_extents(t);
-    for it in [IndexType::Int64, IndexType::Int32, IndexType::UInt16, IndexType::Int8] {
+    for it in [
+        IndexType::Int64,
+        IndexType::Int32,
+        IndexType::UInt16,
+        IndexType::Int8,
+    ] {
         for to in formats {
             if to == Format::Dense && (it != IndexType::Int64 || !try_dense(t)) {
                 continue;
@@ -287,12 +304,23 @@ pub fn exercise(m: &TensorMessage) {
             if !extents && to != Format::Coo && to != Format::Dense {
                 continue;
             }
-            let Ok(c) = t.convert(to, it, None) else { continue };
+            let Ok(c) = t.convert(to, it, None) else {
+                continue;
+            };
             assert_eq!(c.format(), to, "convert to {to:?}");
             assert_eq!(c.shape(), t.shape(), "convert to {to:?}: shape");
-            assert_eq!(c.value_type(), t.value_type(), "convert to {to:?}: value type");
+            assert_eq!(
+                c.value_type(),
+                t.value_type(),
+                "convert to {to:?}: value type"
+            );
             if to != Format::Dense && t.format() != Format::Dense {
-                assert_eq!(c.nnz(), t.nnz(), "convert {:?} to {to:?}: stored entries", t.format());
+                assert_eq!(
+                    c.nnz(),
+                    t.nnz(),
+                    "convert {:?} to {to:?}: stored entries",
+                    t.format()
+                );
             }
             if it == IndexType::Int64 {
                 // and back to the source's format: the round trip of conversions

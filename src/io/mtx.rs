@@ -34,8 +34,8 @@ use std::io::{BufWriter, Read, Write};
 use std::path::Path;
 
 use super::text::{
-    Entries, Lines, MAX_COMMENTS, MAX_RESERVE, TextLimit, TextValue, is_blank, line_error, one_based,
-    parse_u64, push_u64, show, strictly_sorted,
+    Entries, Lines, MAX_COMMENTS, MAX_RESERVE, TextLimit, TextValue, is_blank, line_error,
+    one_based, parse_u64, push_u64, show, strictly_sorted,
 };
 use super::{ImportOptions, meta, meta_get, open, write_atomic};
 use crate::convert::Convert;

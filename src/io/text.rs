@@ -73,7 +73,12 @@ impl TextLimit {
 
     /// The `declared` entries of a header (at line `line`) against the input's
     /// size, when known.
-    pub(crate) fn declared<R: Read>(&self, declared: u64, line: u64, lines: &Lines<R>) -> Result<()> {
+    pub(crate) fn declared<R: Read>(
+        &self,
+        declared: u64,
+        line: u64,
+        lines: &Lines<R>,
+    ) -> Result<()> {
         let Some(len) = lines.input_len() else {
             return Ok(());
         };

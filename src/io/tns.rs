@@ -26,7 +26,8 @@ use std::path::Path;
 
 use super::mtx::in_file;
 use super::text::{
-    Entries, Lines, TextLimit, TextValue, Tokens, is_blank, line_error, one_based, parse_u64, push_u64, show,
+    Entries, Lines, TextLimit, TextValue, Tokens, is_blank, line_error, one_based, parse_u64,
+    push_u64, show,
 };
 use super::{ImportOptions, meta, meta_get, open, write_atomic};
 use crate::error::{Error, Result};
