@@ -14,7 +14,7 @@ use std::sync::Arc;
 use arrow_array::RecordBatch;
 use arrow_schema::Schema;
 use arrow_sparse::archive::{self, ArchiveCompression, ArchiveWriteOptions};
-use arrow_sparse::column::{SparseTensorArray, io as column_io};
+use arrow_sparse::column::{SparseTensorArray, files as column_io};
 use arrow_sparse::dims::DimMap;
 use arrow_sparse::io::{
     ImportOptions, MtxWriteOptions, NpzWriteOptions, TnsWriteOptions, mtx, npz, tns,
@@ -87,7 +87,7 @@ fn tensors() -> Vec<(&'static str, AnyTensor)> {
         (
             "dm_f64",
             AnyTensor::from(coo2.clone())
-                .to_dm(dm_map, Format::Csr)
+                .to_dm(dm_map, Format::Csr, IndexType::Int64)
                 .unwrap(),
         ),
     ]

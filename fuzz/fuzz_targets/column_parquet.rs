@@ -1,12 +1,12 @@
 //! Sparse tensor columns (extension arrays) in a table read from a Parquet file:
-//! `column::io::read_tensors` and `read_batches`. Every tensor that reads is
+//! `column::files::read_tensors` and `read_batches`. Every tensor that reads is
 //! converted and goes through kernels, and the column must write back as a table
 //! that reads as the same tensors.
 #![no_main]
 
 use std::sync::Arc;
 
-use arrow_sparse::column::{SparseTensorArray, io};
+use arrow_sparse::column::{SparseTensorArray, files as io};
 use arrow_sparse_fuzz::{
     CappedAlloc, assert_same, exercise, read_phase, scratch_file, write_scratch,
 };

@@ -337,7 +337,7 @@ pub fn exercise(m: &TensorMessage) {
         let order: Vec<usize> = (0..ndim).rev().collect();
         if let Ok(map) = DimMap::try_new(t.shape().to_vec(), order.clone(), vec![1]) {
             let _ = t.to_gcs(map.clone(), CompressedAxis::Column, IndexType::Int32);
-            if let Ok(dm) = t.to_dm(map, Format::Csr) {
+            if let Ok(dm) = t.to_dm(map, Format::Csr, IndexType::Int64) {
                 kernels(&dm);
                 ipc_round_trip(&dm.into());
             }
