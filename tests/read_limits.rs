@@ -181,7 +181,7 @@ fn no_reader_allocates_more_than_its_bound_on_any_corpus_file() {
     );
     let pq = limits.join("pq_table_dictionary_count_4e8.parquet");
     let mut r = None;
-    let peak = peak_of(|| r = Some(column::io::read_tensors(&pq)));
+    let peak = peak_of(|| r = Some(column::files::read_tensors(&pq)));
     let e = match r.unwrap() {
         Err(e) => e.to_string(),
         Ok(t) => panic!("pq_table_dictionary_count_4e8.parquet read: {t:?}"),
