@@ -45,6 +45,8 @@ echo "fuzz: building ${#TARGETS[@]} targets ($CARGO_TARGET_DIR)" >&2
 cargo build --release --locked --target "$HOST" --manifest-path fuzz/Cargo.toml \
   $(printf -- '--bin %s ' "${TARGETS[@]}")
 BIN="$CARGO_TARGET_DIR/$HOST/release"
+# 0 seconds: build only (libFuzzer reads -max_total_time=0 as "no limit")
+if [ "$SECONDS_EACH" = 0 ]; then echo "fuzz: built (binaries in $BIN)" >&2; exit 0; fi
 
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/arrow-sparse-fuzz.XXXXXX")"
 trap 'rm -rf "$WORK"' EXIT
