@@ -23,6 +23,8 @@
 #   FUZZ_TIMEOUT     libFuzzer -timeout, seconds per input (default 10)
 #   FUZZ_MAX_LEN     libFuzzer -max_len, bytes (default 65536)
 #   FUZZ_NICE        nice level of the fuzzing processes (default 0)
+#   FUZZ_PROFILE     cargo profile of the build: release (default) or smoke (less
+#                    optimisation, a shorter build; what CI uses)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 ROOT="$PWD"
@@ -42,9 +44,10 @@ export RUSTFLAGS="-Cpasses=sancov-module -Cllvm-args=-sanitizer-coverage-level=4
 
 echo "fuzz: building ${#TARGETS[@]} targets ($CARGO_TARGET_DIR)" >&2
 # --target keeps RUSTFLAGS off build scripts and proc macros
-cargo build --release --locked --target "$HOST" --manifest-path fuzz/Cargo.toml \
+PROFILE="${FUZZ_PROFILE:-release}"
+cargo build --profile "$PROFILE" --locked --target "$HOST" --manifest-path fuzz/Cargo.toml \
   $(printf -- '--bin %s ' "${TARGETS[@]}")
-BIN="$CARGO_TARGET_DIR/$HOST/release"
+BIN="$CARGO_TARGET_DIR/$HOST/$PROFILE"
 # 0 seconds: build only (libFuzzer reads -max_total_time=0 as "no limit")
 if [ "$SECONDS_EACH" = 0 ]; then echo "fuzz: built (binaries in $BIN)" >&2; exit 0; fi
 

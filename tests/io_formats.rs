@@ -1141,3 +1141,46 @@ fn text_readers_check_announced_counts_and_entries_against_the_read_limit() {
         10_000
     );
 }
+
+/// Fuzz finding B (fuzz/FINDINGS.md): a 3-D COO `.npz` whose `_is_array` says
+/// "matrix" read fine but did not write back with the default options (a recorded
+/// `_is_array = false` now only applies to 2-D tensors, which scipy matrices are).
+#[test]
+fn npz_3d_recorded_as_matrix_writes_back_with_default_options() {
+    use std::io::Cursor;
+    let t: AnyTensor = CooTensor::<f32, i64>::from_entries(
+        vec![3, 4, 5],
+        &[(vec![0, 1, 2], 1.5), (vec![2, 3, 4], -2.0)],
+    )
+    .unwrap()
+    .into();
+    let message = TensorMessage {
+        tensor: t.clone(),
+        // what reading such a scipy file records
+        custom_metadata: vec![
+            (meta::NPZ_FLAVOR.to_string(), "scipy".to_string()),
+            (meta::NPZ_IS_ARRAY.to_string(), "false".to_string()),
+        ],
+    };
+    let bytes = npz::write_to(
+        Cursor::new(Vec::new()),
+        &message,
+        &NpzWriteOptions::default(),
+    )
+    .expect("3-D tensor recorded as a matrix writes as a scipy array")
+    .into_inner();
+    let back = npz::read_from(Cursor::new(bytes), "mem.npz", &ImportOptions::default()).unwrap();
+    assert_eq!(
+        (back.tensor.shape(), back.tensor.nnz()),
+        (&[3usize, 4, 5][..], 2)
+    );
+    assert_eq!(back.tensor.get::<f32>(&[0, 1, 2]).unwrap(), Some(1.5));
+    assert_eq!(back.tensor.get::<f32>(&[2, 3, 4]).unwrap(), Some(-2.0));
+    assert!(
+        back.custom_metadata
+            .contains(&(meta::NPZ_IS_ARRAY.to_string(), "true".to_string()))
+    );
+    // an explicit option still refuses
+    let matrix = NpzWriteOptions::default().with_is_array(false);
+    assert!(npz::write_to(Cursor::new(Vec::new()), &message, &matrix).is_err());
+}

@@ -741,7 +741,11 @@ pub fn write_to<W: Write + Seek>(
         NpzFlavor::Scipy => {
             let is_array = options
                 .is_array
-                .or_else(|| meta_get(md, meta::NPZ_IS_ARRAY).map(|v| v == "true"))
+                // a recorded `_is_array = false` only means something for 2-D
+                // tensors (scipy's sparse matrices are 2-D)
+                .or_else(|| {
+                    meta_get(md, meta::NPZ_IS_ARRAY).map(|v| v == "true" || t.shape().len() != 2)
+                })
                 .unwrap_or(true);
             scipy_arrays(t, is_array)?
         }
