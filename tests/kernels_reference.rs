@@ -13,6 +13,8 @@
 //! scatter), `elementwise::binary` (COO, CSR, CSC, CSF, dense; the result keeps
 //! the left operand's format), `reduce::sum_axes` / `sum_all`.
 
+#![allow(clippy::needless_range_loop)] // index loops mirror the formats' definitions
+
 use std::alloc::{GlobalAlloc, Layout, System};
 
 use arrow_sparse::ipc::{self, MmapReader, StreamReadOptions, StreamWriteOptions, TensorMessage};

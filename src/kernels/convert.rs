@@ -248,7 +248,7 @@ fn plan(n: usize, extent: usize, out_bytes: usize, caches: CacheSizes) -> Option
     // a bucket's entries in the scratch (key u32 + minor + value) and in the output
     let per_entry = 4 + 2 * out_bytes;
     let budget = (caches.l2 / 2).max(4096);
-    let wanted = (n.saturating_mul(per_entry)).div_ceil(budget);
+    let wanted = n.saturating_mul(per_entry).div_ceil(budget);
     let max_fanout = (caches.l2 / (4 * 3 * 64)).clamp(16, 4096);
     if wanted <= 1 || extent <= 2 * max_fanout.min(wanted.next_power_of_two()) {
         return None; // fits the cache, or few enough keys to stream directly
@@ -423,8 +423,8 @@ fn partitioned_scatter<I: Index, V: Value>(
     {
         let mut parts = Vec::with_capacity(chunks);
         let (mut rk, mut ri, mut rv) = (&mut skey[..], &mut sidx[..], &mut sval[..]);
-        for c in 0..chunks {
-            let len = bounds[c + 1] - bounds[c];
+        for (c, w) in bounds.windows(2).enumerate() {
+            let len = w[1] - w[0];
             let (k, k2) = rk.split_at_mut(len);
             let (i, i2) = ri.split_at_mut(len);
             let (v, v2) = rv.split_at_mut(len);
@@ -468,9 +468,9 @@ fn partitioned_scatter<I: Index, V: Value>(
         let hi = ((b + 1) << shift).min(extent);
         cur.clear();
         cur.extend(offsets[lo..hi].iter().map(|o| o - offsets[lo]));
-        for c in 0..chunks {
-            let s = bounds[c] + starts[c][b];
-            let e = s + counts[c][b];
+        for ((&at, st), cnt) in bounds.iter().zip(&starts).zip(&counts) {
+            let s = at + st[b];
+            let e = s + cnt[b];
             for ((&k, &m), &v) in skey[s..e].iter().zip(&sidx[s..e]).zip(&sval[s..e]) {
                 let p = cur[k as usize];
                 cur[k as usize] = p + 1;
