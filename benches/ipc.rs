@@ -20,6 +20,7 @@
 //! deterministically (`benches/compare/gen.rs`) and written once into a tempdir.
 //! Dropping the reader (munmap) is excluded from the timings, as in the libarrow peer.
 
+use arrow_sparse::TensorOptions;
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -126,13 +127,12 @@ fn benches(c: &mut Criterion) {
         g.bench_function(datagen::size_label(BIG), |b| {
             b.iter(|| {
                 AnyCsx::try_new(
-                    m.axis(),
                     m.shape().to_vec(),
+                    m.axis(),
                     m.indptr().clone(),
                     m.indices().clone(),
                     m.values().clone(),
-                    Vec::new(),
-                    Validation::Full,
+                    &TensorOptions::default(),
                 )
                 .expect("valid")
             })

@@ -13,6 +13,7 @@
 //! indices), its CSR form, a dense 10^6 x 16 operand for SpMM and a dense 4000 x
 //! 4000 matrix one third non-zero. Results: `benches/RESULTS.md`, "Kernels".
 
+use arrow_sparse::EntryOrder;
 use arrow_sparse::kernels::{convert, spmv};
 use arrow_sparse::{CompressedAxis, CooTensor, CoordLayout, DenseTensor};
 use std::time::Instant;
@@ -37,10 +38,10 @@ fn main() {
     let vals: Vec<f64> = (0..nnz).map(|k| 0.5 + (k % 7) as f64).collect();
     let coo = CooTensor::<f64, i64>::try_new(
         vec![rows, cols],
-        coords.into(),
         CoordLayout::RowMajor,
+        EntryOrder::Canonical,
+        coords.into(),
         vals.into(),
-        true,
     )
     .unwrap();
     let csr = convert::coo_to_csx::<f64, i64, i64>(&coo, CompressedAxis::Row).unwrap();

@@ -12,6 +12,7 @@
 //! Modes: `default` (duplicates refused: sorted input is checked for free, unsorted
 //! input is sorted to find them) and `keep` (duplicates kept: parsing alone).
 
+use arrow_sparse::EntryOrder;
 use std::path::Path;
 use std::time::Instant;
 
@@ -73,10 +74,10 @@ fn write(path: &Path, shape: &[u64], coords: Vec<i64>, rng: &mut SplitMix64) -> 
     let values: Vec<f64> = (0..n).map(|_| rng.value()).collect();
     let coo = CooTensor::<f64, i64>::try_new(
         shape.iter().map(|&d| d as usize).collect(),
-        coords.into(),
         CoordLayout::RowMajor,
+        EntryOrder::Any,
+        coords.into(),
         values.into(),
-        false,
     )?;
     let t0 = Instant::now();
     io::write_path(path, &TensorMessage::from(AnyTensor::from(coo)))?;

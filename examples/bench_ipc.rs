@@ -21,6 +21,7 @@
 //!   O(nnz) validation). GB/s are index bytes (indptr + indices) per second.
 //!   Dropping the reader (munmap) is not timed, on either side.
 
+use arrow_sparse::TensorOptions;
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -439,13 +440,12 @@ fn main() {
         black_box(touch_pages(c.indptr().inner()) + touch_pages(c.indices().inner()));
         let t0 = Instant::now();
         let v = AnyCsx::try_new(
-            c.axis(),
             c.shape().to_vec(),
+            c.axis(),
             c.indptr().clone(),
             c.indices().clone(),
             c.values().clone(),
-            Vec::new(),
-            Validation::Full,
+            &TensorOptions::default(),
         );
         best_validate_mapped = best_validate_mapped.min(t0.elapsed());
         black_box(v.expect("valid"));
@@ -487,13 +487,12 @@ fn main() {
     };
     let t = best_of(iters, || {
         AnyCsx::try_new(
-            c.axis(),
             c.shape().to_vec(),
+            c.axis(),
             c.indptr().clone(),
             c.indices().clone(),
             c.values().clone(),
-            Vec::new(),
-            Validation::Full,
+            &TensorOptions::default(),
         )
         .expect("valid")
     });

@@ -50,6 +50,7 @@ fn main() -> Result<(), arrow_sparse::Error> {
     let dm = coo.to_dm(
         DimMap::try_new(vec![2, 3, 4], vec![0, 2, 1], vec![1, 2])?,
         Format::Csf,
+        IndexType::Int64,
     )?;
     let AnyTensor::Dm(dm) = dm else {
         unreachable!()

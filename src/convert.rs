@@ -19,9 +19,10 @@
 use crate::dims::DimMap;
 use crate::error::{Error, Result};
 use crate::kernels::convert as kernels;
+use crate::tensor::TensorOptions;
 use crate::tensor::{
     AnyDm, AnyTensor, CompressedAxis, CooTensor, CsfTensor, CsxMatrix, DenseTensor, DmTensor,
-    Format, GcsTensor, Validation, recast,
+    Format, GcsTensor, recast,
 };
 use crate::types::{Index, IndexType, Value};
 use crate::{with_index_type, with_value_type};
@@ -50,7 +51,7 @@ pub trait Convert<V: Value> {
     /// use arrow_sparse::{CompressedAxis, Convert, CsxMatrix, Error};
     /// // a 200 x 2 CSC matrix, stored column by column: (150, 0) = 3, then (0, 1) = 2
     /// let csc = CsxMatrix::<f64, i32>::try_new(
-    ///     CompressedAxis::Column, vec![200, 2], vec![0, 1, 2].into(), vec![150, 0].into(), vec![3.0, 2.0].into())?;
+    ///     vec![200, 2], CompressedAxis::Column, vec![0, 1, 2].into(), vec![150, 0].into(), vec![3.0, 2.0].into())?;
     /// let coo = csc.to_coo::<i64>()?;
     /// assert_eq!(coo.coords().as_ref(), &[150, 0, 0, 1]); // row-major coordinates, storage order
     /// assert_eq!(coo.values().as_ref(), &[3.0, 2.0]);
@@ -151,7 +152,7 @@ impl<V: Value, I: Index, P: Index> Convert<V> for CsfTensor<V, I, P> {
                 indptr,
                 indices,
                 self.values().clone(),
-                Validation::Trusted,
+                &TensorOptions::trusted(),
             )?
             .with_dim_names(self.dim_names().to_vec());
         }
@@ -255,7 +256,7 @@ impl<V: Value, I: Index, P: Index> GcsTensor<V, I, P> {
         coo.for_each(|c, _| {
             map.reduce_into(c, &mut r);
             reduced.extend([r[0] as i64, r[1] as i64]);
-        });
+        })?;
         let flat = CooTensor::<V, i64>::from_trusted_parts(
             map.reduced_shape(),
             reduced.into(),
@@ -266,12 +267,12 @@ impl<V: Value, I: Index, P: Index> GcsTensor<V, I, P> {
         let wide = crate::kernels::convert::coo_to_csx::<V, i64, P>(&flat, axis)?;
         let indices = recast::<i64, I>(wide.indices(), "GCS matrix indices")?;
         let matrix = CsxMatrix::try_new_with(
-            axis,
             map.reduced_shape().to_vec(),
+            axis,
             wide.indptr().clone(),
             indices,
             wide.values().clone(),
-            Validation::Trusted,
+            &TensorOptions::trusted(),
         )?;
         Self::try_new(map, matrix)?.with_dim_names(coo.dim_names().to_vec())
     }
@@ -279,19 +280,26 @@ impl<V: Value, I: Index, P: Index> GcsTensor<V, I, P> {
 
 impl<V: Value> DmTensor<V> {
     /// Reduce `coo` (of shape `map.shape()`) with `map` and store the reduced
-    /// tensor in `storage` format (int64 indices; CSF in natural axis order).
+    /// tensor in `storage` format with `index_type` indices (CSF in natural axis
+    /// order).
     ///
     /// ```
-    /// use arrow_sparse::{dims::DimMap, CooTensor, DmTensor, Format};
+    /// use arrow_sparse::{dims::DimMap, CooTensor, DmTensor, Format, IndexType};
     /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3, 4], &[(vec![1, 2, 3], 7.0)])?;
     /// // rows = dimension 2, columns = dimensions (0, 1), stored as CSC
     /// let map = DimMap::try_new(vec![2, 3, 4], vec![2, 0, 1], vec![1])?;
-    /// let dm = DmTensor::<f64>::from_coo(&coo, map, Format::Csc)?;
+    /// let dm = DmTensor::<f64>::from_coo(&coo, map, Format::Csc, IndexType::Int32)?;
     /// assert_eq!(dm.storage().shape(), &[4, 6]);
-    /// assert_eq!(dm.get(&[1, 2, 3])?, Some(7.0));
+    /// assert_eq!(dm.storage().index_type(), Some(IndexType::Int32));
+    /// assert_eq!(dm.get(&[1, 2, 3]), Some(7.0));
     /// # Ok::<(), arrow_sparse::Error>(())
     /// ```
-    pub fn from_coo<I: Index>(coo: &CooTensor<V, I>, map: DimMap, storage: Format) -> Result<Self> {
+    pub fn from_coo<I: Index>(
+        coo: &CooTensor<V, I>,
+        map: DimMap,
+        storage: Format,
+        index_type: IndexType,
+    ) -> Result<Self> {
         if coo.shape() != map.shape() {
             return Err(Error::shape(
                 "DM source",
@@ -305,7 +313,7 @@ impl<V: Value> DmTensor<V> {
         coo.for_each(|c, _| {
             map.reduce_into(c, &mut r);
             reduced.extend(r.iter().map(|&x| x as i64));
-        });
+        })?;
         let flat: AnyTensor = CooTensor::<V, i64>::from_trusted_parts(
             map.reduced_shape(),
             reduced.into(),
@@ -314,14 +322,18 @@ impl<V: Value> DmTensor<V> {
             None,
         )?
         .into();
-        let stored = if storage == Format::Coo {
+        let stored = if storage == Format::Coo && index_type == IndexType::Int64 {
             flat
         } else {
-            flat.convert(storage, crate::IndexType::Int64, None)?
+            flat.convert(storage, index_type, None)?
         };
-        AnyDm::try_new(map, stored, coo.dim_names().to_vec())?
-            .downcast::<V>()
-            .ok_or_else(|| Error::Unsupported("DM storage of another value type (internal)".into()))
+        AnyDm::try_new(
+            map,
+            stored,
+            &TensorOptions::default().with_dim_names(coo.dim_names().to_vec()),
+        )?
+        .downcast::<V>()
+        .ok_or_else(|| Error::Unsupported("DM storage of another value type (internal)".into()))
     }
 }
 
@@ -355,25 +367,26 @@ impl AnyTensor {
     }
 
     /// Wrap this tensor's entries, reduced by `map`, in a DM tensor whose storage
-    /// has format `storage` (int64 indices).
+    /// has format `storage` with `index_type` for its indices (and indptr), the
+    /// same choice [`to_gcs`](Self::to_gcs) offers.
     ///
     /// ```
-    /// use arrow_sparse::{AnyTensor, CompressedAxis, CsxMatrix};
+    /// use arrow_sparse::{AnyTensor, CompressedAxis, CsxMatrix, IndexType};
     /// // [[1, 0, 2], [0, 0, 3]] as CSR
     /// let t: AnyTensor = CsxMatrix::<f64, i32, i64>::try_new(
-    ///     CompressedAxis::Row, vec![2, 3], vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?.into();
+    ///     vec![2, 3], CompressedAxis::Row, vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?.into();
     /// use arrow_sparse::{dims::DimMap, Format};
     /// // the same matrix, stored transposed (3 x 2) as COO
     /// let map = DimMap::try_new(vec![2, 3], vec![1, 0], vec![1])?;
-    /// let dm = t.to_dm(map, Format::Coo)?;
+    /// let dm = t.to_dm(map, Format::Coo, IndexType::Int32)?;
     /// assert_eq!(dm.format(), Format::Dm);
     /// assert_eq!(dm.get::<f64>(&[0, 2])?, Some(2.0));
     /// # Ok::<(), arrow_sparse::Error>(())
     /// ```
-    pub fn to_dm(&self, map: DimMap, storage: Format) -> Result<AnyTensor> {
+    pub fn to_dm(&self, map: DimMap, storage: Format, index_type: IndexType) -> Result<AnyTensor> {
         with_value_type!(self.value_type(), V => {
             let coo = self.to_coo::<V, i64>()?;
-            Ok(AnyTensor::Dm(DmTensor::<V>::from_coo(&coo, map, storage)?.into()))
+            Ok(AnyTensor::Dm(DmTensor::<V>::from_coo(&coo, map, storage, index_type)?.into()))
         })
     }
 
@@ -421,7 +434,7 @@ impl AnyTensor {
                     Format::Dm => {
                         let map = DimMap::identity(coo.shape().to_vec())?;
                         let storage: AnyTensor = CooTensor::<V, I>::from_trusted_parts(coo.shape(), coo.coords().clone(), coo.values().clone(), &[], Some(coo.is_canonical()))?.into();
-                        AnyTensor::Dm(AnyDm::try_new(map, storage, coo.dim_names().to_vec())?)
+                        AnyTensor::Dm(AnyDm::try_new(map, storage, &TensorOptions::default().with_dim_names(coo.dim_names().to_vec()))?)
                     }
                 })
             })

@@ -220,16 +220,21 @@ impl DimMap {
     pub fn reduced_shape(&self) -> &[usize] {
         &self.reduced
     }
-    /// The dimensions of part `g` (for M = 2: part 0 = rows, part 1 = columns).
+    /// The dimensions of part `g` (for M = 2: part 0 = rows, part 1 = columns);
+    /// empty for `g >= reduced_ndim()`.
     ///
     /// ```
     /// use arrow_sparse::dims::DimMap;
     /// let map = DimMap::try_new(vec![2, 3, 4], vec![2, 0, 1], vec![1])?;
     /// assert_eq!(map.part(0), &[2]);
     /// assert_eq!(map.part(1), &[0, 1]);
+    /// assert!(map.part(2).is_empty()); // there are two parts
     /// # Ok::<(), arrow_sparse::Error>(())
     /// ```
     pub fn part(&self, g: usize) -> &[usize] {
+        if g >= self.reduced.len() {
+            return &[];
+        }
         let start = if g == 0 { 0 } else { self.partitioning[g - 1] };
         let end = self
             .partitioning
@@ -245,10 +250,11 @@ impl DimMap {
     /// let map = DimMap::try_new(vec![2, 3, 4], vec![2, 0, 1], vec![1])?;
     /// assert_eq!(map.strides(0), &[1]);
     /// assert_eq!(map.strides(1), &[3, 1]);
+    /// assert!(map.strides(2).is_empty()); // there are two parts
     /// # Ok::<(), arrow_sparse::Error>(())
     /// ```
     pub fn strides(&self, g: usize) -> &[usize] {
-        &self.strides[g]
+        self.strides.get(g).map_or(&[], Vec::as_slice)
     }
 
     /// N-to-M reduction: `out[g] = sum(strides(g)[i] * coords[part(g)[i]])`.
@@ -481,6 +487,30 @@ fn unravel(mut linear: usize, shape: &[usize], out: &mut [usize]) {
     }
 }
 
+/// `coords` has one coordinate per dimension of `shape`, each inside it.
+fn check_coords_in(what: &str, coords: &[usize], shape: &[usize]) -> Result<()> {
+    if coords.len() != shape.len() {
+        return Err(Error::shape(
+            what,
+            format!("{} coordinates", shape.len()),
+            format!("{}", coords.len()),
+        ));
+    }
+    if let Some((d, (&c, &n))) = coords
+        .iter()
+        .zip(shape)
+        .enumerate()
+        .find(|(_, (c, n))| c >= n)
+    {
+        return Err(Error::shape(
+            what,
+            format!("coordinate {d} below {n} (shape {shape:?})"),
+            format!("{c}"),
+        ));
+    }
+    Ok(())
+}
+
 fn rem(x: i128, n: usize) -> usize {
     x.rem_euclid(n as i128) as usize
 }
@@ -587,14 +617,47 @@ impl ViewOp {
 
     /// Forward map: output coordinates to input coordinates.
     ///
+    /// Fails (instead of panicking) when `output` is not this op's output shape
+    /// for `input` or `out_coords` lies outside `output`.
+    ///
     /// ```
     /// use arrow_sparse::dims::ViewOp;
     /// let op = ViewOp::Rotate { dim: 0, shift: 1 };
     /// let mut input = Vec::new();
-    /// op.forward(&[4], &[4], &[0], &mut input);
+    /// op.forward(&[4], &[4], &[0], &mut input)?;
     /// assert_eq!(input, [3]);
+    /// // coordinate 4 is outside the 4 elements
+    /// assert!(op.forward(&[4], &[4], &[4], &mut input).is_err());
+    /// # Ok::<(), arrow_sparse::Error>(())
     /// ```
     pub fn forward(
+        &self,
+        input: &[usize],
+        output: &[usize],
+        out_coords: &[usize],
+        in_coords: &mut Vec<usize>,
+    ) -> Result<()> {
+        self.check_io(input, output)?;
+        check_coords_in("view output coordinates", out_coords, output)?;
+        self.forward_unchecked(input, output, out_coords, in_coords);
+        Ok(())
+    }
+
+    /// `output` is this op's output shape for `input`.
+    fn check_io(&self, input: &[usize], output: &[usize]) -> Result<()> {
+        let expected = self.output_shape(input)?;
+        if expected != output {
+            return Err(Error::shape(
+                "view output shape",
+                format!("{expected:?}"),
+                format!("{output:?}"),
+            ));
+        }
+        Ok(())
+    }
+
+    /// [`forward`](Self::forward) for shapes and coordinates already checked.
+    pub(crate) fn forward_unchecked(
         &self,
         input: &[usize],
         output: &[usize],
@@ -644,10 +707,27 @@ impl ViewOp {
     /// use arrow_sparse::dims::ViewOp;
     /// let op = ViewOp::Broadcast { shape: vec![2, 4] };
     /// let mut outputs = Vec::new();
-    /// op.inverse(&[1, 2], &[2, 4], &[0, 1], &mut |c: &[usize]| outputs.push(c.to_vec()));
+    /// op.inverse(&[1, 2], &[2, 4], &[0, 1], &mut |c: &[usize]| outputs.push(c.to_vec()))?;
     /// assert_eq!(outputs, [[0, 1], [0, 3], [1, 1], [1, 3]]);
+    /// // the input has 1 x 2 elements: (0, 2) is outside it
+    /// assert!(op.inverse(&[1, 2], &[2, 4], &[0, 2], &mut |_: &[usize]| {}).is_err());
+    /// # Ok::<(), arrow_sparse::Error>(())
     /// ```
     pub fn inverse(
+        &self,
+        input: &[usize],
+        output: &[usize],
+        in_coords: &[usize],
+        f: &mut dyn FnMut(&[usize]),
+    ) -> Result<()> {
+        self.check_io(input, output)?;
+        check_coords_in("view input coordinates", in_coords, input)?;
+        self.inverse_unchecked(input, output, in_coords, f);
+        Ok(())
+    }
+
+    /// [`inverse`](Self::inverse) for shapes and coordinates already checked.
+    pub(crate) fn inverse_unchecked(
         &self,
         input: &[usize],
         output: &[usize],
@@ -732,7 +812,7 @@ impl ViewOp {
 ///     .push(ViewOp::Permute { order: vec![1, 0] })?
 ///     .push(ViewOp::Select { dim: 1, index: 1 })?;
 /// assert_eq!(chain.output_shape(), &[3]);
-/// assert_eq!(chain.forward(&[2]), [1, 2]);
+/// assert_eq!(chain.forward(&[2])?, [1, 2]);
 /// # Ok::<(), arrow_sparse::Error>(())
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
@@ -847,14 +927,22 @@ impl ViewChain {
     /// let chain = ViewChain::new(vec![4, 6])
     ///     .push(ViewOp::Slice { dim: 1, start: 1, stop: 6, step: 2 })?;
     /// // output column 2 is base column 1 + 2 * 2
-    /// assert_eq!(chain.forward(&[3, 2]), [3, 5]);
+    /// assert_eq!(chain.forward(&[3, 2])?, [3, 5]);
+    /// // column 3 is outside the 3 output columns
+    /// assert!(chain.forward(&[3, 3]).is_err());
     /// # Ok::<(), arrow_sparse::Error>(())
     /// ```
-    pub fn forward(&self, coords: &[usize]) -> Vec<usize> {
+    pub fn forward(&self, coords: &[usize]) -> Result<Vec<usize>> {
+        check_coords_in("view coordinates", coords, self.output_shape())?;
+        Ok(self.forward_unchecked(coords))
+    }
+
+    /// [`forward`](Self::forward) for coordinates inside the output shape.
+    pub(crate) fn forward_unchecked(&self, coords: &[usize]) -> Vec<usize> {
         let mut cur = coords.to_vec();
         let mut next = Vec::new();
         for (i, op) in self.ops.iter().enumerate().rev() {
-            op.forward(&self.shapes[i], &self.shapes[i + 1], &cur, &mut next);
+            op.forward_unchecked(&self.shapes[i], &self.shapes[i + 1], &cur, &mut next);
             std::mem::swap(&mut cur, &mut next);
         }
         cur
@@ -867,22 +955,35 @@ impl ViewChain {
     /// let chain = ViewChain::new(vec![4, 6])
     ///     .push(ViewOp::Slice { dim: 1, start: 1, stop: 6, step: 2 })?;
     /// let mut hits = Vec::new();
-    /// chain.inverse(&[3, 5], &mut |c: &[usize]| hits.push(c.to_vec()));
+    /// chain.inverse(&[3, 5], &mut |c: &[usize]| hits.push(c.to_vec()))?;
     /// assert_eq!(hits, [[3, 2]]);
     /// // base column 2 is not in the slice
-    /// chain.inverse(&[3, 2], &mut |_: &[usize]| panic!("not visible"));
+    /// chain.inverse(&[3, 2], &mut |_: &[usize]| panic!("not visible"))?;
+    /// // base row 4 is outside the 4 x 6 base
+    /// assert!(chain.inverse(&[4, 0], &mut |_: &[usize]| {}).is_err());
     /// # Ok::<(), arrow_sparse::Error>(())
     /// ```
-    pub fn inverse(&self, base: &[usize], f: &mut dyn FnMut(&[usize])) {
+    ///
+    /// Base coordinates outside the base shape (or of another length) are an error.
+    pub fn inverse(&self, base: &[usize], f: &mut dyn FnMut(&[usize])) -> Result<()> {
+        check_coords_in("base coordinates", base, self.base_shape())?;
+        self.inverse_unchecked(base, f);
+        Ok(())
+    }
+
+    /// [`inverse`](Self::inverse) for coordinates inside the base shape.
+    pub(crate) fn inverse_unchecked(&self, base: &[usize], f: &mut dyn FnMut(&[usize])) {
         self.inverse_from(0, base, f)
     }
 
     fn inverse_from(&self, i: usize, c: &[usize], f: &mut dyn FnMut(&[usize])) {
         match self.ops.get(i) {
             None => f(c),
-            Some(op) => op.inverse(&self.shapes[i], &self.shapes[i + 1], c, &mut |next| {
-                self.inverse_from(i + 1, next, f)
-            }),
+            Some(op) => {
+                op.inverse_unchecked(&self.shapes[i], &self.shapes[i + 1], c, &mut |next| {
+                    self.inverse_from(i + 1, next, f)
+                })
+            }
         }
     }
 }
@@ -1041,10 +1142,12 @@ mod tests {
             for lin in 0..size {
                 let mut c = vec![0; out.len()];
                 unravel(lin, &out, &mut c);
-                let b = chain.forward(&c);
+                let b = chain.forward(&c).unwrap();
                 assert!(b.iter().zip(&base).all(|(x, d)| x < d), "{ops:?}");
                 let mut found = false;
-                chain.inverse(&b, &mut |o| found |= o == c.as_slice());
+                chain
+                    .inverse(&b, &mut |o| found |= o == c.as_slice())
+                    .unwrap();
                 assert!(found, "{ops:?} {c:?} -> {b:?}");
             }
         }
@@ -1056,5 +1159,42 @@ mod tests {
                 .is_err()
         );
         assert!(ViewChain::from_ops(base, vec![ViewOp::Select { dim: 0, index: 3 }]).is_err());
+    }
+
+    /// The public view maps check their caller's shapes and coordinates instead of
+    /// indexing out of bounds or dividing by a zero extent (panic audit, #13).
+    #[test]
+    fn view_maps_refuse_bad_shapes_and_coordinates() {
+        let mut out = Vec::new();
+        let rotate = ViewOp::Rotate { dim: 0, shift: 1 };
+        // an empty input extent (rem_euclid by 0) and an output of the wrong shape
+        assert!(rotate.forward(&[0], &[0], &[0], &mut out).is_err());
+        assert!(rotate.forward(&[4], &[5], &[0], &mut out).is_err());
+        // a dimension past the input, coordinates of the wrong length
+        let permute = ViewOp::Permute { order: vec![1, 0] };
+        assert!(permute.forward(&[2, 3], &[3, 2], &[0], &mut out).is_err());
+        assert!(
+            permute
+                .inverse(&[2, 3], &[3, 2], &[0, 1, 2], &mut |_| {})
+                .is_err()
+        );
+        let select = ViewOp::Select { dim: 5, index: 0 };
+        assert!(select.forward(&[2, 3], &[2], &[0], &mut out).is_err());
+        assert!(select.inverse(&[2, 3], &[2], &[0, 0], &mut |_| {}).is_err());
+        // a slice step that would overflow start + coordinate * step
+        let slice = ViewOp::Slice {
+            dim: 0,
+            start: 0,
+            stop: 4,
+            step: usize::MAX,
+        };
+        assert!(slice.forward(&[4], &[4], &[3], &mut out).is_err());
+        let chain = ViewChain::new(vec![2, 3]);
+        assert!(chain.forward(&[0]).is_err());
+        assert!(chain.forward(&[2, 0]).is_err());
+        assert!(chain.inverse(&[0, 3], &mut |_| {}).is_err());
+        assert_eq!(chain.forward(&[1, 2]).unwrap(), [1, 2]);
+        let map = DimMap::try_new(vec![2, 3], vec![0, 1], vec![1]).unwrap();
+        assert!(map.part(7).is_empty() && map.strides(7).is_empty());
     }
 }

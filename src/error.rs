@@ -35,7 +35,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 /// use arrow_sparse::{CompressedAxis, CsxMatrix, Error};
 /// // a 2 x 2 CSR matrix needs 3 indptr entries
 /// let err = CsxMatrix::<f64, i32>::try_new(
-///     CompressedAxis::Row, vec![2, 2], vec![0, 1].into(), vec![0].into(), vec![1.0].into()).unwrap_err();
+///     vec![2, 2], CompressedAxis::Row, vec![0, 1].into(), vec![0].into(), vec![1.0].into()).unwrap_err();
 /// assert!(matches!(&err, Error::Length { buffer, expected: 3, found: 2 } if buffer == "indptr"));
 /// assert_eq!(err.to_string(), "buffer indptr has 2 elements, expected 3");
 /// ```

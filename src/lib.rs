@@ -64,7 +64,8 @@ pub use convert::Convert;
 pub use error::{Error, Result};
 pub use tensor::{
     AnyCoo, AnyCsf, AnyCsx, AnyDense, AnyDm, AnyGcs, AnyTensor, CompressedAxis, CooTensor,
-    CoordLayout, CsfTensor, CsxMatrix, DenseTensor, DmTensor, Format, GcsTensor, Validation,
+    CoordLayout, CsfTensor, CsxMatrix, DenseTensor, DmTensor, EntryOrder, Format, GcsTensor,
+    TensorOptions, Validation,
 };
 pub use types::{Index, IndexType, Value, ValueType};
 

@@ -18,6 +18,7 @@
 
 mod common;
 
+use arrow_sparse::{EntryOrder, TensorOptions};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::{Cell, RefCell};
 use std::collections::HashSet;
@@ -240,10 +241,10 @@ fn built_tensors() -> Vec<Built> {
     // entries (0,1)=7 (1,0)=-8 (2,3)=9, coordinates stored dimension by dimension
     let coo_cm = CooTensor::<i32, i32>::try_new(
         vec![3, 4],
-        vec![0, 1, 2, 1, 0, 3].into(),
         CoordLayout::ColumnMajor,
+        EntryOrder::Canonical,
+        vec![0, 1, 2, 1, 0, 3].into(),
         vec![7, -8, 9].into(),
-        true,
     )
     .unwrap();
     let csr = CooTensor::<f32, i32>::from_entries(
@@ -263,8 +264,8 @@ fn built_tensors() -> Vec<Built> {
     .with_dim_names(names(&["row", "col"]))
     .unwrap();
     let csr_f16 = CsxMatrix::<f16, u8, u16>::try_new(
-        CompressedAxis::Row,
         vec![3, 4],
+        CompressedAxis::Row,
         vec![0u16, 2, 2, 4].into(),
         vec![0u8, 3, 1, 2].into(),
         vec![
@@ -277,16 +278,16 @@ fn built_tensors() -> Vec<Built> {
     )
     .unwrap();
     let csc = CsxMatrix::<u16, i16, i32>::try_new(
-        CompressedAxis::Column,
         vec![5, 4],
+        CompressedAxis::Column,
         vec![0i32, 2, 2, 5, 6].into(),
         vec![1i16, 3, 0, 2, 4, 4].into(),
         vec![10u16, 65535, 1, 2, 3, 500].into(),
     )
     .unwrap();
     let csr_empty = CsxMatrix::<f64, i64, i64>::try_new(
-        CompressedAxis::Row,
         vec![3, 2],
+        CompressedAxis::Row,
         vec![0i64, 0, 0, 0].into(),
         Vec::<i64>::new().into(),
         Vec::<f64>::new().into(),
@@ -369,6 +370,7 @@ fn built_tensors() -> Vec<Built> {
         .to_dm(
             arrow_sparse::dims::DimMap::try_new(vec![3, 4, 5], vec![1, 2, 0], vec![1]).unwrap(),
             arrow_sparse::Format::Csr,
+            IndexType::Int64,
         )
         .unwrap()
     else {
@@ -1788,8 +1790,8 @@ fn trusted_tensors_with_bad_indices_convert_without_panicking() {
     let indptr: Vec<i64> = (0..=rows as i64).collect();
     let indices: Vec<i32> = (0..rows as i32).collect();
     let m = CsxMatrix::<u8, i32, i64>::try_new(
-        CompressedAxis::Row,
         vec![rows, rows],
+        CompressedAxis::Row,
         indptr.into(),
         indices.into(),
         vec![1u8; rows].into(),
@@ -1813,44 +1815,44 @@ fn trusted_tensors_with_bad_indices_convert_without_panicking() {
     let coo_neg = trusted(
         CooTensor::<f64, i32>::try_new_with(
             vec![2, 3],
-            vec![0, 1, -1, 5].into(),
             CoordLayout::RowMajor,
+            EntryOrder::Any,
+            vec![0, 1, -1, 5].into(),
             vec![1.0, 2.0].into(),
-            false,
-            Validation::Trusted,
+            &TensorOptions::trusted(),
         )
         .map(Into::into),
     );
     let coo_oob = trusted(
         CooTensor::<f32, i64>::try_new_with(
             vec![2, 3],
-            vec![7, 1, 1, 9].into(),
             CoordLayout::ColumnMajor,
+            EntryOrder::Canonical,
+            vec![7, 1, 1, 9].into(),
             vec![1.0, 2.0].into(),
-            true,
-            Validation::Trusted,
+            &TensorOptions::trusted(),
         )
         .map(Into::into),
     );
     let csr_oob = trusted(
         CsxMatrix::<i32, i16, i16>::try_new_with(
-            CompressedAxis::Row,
             vec![2, 3],
+            CompressedAxis::Row,
             vec![0, 1, 2].into(),
             vec![3, -2].into(),
             vec![1, 2].into(),
-            Validation::Trusted,
+            &TensorOptions::trusted(),
         )
         .map(Into::into),
     );
     let csc_dec = trusted(
         CsxMatrix::<i32, i16, i16>::try_new_with(
-            CompressedAxis::Column,
             vec![3, 3],
+            CompressedAxis::Column,
             vec![0, 2, 0, 2].into(),
             vec![0, 1].into(),
             vec![1, 2].into(),
-            Validation::Trusted,
+            &TensorOptions::trusted(),
         )
         .map(Into::into),
     );
@@ -1861,7 +1863,7 @@ fn trusted_tensors_with_bad_indices_convert_without_panicking() {
             vec![vec![0, 2, 2].into()],
             vec![vec![5, -1].into(), vec![9, -7].into()],
             vec![1, 2].into(),
-            Validation::Trusted,
+            &TensorOptions::trusted(),
         )
         .map(Into::into),
     );

@@ -5,6 +5,7 @@
 #![cfg(feature = "parquet")]
 
 mod common;
+use arrow_sparse::{EntryOrder, TensorOptions};
 use common::{Rng, cli, cli_ok};
 
 use std::path::Path;
@@ -14,11 +15,11 @@ use std::sync::Arc;
 use arrow_array::{Array, ArrayRef, Int64Array, RecordBatch, StructArray};
 use arrow_schema::{DataType, Field, Schema};
 use arrow_sparse::buffer::points_into;
-use arrow_sparse::column::{self, SparseTensorArray, SparseTensorType, io};
+use arrow_sparse::column::{self, SparseTensorArray, SparseTensorType, files};
 use arrow_sparse::dims::DimMap;
 use arrow_sparse::{
     AnyCoo, AnyTensor, CompressedAxis, Convert, CooTensor, CoordLayout, Error, Format, IndexBuffer,
-    IndexType, Validation, ValueBuffer, ValueType,
+    IndexType, ValueBuffer, ValueType,
 };
 use half::f16;
 use proptest::prelude::*;
@@ -75,12 +76,11 @@ fn random_coo(r: &mut Rng, shape: &[usize], nnz: usize, vt: ValueType) -> AnyTen
     AnyTensor::Coo(
         AnyCoo::try_new(
             shape.to_vec(),
-            IndexBuffer::Int64(coords.into()),
             CoordLayout::RowMajor,
+            EntryOrder::Canonical,
+            IndexBuffer::Int64(coords.into()),
             value_buffer(vt, &values),
-            true,
-            vec![],
-            Validation::Full,
+            &TensorOptions::default(),
         )
         .unwrap(),
     )
@@ -329,8 +329,8 @@ fn null_rows_round_trip_through_ipc_and_parquet_files() {
         let batch = RecordBatch::try_new(schema.clone(), vec![column.into_array()]).unwrap();
         for ext in ["arrow", "parquet"] {
             let path = dir.path().join(format!("nulls{c}.{ext}"));
-            io::write_batches(&path, schema.clone(), std::slice::from_ref(&batch)).unwrap();
-            let (_, batches) = io::read_batches(&path).unwrap();
+            files::write_batches(&path, schema.clone(), std::slice::from_ref(&batch)).unwrap();
+            let (_, batches) = files::read_batches(&path).unwrap();
             let back: Vec<Option<AnyTensor>> = batches
                 .iter()
                 .flat_map(|b| {
@@ -342,7 +342,7 @@ fn null_rows_round_trip_through_ipc_and_parquet_files() {
                 .collect();
             let want: Vec<Option<AnyTensor>> = rows.iter().map(|r| r.cloned()).collect();
             assert_eq!(back, want, "case {c} {ext}");
-            let non_null = io::read_tensors(&path).unwrap().unwrap();
+            let non_null = files::read_tensors(&path).unwrap().unwrap();
             assert_eq!(
                 non_null,
                 vec![ts[0].clone(), ts[1].clone()],
@@ -396,12 +396,11 @@ fn mixed_indptr_types_and_column_major_coo() {
     // column-major coordinates are stored row-major: same entries, row-major layout
     let cm = AnyCoo::try_new(
         vec![2, 3],
-        IndexBuffer::Int32(vec![0, 1, 1, 2].into()),
         CoordLayout::ColumnMajor,
+        EntryOrder::Canonical,
+        IndexBuffer::Int32(vec![0, 1, 1, 2].into()),
         ValueBuffer::UInt8(vec![5, 6].into()),
-        true,
-        vec![],
-        Validation::Full,
+        &TensorOptions::default(),
     )
     .unwrap();
     let back = tensors_of(&batch_of(&[AnyTensor::Coo(cm)]));
@@ -595,9 +594,13 @@ fn files_of_batches_are_detected_and_read() {
     let batch = batch_of(&ts);
     for name in ["t.arrow", "t.parquet"] {
         let path = dir.path().join(name);
-        io::write_batches(&path, batch.schema(), std::slice::from_ref(&batch)).unwrap();
-        assert_eq!(io::read_tensors(&path).unwrap(), Some(ts.clone()), "{name}");
-        let (schema, _) = io::read_batches(&path).unwrap();
+        files::write_batches(&path, batch.schema(), std::slice::from_ref(&batch)).unwrap();
+        assert_eq!(
+            files::read_tensors(&path).unwrap(),
+            Some(ts.clone()),
+            "{name}"
+        );
+        let (schema, _) = files::read_batches(&path).unwrap();
         assert_eq!(column::sparse_columns(&schema), vec![1]);
     }
     // a stream of record batches
@@ -610,15 +613,18 @@ fn files_of_batches_are_detected_and_read() {
     w.write(&batch).unwrap();
     w.finish().unwrap();
     drop(w);
-    assert_eq!(io::detect(&path).unwrap(), io::FileKind::IpcStream);
-    assert_eq!(io::read_tensors(&path).unwrap(), Some(ts.clone()));
+    assert_eq!(files::detect(&path).unwrap(), files::FileKind::IpcStream);
+    assert_eq!(files::read_tensors(&path).unwrap(), Some(ts.clone()));
     // SparseTensor messages are not record batches
     let msgs = dir.path().join("m.arrow");
     let messages: Vec<arrow_sparse::ipc::TensorMessage> =
         ts.iter().map(|t| t.clone().into()).collect();
     arrow_sparse::ipc::write_tensor_stream(&msgs, &messages, &Default::default()).unwrap();
-    assert_eq!(io::detect(&msgs).unwrap(), io::FileKind::TensorMessages);
-    assert_eq!(io::read_tensors(&msgs).unwrap(), None);
+    assert_eq!(
+        files::detect(&msgs).unwrap(),
+        files::FileKind::TensorMessages
+    );
+    assert_eq!(files::read_tensors(&msgs).unwrap(), None);
 }
 
 proptest! {
@@ -653,7 +659,10 @@ fn cli_converts_to_and_from_columns() {
             table.as_os_str(),
             "--as-column".as_ref(),
         ]);
-        assert_ne!(io::detect(&table).unwrap(), io::FileKind::TensorMessages);
+        assert_ne!(
+            files::detect(&table).unwrap(),
+            files::FileKind::TensorMessages
+        );
         assert_eq!(
             cli_ok(&["dump".as_ref(), table.as_os_str()]),
             want,
@@ -721,7 +730,7 @@ fn pyarrow_round_trip() {
             let batch = batch_of(&ts);
             for ext in ["arrow", "parquet"] {
                 let name = format!("{format}_{vt}_{it}.{ext}");
-                io::write_batches(
+                files::write_batches(
                     dir.path().join(&name),
                     batch.schema(),
                     std::slice::from_ref(&batch),
@@ -744,7 +753,7 @@ fn pyarrow_round_trip() {
     run_python(&python, dir.path());
     for (name, ts, schema) in expected {
         let path = dir.path().join(&name);
-        let (back_schema, batches) = io::read_batches(&path).unwrap();
+        let (back_schema, batches) = files::read_batches(&path).unwrap();
         assert_eq!(
             back_schema.field(1).metadata(),
             schema.field(1).metadata(),

@@ -15,7 +15,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use arrow_sparse::column::io as column_io;
+use arrow_sparse::column::files as column_io;
 use arrow_sparse::ipc::{self, MmapReader};
 use arrow_sparse::{AnyTensor, Error};
 

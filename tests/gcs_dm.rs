@@ -1,6 +1,7 @@
 //! GCS and DM: the seed's worked examples, property tests against a dense
 //! reference, the wire format (extension metadata) and zero-copy views.
 
+use arrow_sparse::TensorOptions;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
@@ -244,7 +245,7 @@ fn ravel(c: &[usize], shape: &[usize]) -> usize {
 impl Dense {
     fn from_coo(t: &CooTensor<i32, i64>) -> Dense {
         let mut data = vec![0; t.shape().iter().product()];
-        t.for_each(|c, v| data[ravel(c, t.shape())] += v);
+        t.for_each(|c, v| data[ravel(c, t.shape())] += v).unwrap();
         Dense {
             shape: t.shape().to_vec(),
             data,
@@ -446,14 +447,14 @@ proptest! {
         let reference = Dense::from_coo(&coo);
         for storage in storages(map.reduced_ndim()) {
             let any: AnyTensor = coo.clone().into();
-            let mut dm = any.to_dm(map.clone(), storage).unwrap();
+            let mut dm = any.to_dm(map.clone(), storage, IndexType::Int64).unwrap();
             let mut expected = reference.clone();
             if nest {
                 // a DM over that DM (identity map over its shape), then permuted:
                 // the permutation folds into the outer map's dimensions
                 let n = dm.shape().len();
                 let order: Vec<usize> = (0..n).rev().collect();
-                let outer = AnyDm::try_new(DimMap::identity(dm.shape().to_vec()).unwrap(), dm.clone(), vec![]).unwrap().permute(&order).unwrap();
+                let outer = AnyDm::try_new(DimMap::identity(dm.shape().to_vec()).unwrap(), dm.clone(), &TensorOptions::default()).unwrap().permute(&order).unwrap();
                 prop_assert!(outer.views().is_empty());
                 dm = AnyTensor::Dm(outer);
                 expected = expected.apply(&ViewOp::Permute { order });
@@ -470,7 +471,7 @@ proptest! {
         let (dims, part) = mapping(coo.ndim(), 2.min(coo.ndim()), seed);
         let map = DimMap::try_new(coo.shape().to_vec(), dims, part).unwrap();
         let storage = *storage_pick.get(&storages(map.reduced_ndim()));
-        let AnyTensor::Dm(mut dm) = AnyTensor::from(coo.clone()).to_dm(map, storage).unwrap() else { unreachable!() };
+        let AnyTensor::Dm(mut dm) = AnyTensor::from(coo.clone()).to_dm(map, storage, IndexType::Int64).unwrap() else { unreachable!() };
         let mut reference = Dense::from_coo(&coo);
         let mut key = [0u8; 32];
         key[..8].copy_from_slice(&seed.to_le_bytes());
@@ -576,7 +577,7 @@ fn extension_metadata_is_as_specified() {
             .permuted(&[0, 1, 2])
             .unwrap(),
         AnyTensor::Gcs(inner),
-        vec![],
+        &TensorOptions::default(),
     )
     .unwrap();
     let dm = dm.slice(2, 1, 4, 2).unwrap().rotate(0, 1).unwrap();
@@ -668,7 +669,9 @@ fn views_of_a_mapped_dm_tensor_copy_nothing() {
         .collect();
     let coo = CooTensor::<i32, i64>::from_entries(vec![50, 40, 50], &entries).unwrap();
     let map = DimMap::try_new(vec![50, 40, 50], vec![2, 0, 1], vec![1]).unwrap();
-    let dm = AnyTensor::from(coo).to_dm(map, Format::Csr).unwrap();
+    let dm = AnyTensor::from(coo)
+        .to_dm(map, Format::Csr, IndexType::Int64)
+        .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("dm.arrow");
     ipc::write_tensor_stream(

@@ -750,7 +750,7 @@ fn gcs_and_dm_files_degrade_to_their_storage_for_libarrow() {
     }
     for storage in [Format::Csf, Format::Dense, Format::Csr] {
         let map = DimMap::try_new(shape.clone(), vec![1, 3, 0, 2], vec![2]).unwrap();
-        let AnyTensor::Dm(dm) = coo.to_dm(map, storage).unwrap() else {
+        let AnyTensor::Dm(dm) = coo.to_dm(map, storage, IndexType::Int64).unwrap() else {
             unreachable!()
         };
         tensors.push(AnyTensor::Dm(dm.slice(1, 1, 5, 2).unwrap()));

@@ -147,7 +147,7 @@ fn gcs_and_dm_spmv_reshape_the_result() {
         .to_gcs(map.clone(), CompressedAxis::Column, IndexType::Int64)
         .unwrap();
     assert!(close(&spmv::spmv::<f64>(&gc, &x).unwrap(), &want));
-    let dm = any.to_dm(map, Format::Csr).unwrap();
+    let dm = any.to_dm(map, Format::Csr, IndexType::Int64).unwrap();
     assert!(close(&spmv::spmv::<f64>(&dm, &x).unwrap(), &want));
     let AnyTensor::Gcs(gt) = &g else {
         unreachable!()
@@ -244,7 +244,8 @@ fn csf_mttkrp_and_ttv_match_the_dense_reference() {
             let t = coo.to_csf::<i64, i64>(&order).unwrap();
             let y = csf::ttv(&t, mode, &v).unwrap();
             let mut got = std::collections::BTreeMap::<Vec<usize>, f64>::new();
-            y.for_each(|c, x| *got.entry(c.to_vec()).or_default() += x);
+            y.for_each(|c, x| *got.entry(c.to_vec()).or_default() += x)
+                .unwrap();
             assert_eq!(got.len(), want_t.len(), "mode {mode} order {order:?}");
             for (k, w) in &want_t {
                 assert!(
@@ -512,8 +513,8 @@ fn outputs_sized_by_declared_extents_are_typed_errors() {
         Err(Error::Allocation { .. })
     ));
     let csc = arrow_sparse::CsxMatrix::<f64, i64>::try_new(
-        CompressedAxis::Column,
         vec![rows, 1],
+        CompressedAxis::Column,
         vec![0i64, 1].into(),
         vec![5i64].into(),
         vec![2.0].into(),

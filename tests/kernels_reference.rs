@@ -149,7 +149,7 @@ fn coo<I: Index>(
         }
     }
     let v: Vec<f64> = e.iter().map(|x| x.1).collect();
-    CooTensor::try_new(shape.to_vec(), c.into(), layout, v.into(), canonical).unwrap()
+    CooTensor::try_new(shape.to_vec(), layout, canonical.into(), c.into(), v.into()).unwrap()
 }
 
 /// CSR / CSC of a matrix by this file's own counting sort (duplicates kept).
@@ -179,7 +179,7 @@ fn csx<I: Index>(
         val[p] = *v;
     }
     let ptr: Vec<I> = ptr.into_iter().map(I::usize_as).collect();
-    CsxMatrix::try_new(axis, shape.to_vec(), ptr.into(), idx.into(), val.into()).unwrap()
+    CsxMatrix::try_new(shape.to_vec(), axis, ptr.into(), idx.into(), val.into()).unwrap()
 }
 
 /// CSF in the natural axis order from canonical entries, by this file's builder.

@@ -7,6 +7,7 @@
 mod common;
 #[path = "common/corpus.rs"]
 mod corpus;
+use arrow_sparse::{EntryOrder, TensorOptions};
 use common::{Rng, cli, cli_ok};
 use corpus::{Gen, Reach, names, random_coo};
 
@@ -23,7 +24,7 @@ use arrow_sparse::dump::json_line;
 use arrow_sparse::ipc::{self, MmapReader, TensorMessage};
 use arrow_sparse::{
     AnyCsf, AnyDm, AnyGcs, AnyTensor, CompressedAxis, Convert, CooTensor, CoordLayout, CsfTensor,
-    DenseTensor, Error, Format, GcsTensor, Index, IndexType, Validation, ValueType,
+    DenseTensor, Error, Format, GcsTensor, Index, IndexType, ValueType,
 };
 use half::f16;
 
@@ -114,7 +115,7 @@ fn gcs_cases(r: &mut Rng) -> Vec<AnyTensor> {
         AnyGcs::try_new(
             g.map().clone(),
             matrix.as_any().clone(),
-            g.dim_names().to_vec(),
+            &TensorOptions::default().with_dim_names(g.dim_names().to_vec()),
         )
         .unwrap(),
     ));
@@ -143,12 +144,15 @@ fn dm_cases(r: &mut Rng) -> Vec<AnyTensor> {
         (Format::Csc, vec![0, 2, 1], vec![2]),
         (Format::Csf, vec![1, 0, 2], vec![1, 2]),
     ] {
-        out.push(x.to_dm(map(dims, part).unwrap(), storage).unwrap());
+        out.push(
+            x.to_dm(map(dims, part).unwrap(), storage, IndexType::Int64)
+                .unwrap(),
+        );
     }
     macro_rules! value_types {
         ($($v:ty),*) => {$(
             let y: AnyTensor = random_coo::<$v, i64>(r, &shape, 20, false, CoordLayout::RowMajor).into();
-            let AnyTensor::Dm(d) = y.to_dm(map(vec![1, 2, 0], vec![2]).unwrap(), Format::Csr).unwrap() else {
+            let AnyTensor::Dm(d) = y.to_dm(map(vec![1, 2, 0], vec![2]).unwrap(), Format::Csr, IndexType::Int64).unwrap() else {
                 unreachable!()
             };
             out.push(AnyTensor::Dm(d.rotate(1, 2).unwrap()));
@@ -158,7 +162,10 @@ fn dm_cases(r: &mut Rng) -> Vec<AnyTensor> {
     // GCS storage: the DM map reduces (4, 3, 5) to (5, 4, 3), which GCS stores as
     // a 12 x 5 CSC matrix
     let dm_map = map(vec![2, 0, 1], vec![1, 2]).unwrap();
-    let AnyTensor::Dm(tmp) = x.to_dm(dm_map.clone(), Format::Coo).unwrap() else {
+    let AnyTensor::Dm(tmp) = x
+        .to_dm(dm_map.clone(), Format::Coo, IndexType::Int64)
+        .unwrap()
+    else {
         unreachable!()
     };
     let gcs = tmp
@@ -171,7 +178,12 @@ fn dm_cases(r: &mut Rng) -> Vec<AnyTensor> {
         .unwrap()
         .with_dim_names(vec!["a".into(), "b".into(), "c".into()])
         .unwrap();
-    let over_gcs = AnyDm::try_new(dm_map, gcs, names(3, true)).unwrap();
+    let over_gcs = AnyDm::try_new(
+        dm_map,
+        gcs,
+        &TensorOptions::default().with_dim_names(names(3, true)),
+    )
+    .unwrap();
     out.push(AnyTensor::Dm(over_gcs.clone()));
     // views: slice, rotate, permute (a view after other views), select, reshape,
     // broadcast
@@ -196,23 +208,35 @@ fn dm_cases(r: &mut Rng) -> Vec<AnyTensor> {
     // nested: a DM (permuted, rotated) over a sliced DM over GCS; three DM levels
     // over a CSR matrix
     let inner = AnyTensor::Dm(over_gcs.slice(0, 1, 4, 1).unwrap());
-    let outer = AnyDm::try_new(DimMap::identity(vec![3, 3, 5]).unwrap(), inner, vec![])
-        .unwrap()
-        .permute(&[2, 0, 1])
-        .unwrap()
-        .rotate(1, 2)
-        .unwrap();
+    let outer = AnyDm::try_new(
+        DimMap::identity(vec![3, 3, 5]).unwrap(),
+        inner,
+        &TensorOptions::default(),
+    )
+    .unwrap()
+    .permute(&[2, 0, 1])
+    .unwrap()
+    .rotate(1, 2)
+    .unwrap();
     out.push(AnyTensor::Dm(outer));
     let mut deep = x
-        .to_dm(map(vec![0, 1, 2], vec![1]).unwrap(), Format::Csr)
+        .to_dm(
+            map(vec![0, 1, 2], vec![1]).unwrap(),
+            Format::Csr,
+            IndexType::Int64,
+        )
         .unwrap();
     for k in 0..2 {
         let s = deep.shape().to_vec();
         deep = AnyTensor::Dm(
-            AnyDm::try_new(DimMap::identity(s).unwrap(), deep, vec![])
-                .unwrap()
-                .transpose(0, 1 + k)
-                .unwrap(),
+            AnyDm::try_new(
+                DimMap::identity(s).unwrap(),
+                deep,
+                &TensorOptions::default(),
+            )
+            .unwrap()
+            .transpose(0, 1 + k)
+            .unwrap(),
         );
     }
     out.push(deep);
@@ -411,8 +435,7 @@ fn csf_trees_that_prefix_merging_would_change_keep_a_level_column() {
             IndexType::Int32.cast_from(&[3]),
         ],
         arrow_sparse::ValueBuffer::Float32(vec![1.0f32].into()),
-        vec![],
-        Validation::Full,
+        &TensorOptions::default(),
     )
     .unwrap();
     let bad = dir.path().join("childless.parquet");
@@ -594,7 +617,11 @@ fn range_reads_skip_row_groups_by_statistics() {
     assert_eq!(got.tensor.format(), Format::Gcs);
     // DM: the rows are storage entries, a range of them is not a DM tensor
     let AnyTensor::Dm(dm) = cases[0]
-        .to_dm(DimMap::identity(vec![200, 30]).unwrap(), Format::Coo)
+        .to_dm(
+            DimMap::identity(vec![200, 30]).unwrap(),
+            Format::Coo,
+            IndexType::Int64,
+        )
         .unwrap()
     else {
         unreachable!()
@@ -774,6 +801,7 @@ fn chunked_writes_and_streamed_reads() {
         .to_dm(
             DimMap::try_new(vec![300, 40], vec![1, 0], vec![1]).unwrap(),
             Format::Coo,
+            IndexType::Int64,
         )
         .unwrap()
     else {
@@ -876,6 +904,7 @@ fn corpus(dir: &Path) -> Vec<(PathBuf, TensorMessage)> {
                 .to_dm(
                     DimMap::try_new(vec![40, 50], vec![1, 0], vec![1]).unwrap(),
                     Format::Csc,
+                    IndexType::Int64,
                 )
                 .unwrap()
             {
@@ -1306,8 +1335,7 @@ fn a_failed_write_leaves_the_destination_alone() {
             IndexType::Int32.cast_from(&[1]),
         ],
         arrow_sparse::ValueBuffer::Float32(vec![1.0f32].into()),
-        vec![],
-        Validation::Full,
+        &TensorOptions::default(),
     )
     .unwrap();
     assert!(
@@ -1574,10 +1602,10 @@ fn run_python_checks(python: &Path, dir: &Path, archives: Vec<serde_json::Value>
         AnyTensor::from(
             CooTensor::<i64, i64>::try_new(
                 c.shape().to_vec(),
-                c.coords().clone(),
                 CoordLayout::RowMajor,
+                EntryOrder::Any,
+                c.coords().clone(),
                 v.into(),
-                false,
             )
             .unwrap(),
         )

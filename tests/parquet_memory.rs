@@ -96,8 +96,8 @@ fn matrix() -> AnyTensor {
     }
     let values: Vec<f64> = (0..NNZ).map(|k| (k % 1013) as f64 * 0.25).collect();
     CsxMatrix::<f64, i64, i64>::try_new(
-        CompressedAxis::Row,
         vec![rows, 100_000],
+        CompressedAxis::Row,
         indptr.into(),
         indices.into(),
         values.into(),

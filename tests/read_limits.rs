@@ -90,8 +90,8 @@ fn read_every_way(path: &Path) {
         "tns" => drop(io::tns::read(path, &io::ImportOptions::default())),
         "npz" => drop(io::npz::read(path, &io::ImportOptions::default())),
         "parquet" => {
-            drop(column::io::read_batches(path));
-            drop(column::io::read_tensors(path));
+            drop(column::files::read_batches(path));
+            drop(column::files::read_tensors(path));
             drop(archive::read_archive(
                 path,
                 &archive::ArchiveReadOptions::default(),
@@ -103,8 +103,8 @@ fn read_every_way(path: &Path) {
             }
         }
         _ => {
-            drop(column::io::read_batches(path));
-            drop(column::io::read_tensors(path));
+            drop(column::files::read_batches(path));
+            drop(column::files::read_tensors(path));
             if let Ok(r) = ipc::MmapReader::open_with(path, &ipc::StreamReadOptions::default()) {
                 for i in 0..r.len() {
                     drop(r.get(i));

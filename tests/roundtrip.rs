@@ -2,6 +2,7 @@
 //! several value / index types, ndim 1-5), stream framing, zero-copy mmap reads
 //! (checked by pointer identity), alignment handling and the trusted fast path.
 
+use arrow_sparse::EntryOrder;
 use std::io::Write;
 
 use arrow_buffer::Buffer;
@@ -93,7 +94,7 @@ proptest! {
         let nnz = coo.nnz();
         let ndim = coo.ndim();
         let col: Vec<i64> = (0..ndim).flat_map(|d| (0..nnz).map(move |k| (d, k))).map(|(d, k)| coo.coords()[k * ndim + d]).collect();
-        let cm = CooTensor::<i32, i64>::try_new(coo.shape().to_vec(), col.into(), CoordLayout::ColumnMajor, coo.values().clone(), false).unwrap();
+        let cm = CooTensor::<i32, i64>::try_new(coo.shape().to_vec(), CoordLayout::ColumnMajor, EntryOrder::Any, col.into(), coo.values().clone()).unwrap();
         let t: AnyTensor = cm.into();
         let bytes = encode_stream(std::slice::from_ref(&t));
         let back = TensorStreamReader::new(&bytes[..]).next().unwrap().unwrap().tensor;

@@ -57,8 +57,8 @@ pub fn csr_f64_i64(nnz: usize, seed: u64) -> CsxMatrix<f64, i64, i64> {
     }
     let values: Vec<f64> = (0..nnz).map(|i| (i % 1000) as f64 * 0.5 + 1.0).collect();
     CsxMatrix::try_new(
-        CompressedAxis::Row,
         vec![rows, COLS],
+        CompressedAxis::Row,
         indptr.into(),
         indices.into(),
         values.into(),

@@ -9,6 +9,7 @@
 //! Everything a case needs is built beforehand; the timed closure runs the kernel
 //! only (its output is dropped outside the timed region).
 
+use arrow_sparse::{EntryOrder, TensorOptions};
 use std::any::Any;
 
 use arrow_sparse::dims::DimMap;
@@ -16,7 +17,7 @@ use arrow_sparse::kernels::elementwise::BinaryOp;
 use arrow_sparse::kernels::{convert, csf, elementwise, reduce, spmv};
 use arrow_sparse::{
     AnyDm, AnyTensor, CompressedAxis, CooTensor, CoordLayout, CsfTensor, CsxMatrix, DenseTensor,
-    GcsTensor, Index, Validation,
+    GcsTensor, Index,
 };
 
 use super::data::{self, Entries, Sparsity};
@@ -146,10 +147,10 @@ fn cast<I: Index>(v: &[i64]) -> Vec<I> {
 pub fn coo_canonical<I: Index>(e: &Entries) -> CooTensor<f64, I> {
     CooTensor::try_new(
         e.shape.clone(),
-        cast::<I>(&e.coords).into(),
         CoordLayout::RowMajor,
+        EntryOrder::Canonical,
+        cast::<I>(&e.coords).into(),
         e.values.clone().into(),
-        true,
     )
     .expect("canonical COO")
 }
@@ -163,10 +164,10 @@ fn coo_column_major<I: Index>(e: &Entries) -> CooTensor<f64, I> {
     c.extend((0..nnz).map(|k| I::usize_as(e.at(k, 1))));
     CooTensor::try_new(
         e.shape.clone(),
-        c.into(),
         CoordLayout::ColumnMajor,
+        EntryOrder::Canonical,
+        c.into(),
         e.values.clone().into(),
-        true,
     )
     .expect("column-major COO")
 }
@@ -181,10 +182,10 @@ fn coo_shuffled<I: Index>(e: &Entries, perm: &[usize]) -> CooTensor<f64, I> {
     let v: Vec<f64> = perm.iter().map(|&k| e.values[k]).collect();
     CooTensor::try_new(
         e.shape.clone(),
-        c.into(),
         CoordLayout::RowMajor,
+        EntryOrder::Any,
+        c.into(),
         v.into(),
-        false,
     )
     .expect("shuffled COO")
 }
@@ -202,8 +203,8 @@ pub fn csr<I: Index>(e: &Entries) -> CsxMatrix<f64, I, I> {
     let indptr: Vec<I> = indptr.into_iter().map(I::usize_as).collect();
     let indices: Vec<I> = (0..e.nnz()).map(|k| I::usize_as(e.at(k, 1))).collect();
     CsxMatrix::try_new(
-        CompressedAxis::Row,
         e.shape.clone(),
+        CompressedAxis::Row,
         indptr.into(),
         indices.into(),
         e.values.clone().into(),
@@ -225,10 +226,10 @@ pub fn matricize<I: Index>(e: &Entries, mode: usize) -> CsxMatrix<f64, I, I> {
     }
     let flat = CooTensor::<f64, I>::try_new(
         vec![e.shape[mode], cols],
-        cast::<I>(&c).into(),
         CoordLayout::RowMajor,
+        EntryOrder::Any,
+        cast::<I>(&c).into(),
         e.values.clone().into(),
-        false,
     )
     .expect("matricized COO");
     convert::coo_to_csx::<f64, I, I>(&flat, CompressedAxis::Row).expect("matricized CSR")
@@ -272,12 +273,12 @@ impl<'s, I: Index> Typed<'s, I> {
         let csc = convert::transpose_csx(&csr).expect("CSC");
         let near: Vec<f64> = s.m.values.iter().map(|v| v * (1.0 + 1e-12)).collect();
         let csr_near = CsxMatrix::<f64, I, I>::try_new_with(
-            CompressedAxis::Row,
             s.m.shape.clone(),
+            CompressedAxis::Row,
             csr.indptr().clone(),
             csr.indices().clone(),
             near.into(),
-            Validation::Trusted,
+            &TensorOptions::trusted(),
         )
         .expect("CSR near");
         let csf2 = convert::coo_to_csf(&coo, &[0, 1]).expect("CSF 2-D");
@@ -285,7 +286,12 @@ impl<'s, I: Index> Typed<'s, I> {
         let csf3 = convert::coo_to_csf(&coo3, &[0, 1, 2]).expect("CSF 3-D");
         let gcs3 =
             GcsTensor::<f64, I, I>::from_coo(&coo3, s.map3(), CompressedAxis::Row).expect("GCS");
-        let dm3 = AnyDm::try_new(s.map3(), gcs3.matrix().clone().into(), Vec::new()).expect("DM");
+        let dm3 = AnyDm::try_new(
+            s.map3(),
+            gcs3.matrix().clone().into(),
+            &TensorOptions::default(),
+        )
+        .expect("DM");
         let coo4 = coo_canonical::<I>(&s.t4);
         let csf4 = convert::coo_to_csf(&coo4, &[0, 1, 2, 3]).expect("CSF 4-D");
         Typed {

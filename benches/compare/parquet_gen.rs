@@ -34,8 +34,8 @@ fn build(mut entries: Vec<(u32, u32)>, rng: &mut SplitMix64) -> CsxMatrix<f64, i
     let indices: Vec<i32> = entries.iter().map(|&(_, c)| c as i32).collect();
     let values: Vec<f64> = (0..entries.len()).map(|_| unit(rng)).collect();
     CsxMatrix::try_new(
-        CompressedAxis::Row,
         vec![DIM, DIM],
+        CompressedAxis::Row,
         indptr.into(),
         indices.into(),
         values.into(),

@@ -194,17 +194,19 @@ class Tensor:
         """
         return Tensor(self._t.to_gcs(list(dimensions), list(partitioning), compressed_axis, index_type))
 
-    def to_dm(self, dimensions, partitioning, storage="coo"):
+    def to_dm(self, dimensions, partitioning, storage="coo", index_type="int64"):
         """A DM tensor: the map (``dimensions``, ``partitioning``) over a storage
-        tensor of format ``storage``.
+        tensor of format ``storage`` with ``index_type`` indices.
 
         >>> import arrow_sparse, numpy as np
         >>> t = arrow_sparse.Tensor.from_numpy(np.arange(6.0).reshape(2, 3))
         >>> d = t.to_dm([1, 0], [1], storage="csr")
         >>> d.format, d.to_numpy().tolist() == t.to_numpy().tolist()
         ('dm', True)
+        >>> t.to_dm([1, 0], [1], storage="csr", index_type="int16").index_type
+        'int16'
         """
-        return Tensor(self._t.to_dm(list(dimensions), list(partitioning), storage))
+        return Tensor(self._t.to_dm(list(dimensions), list(partitioning), storage, index_type))
 
     def to_numpy(self):
         """The dense numpy array. A dense tensor gives a read-only view of its

@@ -45,7 +45,7 @@ fn validation(validate: bool) -> Validation {
 fn read_all(path: &Path, validate: bool) -> Result<Vec<TensorMessage>, Error> {
     let k = kind(path);
     if k != Kind::Text
-        && let Some(ts) = column::io::read_tensors(path)?
+        && let Some(ts) = column::files::read_tensors(path)?
     {
         return Ok(ts.into_iter().map(TensorMessage::from).collect());
     }

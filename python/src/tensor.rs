@@ -8,6 +8,7 @@ use arrow_sparse::{
     AnyCoo, AnyCsf, AnyCsx, AnyDense, AnyGcs, AnyTensor, CompressedAxis, CoordLayout, Format,
     IndexBuffer, IndexType, Validation, ValueBuffer, ValueType,
 };
+use arrow_sparse::{EntryOrder, TensorOptions};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
@@ -208,8 +209,17 @@ impl Tensor {
                     Some(s) => s,
                     None => arrow_sparse::tensor::dense::row_major_strides(&shape),
                 };
-                guarded(py, || AnyDense::try_new(shape, strides, values, names, v))
-                    .map(AnyTensor::Dense)?
+                guarded(py, || {
+                    AnyDense::try_new(
+                        shape,
+                        strides,
+                        values,
+                        &TensorOptions::default()
+                            .with_validation(v)
+                            .with_dim_names(names),
+                    )
+                })
+                .map(AnyTensor::Dense)?
             }
             Format::Coo => {
                 let coords = indices_from(&get("coords")?)?;
@@ -219,7 +229,16 @@ impl Tensor {
                     CoordLayout::RowMajor
                 };
                 guarded(py, || {
-                    AnyCoo::try_new(shape, coords, layout, values, canonical, names, v)
+                    AnyCoo::try_new(
+                        shape,
+                        layout,
+                        EntryOrder::from(canonical),
+                        coords,
+                        values,
+                        &TensorOptions::default()
+                            .with_validation(v)
+                            .with_dim_names(names),
+                    )
                 })
                 .map(AnyTensor::Coo)?
             }
@@ -232,7 +251,16 @@ impl Tensor {
                 let indptr = indices_from(&get("indptr")?)?;
                 let indices = indices_from(&get("indices")?)?;
                 guarded(py, || {
-                    AnyCsx::try_new(axis, shape, indptr, indices, values, names, v)
+                    AnyCsx::try_new(
+                        shape,
+                        axis,
+                        indptr,
+                        indices,
+                        values,
+                        &TensorOptions::default()
+                            .with_validation(v)
+                            .with_dim_names(names),
+                    )
                 })
                 .map(AnyTensor::Csx)?
             }
@@ -248,7 +276,16 @@ impl Tensor {
                 }
                 let order = axis_order.unwrap_or_else(|| (0..n).collect());
                 guarded(py, || {
-                    AnyCsf::try_new(shape, order, indptr, indices, values, names, v)
+                    AnyCsf::try_new(
+                        shape,
+                        order,
+                        indptr,
+                        indices,
+                        values,
+                        &TensorOptions::default()
+                            .with_validation(v)
+                            .with_dim_names(names),
+                    )
                 })
                 .map(AnyTensor::Csf)?
             }
@@ -262,8 +299,15 @@ impl Tensor {
                 let indices = indices_from(&get("indices")?)?;
                 let reduced = map.reduced_shape().to_vec();
                 guarded(py, || {
-                    let m = AnyCsx::try_new(axis, reduced, indptr, indices, values, vec![], v)?;
-                    AnyGcs::try_new(map, m, names)
+                    let m = AnyCsx::try_new(
+                        reduced,
+                        axis,
+                        indptr,
+                        indices,
+                        values,
+                        &TensorOptions::default().with_validation(v),
+                    )?;
+                    AnyGcs::try_new(map, m, &TensorOptions::default().with_dim_names(names))
                 })
                 .map(AnyTensor::Gcs)?
             }
@@ -451,19 +495,22 @@ impl Tensor {
         Ok(Tensor::new(t.into()))
     }
 
-    /// A DM tensor with the given map over storage `storage`.
-    #[pyo3(signature = (dimensions, partitioning, storage="coo"))]
+    /// A DM tensor with the given map over storage `storage` with `index_type`
+    /// indices.
+    #[pyo3(signature = (dimensions, partitioning, storage="coo", index_type="int64"))]
     fn to_dm(
         &self,
         py: Python<'_>,
         dimensions: Vec<usize>,
         partitioning: Vec<usize>,
         storage: &str,
+        index_type: &str,
     ) -> PyResult<Tensor> {
         let storage = parse_format(storage)?;
+        let it = parse_index_type(index_type)?;
         let map =
             DimMap::try_new(self.tensor().shape().to_vec(), dimensions, partitioning).py_err()?;
-        let t = guarded(py, || self.tensor().to_dm(map, storage))?;
+        let t = guarded(py, || self.tensor().to_dm(map, storage, it))?;
         Ok(Tensor::new(t.into()))
     }
 

@@ -3,6 +3,7 @@
 //! sequence, dense buffers from the row-major enumeration). Every tensor built
 //! here passes its format's validating constructor.
 
+use crate::tensor::{EntryOrder, TensorOptions};
 use arrow_array::Array;
 use arrow_buffer::{Buffer, MutableBuffer};
 
@@ -445,7 +446,12 @@ impl Builder {
                     scatter(&values, &spec.shape, &strides)?
                 };
                 AnyTensor::Dense(AnyDense::try_new(
-                    spec.shape, strides, values, names, validation,
+                    spec.shape,
+                    strides,
+                    values,
+                    &TensorOptions::default()
+                        .with_validation(validation)
+                        .with_dim_names(names),
                 )?)
             }
             Kind::Coo {
@@ -462,7 +468,14 @@ impl Builder {
                     CoordLayout::ColumnMajor => concat(coords, ty, "coords")?,
                 };
                 AnyTensor::Coo(AnyCoo::try_new(
-                    spec.shape, coords, layout, values, canonical, names, validation,
+                    spec.shape,
+                    layout,
+                    EntryOrder::from(canonical),
+                    coords,
+                    values,
+                    &TensorOptions::default()
+                        .with_validation(validation)
+                        .with_dim_names(names),
                 )?)
             }
             Kind::Csx {
@@ -496,16 +509,21 @@ impl Builder {
                     _ => names.clone(),
                 };
                 let matrix = AnyCsx::try_new(
-                    axis,
                     shape,
+                    axis,
                     indptr.finish()?,
                     indices.finish()?,
                     values,
-                    matrix_names,
-                    validation,
+                    &TensorOptions::default()
+                        .with_validation(validation)
+                        .with_dim_names(matrix_names),
                 )?;
                 match gcs {
-                    Some(map) => AnyTensor::Gcs(AnyGcs::try_new(*map, matrix, names)?),
+                    Some(map) => AnyTensor::Gcs(AnyGcs::try_new(
+                        *map,
+                        matrix,
+                        &TensorOptions::default().with_dim_names(names),
+                    )?),
                     None => AnyTensor::Csx(matrix),
                 }
             }
@@ -531,8 +549,9 @@ impl Builder {
                         .map(IdxAcc::finish)
                         .collect::<Result<_>>()?,
                     values,
-                    names,
-                    validation,
+                    &TensorOptions::default()
+                        .with_validation(validation)
+                        .with_dim_names(names),
                 )?)
             }
         })

@@ -16,6 +16,7 @@
 //! and add `"dm": {"storage", "maps"}`, the maps being the IPC extension's objects
 //! (serialised and checked by [`crate::ipc::extension`]).
 
+use crate::tensor::{EntryOrder, TensorOptions};
 use serde::{Deserialize, Serialize};
 
 use crate::buffer::{IndexBuffer, ValueBuffer};
@@ -24,7 +25,7 @@ use crate::error::{Error, Result};
 use crate::ipc::TensorMessage;
 use crate::tensor::dense::row_major_strides;
 use crate::tensor::validate::{check_dim_names, check_permutation, check_shape};
-use crate::tensor::{AnyCoo, AnyDm, AnyTensor, CompressedAxis, CoordLayout, Format, Validation};
+use crate::tensor::{AnyCoo, AnyDm, AnyTensor, CompressedAxis, CoordLayout, Format};
 use crate::types::{IndexType, ValueType};
 
 /// The key of the archive's JSON description in the Parquet key-value metadata.
@@ -195,9 +196,9 @@ impl ArchiveLayout {
     ///
     /// ```
     /// use arrow_sparse::archive::TensorSpec;
-    /// use arrow_sparse::{dims::DimMap, AnyTensor, CooTensor, DmTensor, Format};
+    /// use arrow_sparse::{AnyTensor, CooTensor, DmTensor, Format, IndexType, dims::DimMap};
     /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 1], 1.0), (vec![1, 2], 3.0)])?;
-    /// let dm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr)?;
+    /// let dm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr, IndexType::Int64)?;
     /// let spec = TensorSpec::of(&AnyTensor::from(dm).into())?;
     /// assert_eq!(spec.layout.format(), Format::Dm);
     /// assert_eq!(spec.layout.rows().format(), Format::Csr); // the rows are the CSR storage's
@@ -226,9 +227,9 @@ impl ArchiveLayout {
 ///
 /// ```
 /// use arrow_sparse::archive::DmChain;
-/// use arrow_sparse::{dims::DimMap, AnyDm, AnyTensor, CooTensor, DmTensor, Format};
+/// use arrow_sparse::{AnyDm, AnyTensor, CooTensor, DmTensor, Format, IndexType, dims::DimMap};
 /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 1], 1.0), (vec![1, 2], 3.0)])?;
-/// let dm: AnyDm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr)?.into();
+/// let dm: AnyDm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr, IndexType::Int64)?.into();
 /// let t = dm.transpose(0, 1)?;
 /// let (chain, storage) = DmChain::of(&t)?;
 /// assert_eq!((chain.len(), storage.format()), (1, Format::Csr));
@@ -246,9 +247,9 @@ impl DmChain {
     ///
     /// ```
     /// use arrow_sparse::archive::DmChain;
-    /// use arrow_sparse::{dims::DimMap, AnyDm, CooTensor, DmTensor, Format};
+    /// use arrow_sparse::{AnyDm, CooTensor, DmTensor, Format, IndexType, dims::DimMap};
     /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 1], 1.0), (vec![1, 2], 3.0)])?;
-    /// let dm: AnyDm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr)?.into();
+    /// let dm: AnyDm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr, IndexType::Int64)?.into();
     /// let (chain, storage) = DmChain::of(&dm.transpose(0, 1)?)?;
     /// assert_eq!(chain.len(), 1);
     /// // the storage is the untransposed CSR matrix, with the tensor's two entries
@@ -281,12 +282,12 @@ impl DmChain {
     ///
     /// ```
     /// use arrow_sparse::archive::DmChain;
-    /// use arrow_sparse::{dims::DimMap, AnyDm, AnyTensor, CooTensor, DmTensor, Format};
+    /// use arrow_sparse::{AnyDm, AnyTensor, CooTensor, DmTensor, Format, IndexType, TensorOptions, dims::DimMap};
     /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 1], 1.0), (vec![1, 2], 3.0)])?;
-    /// let inner: AnyDm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr)?.into();
+    /// let inner: AnyDm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr, IndexType::Int64)?.into();
     /// assert_eq!(DmChain::of(&inner)?.0.len(), 1);
     /// // a DM level over a DM level: shape (3, 2) mapped onto the (2, 3) tensor below
-    /// let outer = AnyDm::try_new(DimMap::try_new(vec![3, 2], vec![1, 0], vec![1])?, AnyTensor::Dm(inner), vec![])?;
+    /// let outer = AnyDm::try_new(DimMap::try_new(vec![3, 2], vec![1, 0], vec![1])?, AnyTensor::Dm(inner), &TensorOptions::default())?;
     /// assert_eq!(DmChain::of(&outer)?.0.len(), 2);
     /// # Ok::<(), arrow_sparse::Error>(())
     /// ```
@@ -298,9 +299,9 @@ impl DmChain {
     ///
     /// ```
     /// use arrow_sparse::archive::DmChain;
-    /// use arrow_sparse::{dims::DimMap, AnyDm, CooTensor, DmTensor, Format};
+    /// use arrow_sparse::{AnyDm, CooTensor, DmTensor, Format, IndexType, dims::DimMap};
     /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![1, 2], 3.0)])?;
-    /// let dm: AnyDm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Coo)?.into();
+    /// let dm: AnyDm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Coo, IndexType::Int64)?.into();
     /// let (chain, _storage) = DmChain::of(&dm)?;
     /// assert!(!chain.is_empty());
     /// # Ok::<(), arrow_sparse::Error>(())
@@ -313,9 +314,9 @@ impl DmChain {
     ///
     /// ```
     /// use arrow_sparse::archive::DmChain;
-    /// use arrow_sparse::{dims::DimMap, AnyDm, CooTensor, DmTensor, Format};
+    /// use arrow_sparse::{AnyDm, CooTensor, DmTensor, Format, IndexType, dims::DimMap};
     /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![1, 2], 3.0)])?;
-    /// let dm: AnyDm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr)?.into();
+    /// let dm: AnyDm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr, IndexType::Int64)?.into();
     /// let (chain, _storage) = DmChain::of(&dm.select(0, 1)?)?;
     /// let maps: serde_json::Value = serde_json::from_str(&chain.to_json()).unwrap();
     /// let expected = serde_json::json!([{
@@ -335,9 +336,9 @@ impl DmChain {
     ///
     /// ```
     /// use arrow_sparse::archive::DmChain;
-    /// use arrow_sparse::{dims::DimMap, AnyDm, AnyTensor, CooTensor, DmTensor, Error, Format};
+    /// use arrow_sparse::{AnyDm, AnyTensor, CooTensor, DmTensor, Error, Format, IndexType, dims::DimMap};
     /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 1], 1.0), (vec![1, 2], 3.0)])?;
-    /// let dm: AnyDm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr)?.into();
+    /// let dm: AnyDm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr, IndexType::Int64)?.into();
     /// let b = dm.broadcast(&[4, 3])?; // the two rows repeated twice
     /// let (chain, storage) = DmChain::of(&b)?;
     /// let back = chain.wrap(storage.clone(), 2)?;
@@ -508,7 +509,7 @@ impl TensorSpec {
     /// assert_eq!(spec.format(), Format::Coo);
     /// assert_eq!(spec.with_layout(ArchiveLayout::Dense { strides: vec![3, 1] }).format(), Format::Dense);
     /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![1, 2], 3.0)])?;
-    /// let dm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr)?;
+    /// let dm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr, IndexType::Int64)?;
     /// assert_eq!(TensorSpec::of(&AnyTensor::from(dm).into())?.format(), Format::Dm);
     /// # Ok::<(), arrow_sparse::Error>(())
     /// ```
@@ -527,7 +528,7 @@ impl TensorSpec {
     /// assert_eq!(spec.with_layout(ArchiveLayout::Dense { strides: vec![3, 1] }).index_type(), None);
     /// // DM: the index type of the storage (here CSR with int64 indices)
     /// let coo = CooTensor::<f64, i32>::from_entries(vec![2, 3], &[(vec![1, 2], 3.0)])?;
-    /// let dm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr)?;
+    /// let dm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr, IndexType::Int64)?;
     /// assert_eq!(TensorSpec::of(&AnyTensor::from(dm).into())?.index_type(), Some(IndexType::Int64));
     /// # Ok::<(), arrow_sparse::Error>(())
     /// ```
@@ -755,12 +756,11 @@ fn placeholder(shape: &[usize], value_type: ValueType) -> Result<AnyTensor> {
     let empty = arrow_buffer::Buffer::from_vec(Vec::<u8>::new());
     Ok(AnyTensor::Coo(AnyCoo::try_new(
         shape.to_vec(),
-        IndexBuffer::from_body(IndexType::Int64, &empty, 0, 0, "coords", false)?,
         CoordLayout::RowMajor,
+        EntryOrder::Canonical,
+        IndexBuffer::from_body(IndexType::Int64, &empty, 0, 0, "coords", false)?,
         ValueBuffer::from_body(value_type, &empty, 0, 0, "values", false)?,
-        true,
-        Vec::new(),
-        Validation::Full,
+        &TensorOptions::default(),
     )?))
 }
 

@@ -219,7 +219,7 @@ impl ArchiveWriteOptions {
 /// let dir = tempfile::tempdir()?;
 /// let path = dir.path().join("csr.parquet");
 /// let t: AnyTensor = CsxMatrix::<f64, i32, i64>::try_new(
-///     CompressedAxis::Row, vec![3, 3], vec![0, 1, 1, 2].into(), vec![0, 2].into(), vec![1.0, 2.0].into())?.into();
+///     vec![3, 3], CompressedAxis::Row, vec![0, 1, 1, 2].into(), vec![0, 2].into(), vec![1.0, 2.0].into())?.into();
 /// archive::write_archive(&path, &t.clone().into(), &ArchiveWriteOptions::default())?;
 /// let tight = ArchiveReadOptions { max_indptr_len: 3, ..ArchiveReadOptions::default() };
 /// assert!(matches!(archive::read_archive(&path, &tight), Err(arrow_sparse::Error::Overflow { .. })));
@@ -316,7 +316,7 @@ impl ArchiveReadOptions {
     /// let mut indptr = vec![0i64; rows + 1];
     /// indptr[rows] = 1;
     /// let t: AnyTensor = CsxMatrix::<f64, i32, i64>::try_new(
-    ///     CompressedAxis::Row, vec![rows, 2], indptr.into(), vec![1].into(), vec![2.0].into())?.into();
+    ///     vec![rows, 2], CompressedAxis::Row, indptr.into(), vec![1].into(), vec![2.0].into())?.into();
     /// parquet::write_parquet(&path, &t.clone().into(), &WriteOptions::default())?;
     /// let err = parquet::read_parquet(&path, &ReadOptions::default()).unwrap_err();
     /// assert!(matches!(err, Error::Limit { .. }), "{err}");

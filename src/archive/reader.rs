@@ -159,9 +159,9 @@ impl ArchiveReader {
     ///
     /// ```
     /// use arrow_sparse::archive::{self, ArchiveReader, ArchiveReadOptions, ArchiveWriteOptions};
-    /// use arrow_sparse::{dims::DimMap, AnyDm, AnyTensor, CooTensor, DmTensor, Error, Format};
+    /// use arrow_sparse::{AnyDm, AnyTensor, CooTensor, DmTensor, Error, Format, IndexType, dims::DimMap};
     /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 1], 1.0), (vec![1, 2], 3.0)])?;
-    /// let dm: AnyDm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr)?.into();
+    /// let dm: AnyDm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr, IndexType::Int64)?.into();
     /// let b = AnyTensor::Dm(dm.broadcast(&[4, 3])?); // every stored entry appears twice
     /// let dir = tempfile::tempdir()?;
     /// let path = dir.path().join("dm.parquet");
@@ -335,7 +335,7 @@ impl ArchiveReader {
     /// let dir = tempfile::tempdir()?;
     /// let path = dir.path().join("csr.parquet");
     /// let t: AnyTensor = CsxMatrix::<f32, i32, i64>::try_new(
-    ///     CompressedAxis::Row, vec![3, 4], vec![0, 1, 1, 2].into(), vec![0, 3].into(), vec![1.0, 2.0].into())?.into();
+    ///     vec![3, 4], CompressedAxis::Row, vec![0, 1, 1, 2].into(), vec![0, 3].into(), vec![1.0, 2.0].into())?.into();
     /// archive::write_archive(&path, &t.into(), &ArchiveWriteOptions::default())?;
     /// let r = ArchiveReader::open(&path)?;
     /// let spec = r.spec();
@@ -499,11 +499,11 @@ impl ArchiveReader {
     /// let dir = tempfile::tempdir()?;
     /// let path = dir.path().join("csr.parquet");
     /// // [[1, 0, 0], [0, 2, 0], [0, 0, 3], [4, 0, 0]]
-    /// let t: AnyTensor = CsxMatrix::<f64, i32, i64>::try_new(CompressedAxis::Row, vec![4, 3],
+    /// let t: AnyTensor = CsxMatrix::<f64, i32, i64>::try_new(vec![4, 3], CompressedAxis::Row,
     ///     vec![0, 1, 2, 3, 4].into(), vec![0, 1, 2, 0].into(), vec![1.0, 2.0, 3.0, 4.0].into())?.into();
     /// archive::write_archive(&path, &t.into(), &ArchiveWriteOptions::default())?;
     /// let r = ArchiveReader::open(&path)?;
-    /// let rows_1_2: AnyTensor = CsxMatrix::<f64, i32, i64>::try_new(CompressedAxis::Row, vec![2, 3],
+    /// let rows_1_2: AnyTensor = CsxMatrix::<f64, i32, i64>::try_new(vec![2, 3], CompressedAxis::Row,
     ///     vec![0, 1, 2].into(), vec![1, 2].into(), vec![2.0, 3.0].into())?.into();
     /// assert_eq!(r.read_range(0, 1..3)?.tensor, rows_1_2);
     /// assert_eq!(r.read_range(0, 3..100)?.tensor.shape(), &[1, 3]); // clamped to the extent
@@ -564,7 +564,7 @@ impl ArchiveReader {
     /// let dir = tempfile::tempdir()?;
     /// let path = dir.path().join("csr.parquet");
     /// // [[1, 0, 0], [0, 2, 0], [0, 0, 3], [4, 0, 0]]
-    /// let t: AnyTensor = CsxMatrix::<f64, i32, i64>::try_new(CompressedAxis::Row, vec![4, 3],
+    /// let t: AnyTensor = CsxMatrix::<f64, i32, i64>::try_new(vec![4, 3], CompressedAxis::Row,
     ///     vec![0, 1, 2, 3, 4].into(), vec![0, 1, 2, 0].into(), vec![1.0, 2.0, 3.0, 4.0].into())?.into();
     /// archive::write_archive(&path, &t.into(), &ArchiveWriteOptions::default().with_row_group_size(2))?;
     /// let chunk = ArchiveReader::open(&path)?.read_row_group(1)?; // rows 2 and 3

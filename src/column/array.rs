@@ -1,6 +1,7 @@
 //! [`SparseTensorArray`]: a checked sparse tensor column whose rows are read as
 //! tensors without copying their buffers.
 
+use crate::tensor::{EntryOrder, TensorOptions};
 use std::sync::Arc;
 
 use arrow_array::{
@@ -622,12 +623,13 @@ impl SparseTensorArray {
                 };
                 AnyTensor::Coo(AnyCoo::try_new(
                     shape,
-                    self.index(1, row)?,
                     CoordLayout::RowMajor,
+                    EntryOrder::from(canonical),
+                    self.index(1, row)?,
                     self.values(2, row)?,
-                    canonical,
-                    names,
-                    v,
+                    &TensorOptions::default()
+                        .with_validation(v)
+                        .with_dim_names(names),
                 )?)
             }
             Format::Csr | Format::Csc => {
@@ -637,13 +639,14 @@ impl SparseTensorArray {
                     CompressedAxis::Column
                 };
                 AnyTensor::Csx(AnyCsx::try_new(
-                    axis,
                     shape,
+                    axis,
                     self.indptr(1, row)?,
                     self.index(2, row)?,
                     self.values(3, row)?,
-                    names,
-                    v,
+                    &TensorOptions::default()
+                        .with_validation(v)
+                        .with_dim_names(names),
                 )?)
             }
             Format::Csf => {
@@ -664,8 +667,9 @@ impl SparseTensorArray {
                     indptr,
                     indices,
                     self.values(2 * n, row)?,
-                    names,
-                    v,
+                    &TensorOptions::default()
+                        .with_validation(v)
+                        .with_dim_names(names),
                 )?)
             }
             _ => {
@@ -675,15 +679,18 @@ impl SparseTensorArray {
                 };
                 let map = ty.gcs_dim_map(shape, per_row)?;
                 let matrix = AnyCsx::try_new(
-                    ty.compressed_axis().unwrap_or_default(),
                     map.reduced_shape().to_vec(),
+                    ty.compressed_axis().unwrap_or_default(),
                     self.indptr(1, row)?,
                     self.index(2, row)?,
                     self.values(3, row)?,
-                    vec![],
-                    v,
+                    &TensorOptions::default().with_validation(v),
                 )?;
-                AnyTensor::Gcs(AnyGcs::try_new(map, matrix, names)?)
+                AnyTensor::Gcs(AnyGcs::try_new(
+                    map,
+                    matrix,
+                    &TensorOptions::default().with_dim_names(names),
+                )?)
             }
         })
     }

@@ -76,16 +76,17 @@ pub const CSF_NAME: &str = "arrow_sparse.csf";
 /// # Ok::<(), arrow_sparse::Error>(())
 /// ```
 pub const GCS_NAME: &str = crate::ipc::extension::GCS_NAME;
-/// The column metadata version this crate writes and reads.
+/// The column metadata version (the `"version"` field of a sparse tensor column's
+/// extension metadata) this crate writes and reads.
 ///
 /// ```
-/// use arrow_sparse::column::{SparseTensorType, VERSION};
+/// use arrow_sparse::column::{COLUMN_METADATA_VERSION, SparseTensorType};
 /// use arrow_sparse::ipc::extension::EXTENSION_METADATA;
 /// use arrow_sparse::{AnyTensor, CooTensor, Error};
 /// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![3], &[(vec![2], 1.0)])?.into();
 /// let ty = SparseTensorType::of(&t)?;
 /// let json: serde_json::Value = serde_json::from_str(&ty.metadata_json()).expect("valid JSON");
-/// assert_eq!(json["version"], VERSION);
+/// assert_eq!(json["version"], COLUMN_METADATA_VERSION);
 /// // metadata of another version is refused
 /// let mut field = ty.field("t");
 /// let newer = ty.metadata_json().replace("\"version\":1", "\"version\":2");
@@ -93,7 +94,12 @@ pub const GCS_NAME: &str = crate::ipc::extension::GCS_NAME;
 /// assert!(matches!(SparseTensorType::from_field(&field), Err(Error::Parse { .. })));
 /// # Ok::<(), arrow_sparse::Error>(())
 /// ```
-pub const VERSION: u64 = 1;
+pub const COLUMN_METADATA_VERSION: u64 = 1;
+
+/// Renamed to [`COLUMN_METADATA_VERSION`] (the crate had two `VERSION` constants:
+/// this one and the IPC extension metadata's).
+#[deprecated(since = "0.2.0", note = "renamed to `column::COLUMN_METADATA_VERSION`")]
+pub const VERSION: u64 = COLUMN_METADATA_VERSION;
 /// Most dimensions a column may declare (bounds the children a reader expects).
 const MAX_NDIM: usize = 256;
 
@@ -500,7 +506,7 @@ impl SparseTensorType {
     /// ```
     pub fn metadata_json(&self) -> String {
         let mut m = Map::new();
-        m.insert("version".into(), json!(VERSION));
+        m.insert("version".into(), json!(COLUMN_METADATA_VERSION));
         m.insert("ndim".into(), json!(self.ndim));
         m.insert("value_type".into(), json!(self.value_type.name()));
         m.insert("index_type".into(), json!(self.index_type.name()));
@@ -689,9 +695,9 @@ impl SparseTensorType {
                 ))),
             }
         };
-        if get("version")?.as_u64() != Some(VERSION) {
+        if get("version")?.as_u64() != Some(COLUMN_METADATA_VERSION) {
             return Err(parse_err(format!(
-                "unsupported version {} (this reader knows version {VERSION})",
+                "unsupported version {} (this reader knows version {COLUMN_METADATA_VERSION})",
                 o["version"]
             )));
         }

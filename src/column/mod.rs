@@ -15,7 +15,7 @@
 //!   type, metadata, and every row through its format's validating constructor);
 //!   [`SparseTensorArray::value`] then returns row `i` as an [`AnyTensor`](crate::AnyTensor) whose
 //!   buffers are slices of the column's child buffers (no copy).
-//! * [`io`]: read and write record-batch files (Arrow IPC file or stream, Parquet).
+//! * [`files`]: read and write record-batch files (Arrow IPC file or stream, Parquet).
 //!
 //! ```
 //! use std::sync::Arc;
@@ -47,13 +47,24 @@
 mod array;
 mod checked;
 mod extension;
-pub mod io;
+pub mod files;
 mod meta;
 mod write;
 
 pub use array::SparseTensorArray;
+
+/// Renamed to [`files`] (`column::io` read as a second `io` module beside
+/// [`crate::io`], which reads and writes other file kinds).
+#[deprecated(since = "0.2.0", note = "renamed to `column::files`")]
+pub mod io {
+    pub use super::files::*;
+}
 pub use extension::{CooType, CscType, CsfType, CsrType, GcsType};
-pub use meta::{COO_NAME, CSC_NAME, CSF_NAME, CSR_NAME, GCS_NAME, SparseTensorType, VERSION};
+#[allow(deprecated)]
+pub use meta::VERSION;
+pub use meta::{
+    COLUMN_METADATA_VERSION, COO_NAME, CSC_NAME, CSF_NAME, CSR_NAME, GCS_NAME, SparseTensorType,
+};
 
 use arrow_schema::{Field, Schema};
 

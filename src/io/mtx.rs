@@ -30,6 +30,7 @@
 //! # Ok::<(), arrow_sparse::Error>(())
 //! ```
 
+use crate::tensor::EntryOrder;
 use std::io::{BufWriter, Read, Write};
 use std::path::Path;
 
@@ -700,10 +701,10 @@ fn read_coordinate<V: TextValue, R: Read>(
     };
     CooTensor::try_new(
         vec![h.rows, h.cols],
-        coords.into(),
         CoordLayout::RowMajor,
+        EntryOrder::from(canonical),
+        coords.into(),
         values.into(),
-        canonical,
     )
     .map_err(|e| in_file(&name, e))
 }

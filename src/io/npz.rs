@@ -37,6 +37,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+use crate::tensor::{EntryOrder, TensorOptions};
 use std::io::{BufReader, BufWriter, Read, Seek, Write};
 use std::path::Path;
 
@@ -50,7 +51,7 @@ use crate::buffer::{IndexBuffer, with_index_slice};
 use crate::dims::DimMap;
 use crate::error::{Error, Result};
 use crate::ipc::TensorMessage;
-use crate::tensor::{AnyCoo, AnyCsx, AnyGcs, AnyTensor, CompressedAxis, CoordLayout, Validation};
+use crate::tensor::{AnyCoo, AnyCsx, AnyGcs, AnyTensor, CompressedAxis, CoordLayout};
 use crate::types::IndexType;
 use crate::with_value_type;
 
@@ -403,8 +404,15 @@ fn read_scipy<R: Read + Seek>(a: &mut Archive<R>) -> Result<(AnyTensor, Vec<(Str
             let indices = a.vector("indices", &layout)?.indices()?;
             let indptr = a.vector("indptr", &layout)?.indices()?;
             AnyTensor::Csx(
-                AnyCsx::try_new(axis, shape, indptr, indices, data, vec![], Validation::Full)
-                    .map_err(|e| a.fail(e))?,
+                AnyCsx::try_new(
+                    shape,
+                    axis,
+                    indptr,
+                    indices,
+                    data,
+                    &TensorOptions::default(),
+                )
+                .map_err(|e| a.fail(e))?,
             )
         }
         "coo" => {
@@ -518,8 +526,15 @@ fn coo<R: Read + Seek>(
     }
     let canon = canonical(&coords, layout, data.len(), shape.len());
     Ok(AnyTensor::Coo(
-        AnyCoo::try_new(shape, coords, layout, data, canon, vec![], Validation::Full)
-            .map_err(|e| a.fail(e))?,
+        AnyCoo::try_new(
+            shape,
+            layout,
+            EntryOrder::from(canon),
+            coords,
+            data,
+            &TensorOptions::default(),
+        )
+        .map_err(|e| a.fail(e))?,
     ))
 }
 
@@ -578,17 +593,16 @@ fn read_gcxs<R: Read + Seek>(a: &mut Archive<R>) -> Result<AnyTensor> {
     let indices = a.vector("indices", layout)?.indices()?;
     let indptr = a.vector("indptr", layout)?.indices()?;
     let matrix = AnyCsx::try_new(
-        CompressedAxis::Row,
         map.reduced_shape().to_vec(),
+        CompressedAxis::Row,
         indptr,
         indices,
         data,
-        vec![],
-        Validation::Full,
+        &TensorOptions::default(),
     )
     .map_err(|e| a.fail(e))?;
     Ok(AnyTensor::Gcs(
-        AnyGcs::try_new(map, matrix, vec![]).map_err(|e| a.fail(e))?,
+        AnyGcs::try_new(map, matrix, &TensorOptions::default()).map_err(|e| a.fail(e))?,
     ))
 }
 
@@ -868,12 +882,11 @@ fn pydata_arrays(t: &AnyTensor) -> Result<Vec<Array>> {
                     let coords = wide.coords().cast(c.index_type(), "coords")?;
                     AnyCoo::try_new(
                         shape.clone(),
-                        coords,
                         CoordLayout::RowMajor,
+                        EntryOrder::Canonical,
+                        coords,
                         wide.values().clone(),
-                        true,
-                        vec![],
-                        Validation::Trusted,
+                        &TensorOptions::trusted(),
                     )?
                 }
                 _ => canonical_coo(t)?,

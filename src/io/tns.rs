@@ -21,6 +21,7 @@
 //! # Ok::<(), arrow_sparse::Error>(())
 //! ```
 
+use crate::tensor::EntryOrder;
 use std::io::{BufWriter, Read, Write};
 use std::path::Path;
 
@@ -354,7 +355,7 @@ pub fn read_from<R: Read>(reader: R, name: &str, options: &ImportOptions) -> Res
             ));
         };
         let empty = with_value_type!(options.value_type.unwrap_or(ValueType::Float64), V => {
-            let coo = CooTensor::<V, i64>::try_new(shape, Vec::<i64>::new().into(), CoordLayout::RowMajor, Vec::<V>::new().into(), true).map_err(|e| in_file(name, e))?;
+            let coo = CooTensor::<V, i64>::try_new(shape, CoordLayout::RowMajor, EntryOrder::Canonical, Vec::<i64>::new().into(), Vec::<V>::new().into()).map_err(|e| in_file(name, e))?;
             finish(coo, name, options)?
         });
         return Ok(message(empty, TnsHeader::None));
@@ -524,10 +525,10 @@ fn read_entries<V: TextValue, R: Read>(
     let canonical = e.is_canonical();
     CooTensor::try_new(
         shape,
-        e.coords.into(),
         CoordLayout::RowMajor,
+        EntryOrder::from(canonical),
+        e.coords.into(),
         e.values.into(),
-        canonical,
     )
     .map_err(|err| in_file(&name, err))
 }

@@ -1,14 +1,13 @@
 //! Decoding one encapsulated IPC message into an [`AnyTensor`]. Every decoded
 //! tensor goes through its format's validating constructor.
 
+use crate::tensor::{EntryOrder, TensorOptions};
 use arrow_buffer::Buffer;
 use arrow_ipc as fb;
 
 use crate::buffer::{IndexBuffer, ValueBuffer};
 use crate::error::{Error, Result};
-use crate::tensor::{
-    AnyCoo, AnyCsf, AnyCsx, AnyDense, AnyTensor, CompressedAxis, CoordLayout, Validation,
-};
+use crate::tensor::{AnyCoo, AnyCsf, AnyCsx, AnyDense, AnyTensor, CompressedAxis, CoordLayout};
 use crate::types::{IndexType, ValueType};
 
 use super::{CONTINUATION, StreamReadOptions, TensorMessage};
@@ -386,12 +385,13 @@ fn decode_sparse(
             let coords = IndexBuffer::from_body(it, body, off, count, "COO indices", ra)?;
             Ok(AnyTensor::Coo(AnyCoo::try_new(
                 shape,
-                coords,
                 layout,
+                EntryOrder::from(coo.isCanonical()),
+                coords,
                 values,
-                coo.isCanonical(),
-                names,
-                v,
+                &TensorOptions::default()
+                    .with_validation(v)
+                    .with_dim_names(names),
             )?))
         }
         fb::SparseTensorIndex::SparseMatrixIndexCSX => {
@@ -453,7 +453,14 @@ fn decode_sparse(
                 indptr = IndexBuffer::UInt8(vec![0u8; plen].into()).cast(pt, "indptr")?;
             }
             Ok(AnyTensor::Csx(AnyCsx::try_new(
-                axis, shape, indptr, indices, values, names, v,
+                shape,
+                axis,
+                indptr,
+                indices,
+                values,
+                &TensorOptions::default()
+                    .with_validation(v)
+                    .with_dim_names(names),
             )?))
         }
         fb::SparseTensorIndex::SparseTensorIndexCSF => {
@@ -587,8 +594,9 @@ fn decode_csf(
                 vec![root; n - 1],
                 vec![none; n],
                 values.clone(),
-                names.clone(),
-                opts.validation,
+                &TensorOptions::default()
+                    .with_validation(opts.validation)
+                    .with_dim_names(names.clone()),
             )?));
         }
         Ok(AnyTensor::Csf(AnyCsf::try_new(
@@ -597,8 +605,9 @@ fn decode_csf(
             indptr,
             indices,
             values.clone(),
-            names.clone(),
-            opts.validation,
+            &TensorOptions::default()
+                .with_validation(opts.validation)
+                .with_dim_names(names.clone()),
         )?))
     };
     let first = attempt(as_elements, true);
@@ -729,8 +738,7 @@ fn decode_dense(t: fb::Tensor<'_>, body: &Buffer, opts: &StreamReadOptions) -> R
         shape,
         strides,
         values,
-        names,
-        Validation::Full,
+        &TensorOptions::default().with_dim_names(names),
     )?))
 }
 

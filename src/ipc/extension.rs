@@ -4,6 +4,7 @@
 //! libarrow) sees a valid tensor of the storage shape. Specified in
 //! `format/SPEC.md` section 8 and `format/extension-metadata.schema.json`.
 
+use crate::tensor::TensorOptions;
 use serde_json::{Map, Value as J, json};
 
 use crate::dims::{DimMap, ViewChain, ViewOp};
@@ -32,7 +33,7 @@ pub const EXTENSION_NAME: &str = "ARROW:extension:name";
 /// use arrow_sparse::{AnyTensor, CompressedAxis, CsxMatrix, Format};
 /// // a plain CSR matrix [[0, 1], [2, 0]] ...
 /// let m: AnyTensor = CsxMatrix::<f64, i32, i32>::try_new(
-///     CompressedAxis::Row, vec![2, 2], vec![0, 1, 2].into(), vec![1, 0].into(), vec![1.0, 2.0].into())?.into();
+///     vec![2, 2], CompressedAxis::Row, vec![0, 1, 2].into(), vec![1, 0].into(), vec![1.0, 2.0].into())?.into();
 /// // ... sent with metadata saying it stores a GCS tensor whose rows are dimension 1
 /// let json = r#"{"version":1,"shape":[2,2],"dimensions":[1,0],"partitioning":[1]}"#;
 /// let meta = [(EXTENSION_NAME, GCS_NAME), (EXTENSION_METADATA, json)].map(|(k, v)| (k.to_string(), v.to_string()));
@@ -67,9 +68,9 @@ pub const GCS_NAME: &str = "arrow_sparse.gcs";
 ///
 /// ```
 /// use arrow_sparse::ipc::{self, extension::{DM_NAME, EXTENSION_NAME}};
-/// use arrow_sparse::{dims::DimMap, AnyTensor, CooTensor, Format};
+/// use arrow_sparse::{AnyTensor, CooTensor, Format, IndexType, dims::DimMap};
 /// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 2], 2.0)])?.into();
-/// let dm = t.to_dm(DimMap::try_new(vec![2, 3], vec![1, 0], vec![1])?, Format::Coo)?;
+/// let dm = t.to_dm(DimMap::try_new(vec![2, 3], vec![1, 0], vec![1])?, Format::Coo, IndexType::Int64)?;
 /// let encoded = ipc::encode(&dm, &[], &ipc::StreamWriteOptions::default())?;
 /// let message = arrow_ipc::root_as_message(&encoded.header[8..])?;
 /// let custom = message.custom_metadata().expect("custom metadata");
@@ -79,24 +80,33 @@ pub const GCS_NAME: &str = "arrow_sparse.gcs";
 /// # Ok::<(), arrow_sparse::Error>(())
 /// ```
 pub const DM_NAME: &str = "arrow_sparse.dm";
-/// The metadata version this crate writes and reads.
+/// The version of the GCS / DM extension metadata (the `"version"` field of the JSON
+/// in `ARROW:extension:metadata`) this crate writes and reads.
 ///
 /// ```
-/// use arrow_sparse::ipc::{self, extension::{EXTENSION_METADATA, EXTENSION_NAME, GCS_NAME, VERSION}};
+/// use arrow_sparse::ipc::{self, extension::{EXTENSION_METADATA, EXTENSION_METADATA_VERSION, EXTENSION_NAME, GCS_NAME}};
 /// use arrow_sparse::{AnyTensor, CompressedAxis, CsxMatrix, Error, Format};
 /// let m: AnyTensor = CsxMatrix::<f64, i32, i32>::try_new(
-///     CompressedAxis::Row, vec![2, 2], vec![0, 1, 2].into(), vec![1, 0].into(), vec![1.0, 2.0].into())?.into();
+///     vec![2, 2], CompressedAxis::Row, vec![0, 1, 2].into(), vec![1, 0].into(), vec![1.0, 2.0].into())?.into();
 /// let send = |version: u64| -> arrow_sparse::Result<_> {
 ///     let json = format!(r#"{{"version":{version},"shape":[2,2],"dimensions":[0,1],"partitioning":[1]}}"#);
 ///     let meta = [(EXTENSION_NAME.to_string(), GCS_NAME.to_string()), (EXTENSION_METADATA.to_string(), json)];
 ///     let bytes = ipc::encode(&m, &meta, &ipc::StreamWriteOptions::default())?.to_vec().into();
 ///     Ok(ipc::decode(&bytes, &ipc::StreamReadOptions::default())?.expect("a message").0)
 /// };
-/// assert_eq!(send(VERSION)?.tensor.format(), Format::Gcs);
-/// assert!(matches!(send(VERSION + 1), Err(Error::Parse { .. })));
+/// assert_eq!(send(EXTENSION_METADATA_VERSION)?.tensor.format(), Format::Gcs);
+/// assert!(matches!(send(EXTENSION_METADATA_VERSION + 1), Err(Error::Parse { .. })));
 /// # Ok::<(), arrow_sparse::Error>(())
 /// ```
-pub const VERSION: u64 = 1;
+pub const EXTENSION_METADATA_VERSION: u64 = 1;
+
+/// Renamed to [`EXTENSION_METADATA_VERSION`] (the crate had two `VERSION`
+/// constants: this one and the column metadata's).
+#[deprecated(
+    since = "0.2.0",
+    note = "renamed to `ipc::extension::EXTENSION_METADATA_VERSION`"
+)]
+pub const VERSION: u64 = EXTENSION_METADATA_VERSION;
 
 /// Most DM levels (nested maps) a message may describe.
 const MAX_LEVELS: usize = 64;
@@ -169,7 +179,7 @@ pub(crate) fn lower(
         AnyTensor::Gcs(g) => {
             let mut m = map_json("gcs", g.map(), g.dim_names());
             m.remove("kind");
-            m.insert("version".into(), json!(VERSION));
+            m.insert("version".into(), json!(EXTENSION_METADATA_VERSION));
             (GCS_NAME, J::Object(m), AnyTensor::Csx(g.matrix().clone()))
         }
         AnyTensor::Dm(d) => {
@@ -186,7 +196,7 @@ pub(crate) fn lower(
             }
             (
                 DM_NAME,
-                json!({"version": VERSION, "maps": levels}),
+                json!({"version": EXTENSION_METADATA_VERSION, "maps": levels}),
                 storage,
             )
         }
@@ -293,9 +303,9 @@ fn parse_op(v: &J) -> Result<ViewOp> {
 
 fn check_version(o: &Map<String, J>) -> Result<()> {
     match field(o, "version")?.as_u64() {
-        Some(VERSION) => Ok(()),
+        Some(EXTENSION_METADATA_VERSION) => Ok(()),
         _ => Err(parse_err(format!(
-            "unsupported version {} (this reader knows version {VERSION})",
+            "unsupported version {} (this reader knows version {EXTENSION_METADATA_VERSION})",
             o["version"]
         ))),
     }
@@ -402,7 +412,10 @@ pub(crate) fn raise_levels(
                 }
                 let n = chain.output_shape().len();
                 let names = names(&o, n)?;
-                AnyTensor::Dm(AnyDm::try_new(map, cur, Vec::new())?.with_views(chain, names)?)
+                AnyTensor::Dm(
+                    AnyDm::try_new(map, cur, &TensorOptions::default())?
+                        .with_views(chain, names)?,
+                )
             }
             other => return Err(parse_err(format!("unknown map kind {other:?}"))),
         };
@@ -428,7 +441,11 @@ fn wrap_gcs(storage: AnyTensor, o: &Map<String, J>) -> Result<AnyTensor> {
     let map = parse_map(o)?;
     let names = names(o, map.ndim())?;
     match storage {
-        AnyTensor::Csx(m) => Ok(AnyTensor::Gcs(AnyGcs::try_new(map, m, names)?)),
+        AnyTensor::Csx(m) => Ok(AnyTensor::Gcs(AnyGcs::try_new(
+            map,
+            m,
+            &TensorOptions::default().with_dim_names(names),
+        )?)),
         other => Err(Error::invariant(
             "GCS storage",
             None,

@@ -13,15 +13,14 @@
 //! # Ok::<(), arrow_sparse::Error>(())
 //! ```
 
+use crate::tensor::{EntryOrder, TensorOptions};
 use arrow_buffer::ScalarBuffer;
 use rayon::prelude::*;
 
 use super::cache::{CacheSizes, cache_sizes};
 use crate::buffer::advise_huge_pages;
 use crate::error::{Error, Result};
-use crate::tensor::{
-    CompressedAxis, CooTensor, CoordLayout, CsfTensor, CsxMatrix, DenseTensor, Validation,
-};
+use crate::tensor::{CompressedAxis, CooTensor, CoordLayout, CsfTensor, CsxMatrix, DenseTensor};
 use crate::types::{Index, Value};
 
 /// Below this many entries, passes run on one thread.
@@ -544,12 +543,12 @@ pub fn coo_to_csx<V: Value, I: Index, P: Index>(
             }
         };
         CsxMatrix::try_new_with(
-            axis,
             coo.shape().to_vec(),
+            axis,
             indptr.into(),
             indices,
             coo.values().clone(),
-            Validation::Trusted,
+            &TensorOptions::trusted(),
         )?
     } else {
         let src = CooSource {
@@ -563,12 +562,12 @@ pub fn coo_to_csx<V: Value, I: Index, P: Index>(
         let offsets = histogram_of(&src, extent)?;
         let (idx, val) = scatter(&src, &offsets)?;
         CsxMatrix::try_new_with(
-            axis,
             coo.shape().to_vec(),
+            axis,
             indptr_from::<P>(&offsets)?.into(),
             idx.into(),
             val.into(),
-            Validation::Trusted,
+            &TensorOptions::trusted(),
         )?
     };
     out.with_dim_names(coo.dim_names().to_vec())
@@ -695,7 +694,7 @@ fn sorted_indptr<I: Index, P: Index>(
 /// use arrow_sparse::{CompressedAxis, CsxMatrix};
 /// // [[1, 0, 2], [0, 3, 4]] as CSR
 /// let csr = CsxMatrix::<i32, i32>::try_new(
-///     CompressedAxis::Row, vec![2, 3], vec![0, 2, 4].into(), vec![0, 2, 1, 2].into(), vec![1, 2, 3, 4].into())?;
+///     vec![2, 3], CompressedAxis::Row, vec![0, 2, 4].into(), vec![0, 2, 1, 2].into(), vec![1, 2, 3, 4].into())?;
 /// let csc = transpose_csx(&csr)?;
 /// assert_eq!((csc.axis(), csc.shape()), (CompressedAxis::Column, &[2usize, 3][..]));
 /// assert_eq!(csc.indptr().as_ref(), &[0, 1, 2, 4]);
@@ -738,12 +737,12 @@ pub fn transpose_csx<V: Value, I: Index, P: Index>(
     let offsets = histogram_of(&src, m.shape()[minor])?;
     let (new_idx, new_val) = scatter(&src, &offsets)?;
     CsxMatrix::try_new_with(
-        other,
         m.shape().to_vec(),
+        other,
         indptr_from::<P>(&offsets)?.into(),
         new_idx.into(),
         new_val.into(),
-        Validation::Trusted,
+        &TensorOptions::trusted(),
     )?
     .with_dim_names(m.dim_names().to_vec())
 }
@@ -864,11 +863,11 @@ pub(crate) fn canonical_coo<V: Value, I: Index>(
 ) -> Result<CooTensor<V, I>> {
     CooTensor::try_new_with(
         coo.shape().to_vec(),
-        coords.into(),
         CoordLayout::RowMajor,
+        EntryOrder::Canonical,
+        coords.into(),
         values.into(),
-        true,
-        Validation::Trusted,
+        &TensorOptions::trusted(),
     )?
     .with_dim_names(coo.dim_names().to_vec())
 }
@@ -951,7 +950,7 @@ pub fn coo_to_csf<V: Value, I: Index, P: Index>(
         indptr.into_iter().map(ScalarBuffer::from).collect(),
         indices.into_iter().map(ScalarBuffer::from).collect(),
         values,
-        Validation::Trusted,
+        &TensorOptions::trusted(),
     )?
     .with_dim_names(coo.dim_names().to_vec())
 }
@@ -1043,11 +1042,11 @@ pub fn dense_to_coo<V: Value, I: Index>(d: &DenseTensor<V>) -> Result<CooTensor<
         .collect_into_vec(&mut values);
     CooTensor::try_new_with(
         shape,
-        coords.into(),
         CoordLayout::RowMajor,
+        EntryOrder::Canonical,
+        coords.into(),
         values.into(),
-        true,
-        Validation::Trusted,
+        &TensorOptions::trusted(),
     )?
     .with_dim_names(d.dim_names().to_vec())
 }
@@ -1140,10 +1139,10 @@ mod tests {
         };
         CooTensor::try_new(
             coo.shape().to_vec(),
-            coords.into(),
             layout,
+            EntryOrder::Canonical,
+            coords.into(),
             coo.values().clone(),
-            true,
         )
         .unwrap()
     }
@@ -1175,11 +1174,11 @@ mod tests {
                 c.swap(i, j);
                 let bad = CooTensor::<f64, i64>::try_new_with(
                     coo.shape().to_vec(),
-                    c.into(),
                     layout,
+                    EntryOrder::Canonical,
+                    c.into(),
                     t.values().clone(),
-                    true,
-                    Validation::Trusted,
+                    &TensorOptions::trusted(),
                 )
                 .unwrap();
                 assert!(

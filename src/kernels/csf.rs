@@ -11,11 +11,12 @@
 //! # Ok::<(), arrow_sparse::Error>(())
 //! ```
 
+use crate::tensor::{EntryOrder, TensorOptions};
 use arrow_buffer::ScalarBuffer;
 
 use super::{Numeric, alloc, narrow};
 use crate::error::{Error, Result};
-use crate::tensor::{CooTensor, CsfTensor, CsxMatrix, DenseTensor, Validation};
+use crate::tensor::{CooTensor, CsfTensor, CsxMatrix, DenseTensor};
 use crate::types::Index;
 
 /// Accumulators narrowed into a new vector (fallibly allocated).
@@ -417,11 +418,11 @@ pub fn ttv<V: Numeric, I: Index, P: Index>(
     };
     let coo = CooTensor::try_new_with(
         out_shape,
-        coords.into(),
         crate::CoordLayout::RowMajor,
+        EntryOrder::from(sorted),
+        coords.into(),
         values.into(),
-        sorted,
-        Validation::Trusted,
+        &TensorOptions::trusted(),
     )?;
     if sorted {
         Ok(coo)
@@ -771,11 +772,11 @@ fn ttv_by_sort<V: Numeric, I: Index, P: Index>(
     }
     let coo = CooTensor::try_new_with(
         out_shape,
-        coords.into(),
         crate::CoordLayout::RowMajor,
+        EntryOrder::Any,
+        coords.into(),
         values.into(),
-        false,
-        Validation::Trusted,
+        &TensorOptions::trusted(),
     )?;
     super::elementwise::sum_duplicates(&coo)
 }

@@ -25,6 +25,7 @@
 //! # Ok::<(), arrow_sparse::Error>(())
 //! ```
 
+use crate::tensor::{EntryOrder, TensorOptions};
 use std::borrow::Cow;
 
 use arrow_buffer::{ArrowNativeType, ScalarBuffer};
@@ -34,7 +35,7 @@ use super::{Numeric, alloc, narrow, row_major_values};
 use crate::error::{Error, Result};
 use crate::tensor::{
     AnyCoo, AnyCsf, AnyCsx, AnyDense, AnyDm, AnyGcs, AnyTensor, CompressedAxis, CooTensor,
-    CoordLayout, CsfTensor, CsxMatrix, DenseTensor, Format, Validation,
+    CoordLayout, CsfTensor, CsxMatrix, DenseTensor, Format,
 };
 use crate::types::{Index, Value};
 use crate::{IndexType, with_index_type};
@@ -363,8 +364,8 @@ fn check_shapes(a: &[usize], b: &[usize]) -> Result<()> {
 /// use arrow_sparse::kernels::elementwise::{binary_csx, BinaryOp};
 /// use arrow_sparse::{CompressedAxis, CsxMatrix};
 /// // [[1, 0, 2], [0, 3, 0]] and [[0, 0, -2], [1, 0, 0]] as CSR
-/// let a = CsxMatrix::<f64, i32>::try_new(CompressedAxis::Row, vec![2, 3], vec![0, 2, 3].into(), vec![0, 2, 1].into(), vec![1.0, 2.0, 3.0].into())?;
-/// let b = CsxMatrix::<f64, i32>::try_new(CompressedAxis::Row, vec![2, 3], vec![0, 1, 2].into(), vec![2, 0].into(), vec![-2.0, 1.0].into())?;
+/// let a = CsxMatrix::<f64, i32>::try_new(vec![2, 3], CompressedAxis::Row, vec![0, 2, 3].into(), vec![0, 2, 1].into(), vec![1.0, 2.0, 3.0].into())?;
+/// let b = CsxMatrix::<f64, i32>::try_new(vec![2, 3], CompressedAxis::Row, vec![0, 1, 2].into(), vec![2, 0].into(), vec![-2.0, 1.0].into())?;
 /// let s = binary_csx(&a, &b, BinaryOp::Add)?;
 /// assert_eq!(s.indptr().as_ref(), &[0, 1, 3]); // 2 + (-2) is dropped
 /// assert_eq!((s.indices().as_ref(), s.values().as_ref()), (&[0, 0, 1][..], &[1.0, 1.0, 3.0][..]));
@@ -396,12 +397,12 @@ pub fn binary_csx<V: Numeric, I: Index, P: Index>(
     };
     let (ptr, idx, vals) = csx_binary(&pa, &pb, a.shape()[minor], op)?;
     CsxMatrix::try_new_with(
-        a.axis(),
         a.shape().to_vec(),
+        a.axis(),
         ptr.into(),
         idx.into(),
         vals.into(),
-        Validation::Trusted,
+        &TensorOptions::trusted(),
     )?
     .with_dim_names(a.dim_names().to_vec())
 }
@@ -513,11 +514,11 @@ pub fn binary_coo<V: Numeric, I: Index>(
     })?;
     CooTensor::try_new_with(
         a.shape().to_vec(),
-        coords.into(),
         CoordLayout::RowMajor,
+        EntryOrder::Canonical,
+        coords.into(),
         values.into(),
-        true,
-        Validation::Trusted,
+        &TensorOptions::trusted(),
     )?
     .with_dim_names(a.dim_names().to_vec())
 }
@@ -690,7 +691,7 @@ pub fn binary_csf<V: Numeric, I: Index, P: Index>(
         out.indptr.into_iter().map(ScalarBuffer::from).collect(),
         out.indices.into_iter().map(ScalarBuffer::from).collect(),
         out.values.into(),
-        Validation::Trusted,
+        &TensorOptions::trusted(),
     )?
     .with_dim_names(a.dim_names().to_vec())
 }
@@ -703,7 +704,7 @@ fn dense_values<V: Numeric>(d: &DenseTensor<V>) -> Result<Cow<'_, [V]>> {
         return Ok(Cow::Borrowed(v));
     }
     let mut out = alloc::with_capacity::<V>(d.as_any().size(), "dense operand")?;
-    d.for_each(|_, v| out.push(v));
+    d.for_each(|_, v| out.push(v))?;
     Ok(Cow::Owned(out))
 }
 
@@ -803,13 +804,12 @@ pub(crate) fn like<'b>(a: &AnyTensor, b: &'b AnyTensor) -> Result<Cow<'b, AnyTen
             return Ok(m);
         }
         AnyCsx::try_new(
-            m.axis(),
             m.shape().to_vec(),
+            m.axis(),
             m.indptr().cast(x.indptr_type(), "indptr")?,
             m.indices().cast(x.index_type(), "indices")?,
             m.values().clone(),
-            m.dim_names().to_vec(),
-            Validation::Trusted,
+            &TensorOptions::trusted().with_dim_names(m.dim_names().to_vec()),
         )
     };
     Ok(match (a, b) {
@@ -874,8 +874,7 @@ pub(crate) fn like<'b>(a: &AnyTensor, b: &'b AnyTensor) -> Result<Cow<'b, AnyTen
                         .collect::<Result<_>>()?,
                     m.indices().to_vec(),
                     m.values().clone(),
-                    m.dim_names().to_vec(),
-                    Validation::Trusted,
+                    &TensorOptions::trusted().with_dim_names(m.dim_names().to_vec()),
                 )?
             };
             Cow::Owned(AnyTensor::Csf(m))
@@ -898,7 +897,7 @@ pub(crate) fn like<'b>(a: &AnyTensor, b: &'b AnyTensor) -> Result<Cow<'b, AnyTen
             Cow::Owned(AnyTensor::Gcs(AnyGcs::try_new(
                 x.map().clone(),
                 m,
-                b.dim_names().to_vec(),
+                &TensorOptions::default().with_dim_names(b.dim_names().to_vec()),
             )?))
         }
         (AnyTensor::Dm(x), AnyTensor::Dm(y))
@@ -906,7 +905,9 @@ pub(crate) fn like<'b>(a: &AnyTensor, b: &'b AnyTensor) -> Result<Cow<'b, AnyTen
         {
             Cow::Borrowed(b)
         }
-        (AnyTensor::Dm(x), _) => Cow::Owned(b.to_dm(x.map().clone(), x.storage().format())?),
+        (AnyTensor::Dm(x), _) => {
+            Cow::Owned(b.to_dm(x.map().clone(), x.storage().format(), IndexType::Int64)?)
+        }
     })
 }
 
@@ -955,7 +956,7 @@ pub fn binary<V: Numeric>(a: &AnyTensor, b: &AnyTensor, op: BinaryOp) -> Result<
     let a_owned;
     let a = match a {
         AnyTensor::Dm(d) if !d.views().is_empty() => {
-            a_owned = a.to_dm(d.map().clone(), d.storage().format())?;
+            a_owned = a.to_dm(d.map().clone(), d.storage().format(), IndexType::Int64)?;
             &a_owned
         }
         _ => a,
@@ -978,14 +979,14 @@ pub fn binary<V: Numeric>(a: &AnyTensor, b: &AnyTensor, op: BinaryOp) -> Result<
         (AnyTensor::Gcs(x), AnyTensor::Gcs(y)) => AnyTensor::Gcs(AnyGcs::try_new(
             x.map().clone(),
             csx_any::<V>(x.matrix(), y.matrix(), op)?,
-            x.dim_names().to_vec(),
+            &TensorOptions::default().with_dim_names(x.dim_names().to_vec()),
         )?),
         (AnyTensor::Dm(x), AnyTensor::Dm(y)) => {
             let storage = binary::<V>(x.storage(), y.storage(), op)?;
             AnyTensor::Dm(AnyDm::try_new(
                 x.map().clone(),
                 storage,
-                x.dim_names().to_vec(),
+                &TensorOptions::default().with_dim_names(x.dim_names().to_vec()),
             )?)
         }
         _ => return Err(mismatch()),
@@ -1005,13 +1006,12 @@ fn csx_any<V: Numeric>(x: &AnyCsx, y: &AnyCsx, op: BinaryOp) -> Result<AnyCsx> {
         return Ok(r);
     }
     AnyCsx::try_new(
-        r.axis(),
         r.shape().to_vec(),
+        r.axis(),
         r.indptr().cast(x.indptr_type(), "indptr")?,
         r.indices().cast(x.index_type(), "indices")?,
         r.values().clone(),
-        r.dim_names().to_vec(),
-        Validation::Trusted,
+        &TensorOptions::trusted().with_dim_names(r.dim_names().to_vec()),
     )
 }
 
@@ -1028,8 +1028,7 @@ fn restore_csf_indptr(r: AnyCsf, want: IndexType) -> Result<AnyCsf> {
             .collect::<Result<_>>()?,
         r.indices().to_vec(),
         r.values().clone(),
-        r.dim_names().to_vec(),
-        Validation::Trusted,
+        &TensorOptions::trusted().with_dim_names(r.dim_names().to_vec()),
     )
 }
 
@@ -1161,26 +1160,23 @@ pub fn map_values<V: Value, W: Value>(
             d.shape().to_vec(),
             d.strides().to_vec(),
             map(d.values())?,
-            d.dim_names().to_vec(),
-            Validation::Trusted,
+            &TensorOptions::trusted().with_dim_names(d.dim_names().to_vec()),
         )?),
         AnyTensor::Coo(c) => AnyTensor::Coo(AnyCoo::try_new(
             c.shape().to_vec(),
-            c.coords().clone(),
             c.layout(),
+            EntryOrder::from(c.is_canonical()),
+            c.coords().clone(),
             map(c.values())?,
-            c.is_canonical(),
-            c.dim_names().to_vec(),
-            Validation::Trusted,
+            &TensorOptions::trusted().with_dim_names(c.dim_names().to_vec()),
         )?),
         AnyTensor::Csx(c) => AnyTensor::Csx(AnyCsx::try_new(
-            c.axis(),
             c.shape().to_vec(),
+            c.axis(),
             c.indptr().clone(),
             c.indices().clone(),
             map(c.values())?,
-            c.dim_names().to_vec(),
-            Validation::Trusted,
+            &TensorOptions::trusted().with_dim_names(c.dim_names().to_vec()),
         )?),
         AnyTensor::Csf(c) => AnyTensor::Csf(AnyCsf::try_new(
             c.shape().to_vec(),
@@ -1188,26 +1184,28 @@ pub fn map_values<V: Value, W: Value>(
             c.indptr().to_vec(),
             c.indices().to_vec(),
             map(c.values())?,
-            c.dim_names().to_vec(),
-            Validation::Trusted,
+            &TensorOptions::trusted().with_dim_names(c.dim_names().to_vec()),
         )?),
         AnyTensor::Gcs(g) => {
             let m = g.matrix();
             let m = AnyCsx::try_new(
-                m.axis(),
                 m.shape().to_vec(),
+                m.axis(),
                 m.indptr().clone(),
                 m.indices().clone(),
                 map(m.values())?,
-                m.dim_names().to_vec(),
-                Validation::Trusted,
+                &TensorOptions::trusted().with_dim_names(m.dim_names().to_vec()),
             )?;
-            AnyTensor::Gcs(AnyGcs::try_new(g.map().clone(), m, g.dim_names().to_vec())?)
+            AnyTensor::Gcs(AnyGcs::try_new(
+                g.map().clone(),
+                m,
+                &TensorOptions::default().with_dim_names(g.dim_names().to_vec()),
+            )?)
         }
         AnyTensor::Dm(d) => {
             let storage = map_values(d.storage(), f)?;
             AnyTensor::Dm(
-                AnyDm::try_new(d.map().clone(), storage, Vec::new())?
+                AnyDm::try_new(d.map().clone(), storage, &TensorOptions::default())?
                     .with_views(d.views().clone(), d.dim_names().to_vec())?,
             )
         }

@@ -30,13 +30,12 @@
 //! # Ok::<(), arrow_sparse::Error>(())
 //! ```
 
+use crate::tensor::{EntryOrder, TensorOptions};
 use arrow_buffer::ArrowNativeType;
 
 use super::{Numeric, alloc, narrow};
 use crate::error::{Error, Result};
-use crate::tensor::{
-    AnyCoo, AnyCsf, AnyCsx, AnyTensor, CooTensor, CoordLayout, DenseTensor, Validation,
-};
+use crate::tensor::{AnyCoo, AnyCsf, AnyCsx, AnyTensor, CooTensor, CoordLayout, DenseTensor};
 use crate::types::Index;
 use crate::with_index_type;
 
@@ -620,11 +619,11 @@ fn sparse_sums<V: Numeric>(t: &AnyTensor, kept: &Kept) -> Result<CooTensor<V, i6
     }
     CooTensor::try_new_with(
         kept.shape.clone(),
-        coords.into(),
         CoordLayout::RowMajor,
+        EntryOrder::Canonical,
+        coords.into(),
         values.into(),
-        true,
-        Validation::Trusted,
+        &TensorOptions::trusted(),
     )
 }
 
@@ -640,11 +639,11 @@ fn sparse_sums_wide<V: Numeric>(t: &AnyTensor, kept: &Kept) -> Result<CooTensor<
     })?;
     let projected = CooTensor::try_new_with(
         kept.shape.clone(),
-        coords.into(),
         CoordLayout::RowMajor,
+        EntryOrder::Any,
+        coords.into(),
         values.into(),
-        false,
-        Validation::Trusted,
+        &TensorOptions::trusted(),
     )?;
     super::elementwise::sum_duplicates(&projected)
 }

@@ -351,7 +351,7 @@ fn csx_mv<V: Numeric, I: Index, P: Index>(
 /// ```
 /// use arrow_sparse::{kernels::spmv::spmv_csx, CompressedAxis, CsxMatrix};
 /// // [[1, 0, 2], [0, 3, 0]]
-/// let a = CsxMatrix::<f64, i32>::try_new(CompressedAxis::Row, vec![2, 3], vec![0, 2, 3].into(), vec![0, 2, 1].into(), vec![1.0, 2.0, 3.0].into())?;
+/// let a = CsxMatrix::<f64, i32>::try_new(vec![2, 3], CompressedAxis::Row, vec![0, 2, 3].into(), vec![0, 2, 1].into(), vec![1.0, 2.0, 3.0].into())?;
 /// assert_eq!(spmv_csx(&a, &[1.0, 10.0, 100.0])?, vec![201.0, 30.0]);
 /// # Ok::<(), arrow_sparse::Error>(())
 /// ```
@@ -386,7 +386,7 @@ pub fn spmv_csx<V: Numeric, I: Index, P: Index>(a: &CsxMatrix<V, I, P>, x: &[V])
 /// ```
 /// use arrow_sparse::{kernels::spmv::spmv_csx_into, CompressedAxis, CsxMatrix};
 /// // [[1, 0, 2], [0, 3, 0]] as CSC
-/// let a = CsxMatrix::<f64, i32>::try_new(CompressedAxis::Column, vec![2, 3], vec![0, 1, 2, 3].into(), vec![0, 1, 0].into(), vec![1.0, 3.0, 2.0].into())?;
+/// let a = CsxMatrix::<f64, i32>::try_new(vec![2, 3], CompressedAxis::Column, vec![0, 1, 2, 3].into(), vec![0, 1, 0].into(), vec![1.0, 3.0, 2.0].into())?;
 /// let mut y = vec![f64::NAN; 2]; // overwritten
 /// spmv_csx_into(&a, &[1.0, 10.0, 100.0], &mut y)?;
 /// assert_eq!(y, [201.0, 30.0]);
@@ -623,7 +623,7 @@ fn operand_values<V: Numeric>(x: &DenseTensor<V>) -> Result<std::borrow::Cow<'_,
         return Ok(std::borrow::Cow::Borrowed(v));
     }
     let mut out = alloc::with_capacity::<V>(x.as_any().size(), "SpMV operand")?;
-    x.for_each(|_, v| out.push(v));
+    x.for_each(|_, v| out.push(v))?;
     Ok(std::borrow::Cow::Owned(out))
 }
 
@@ -672,10 +672,10 @@ pub fn spmv_gcs<V: Numeric, I: Index, P: Index>(
 ///
 /// ```
 /// use arrow_sparse::kernels::spmv::spmv_dm;
-/// use arrow_sparse::{dims::DimMap, CooTensor, DenseTensor, DmTensor, Error, Format};
+/// use arrow_sparse::{CooTensor, DenseTensor, DmTensor, Error, Format, IndexType, dims::DimMap};
 /// // [[1, 0, 2], [0, 3, 0]] stored as CSR through the identity map
 /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 0], 1.0), (vec![0, 2], 2.0), (vec![1, 1], 3.0)])?;
-/// let dm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr)?;
+/// let dm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr, IndexType::Int64)?;
 /// let x = DenseTensor::<f64>::try_new(vec![3], vec![1.0, 10.0, 100.0].into())?;
 /// assert_eq!(spmv_dm(dm.as_any(), &x)?.values().as_ref(), &[201.0, 30.0]);
 /// // a view (here columns 0 and 2) must be materialised first
@@ -1167,7 +1167,7 @@ pub fn spmm_csx<V: Numeric, I: Index, P: Index>(
 /// use arrow_sparse::kernels::spmv::spmm_csx_into;
 /// use arrow_sparse::{CompressedAxis, CsxMatrix};
 /// // [[1, 0], [0, 2]] as CSR, times [[1, 2, 3], [4, 5, 6]]
-/// let a = CsxMatrix::<f32, i32>::try_new(CompressedAxis::Row, vec![2, 2], vec![0, 1, 2].into(), vec![0, 1].into(), vec![1.0, 2.0].into())?;
+/// let a = CsxMatrix::<f32, i32>::try_new(vec![2, 2], CompressedAxis::Row, vec![0, 1, 2].into(), vec![0, 1].into(), vec![1.0, 2.0].into())?;
 /// let mut c = [0.0f32; 6];
 /// spmm_csx_into(&a, &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], 3, &mut c)?;
 /// assert_eq!(c, [1.0, 2.0, 3.0, 8.0, 10.0, 12.0]);

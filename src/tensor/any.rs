@@ -17,6 +17,7 @@ use super::{
 use crate::buffer::IndexBuffer;
 use crate::dims::DimMap;
 use crate::error::{Error, Result};
+use crate::tensor::{EntryOrder, TensorOptions};
 use crate::types::{Index, IndexType, Value, ValueType};
 use crate::{with_index_type, with_value_type};
 
@@ -68,7 +69,7 @@ impl AnyTensor {
     /// use arrow_sparse::{AnyTensor, CompressedAxis, CsxMatrix};
     /// // [[1, 0, 2], [0, 0, 3]] as CSR
     /// let t: AnyTensor = CsxMatrix::<f64, i32, i64>::try_new(
-    ///     CompressedAxis::Row, vec![2, 3], vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?.into();
+    ///     vec![2, 3], CompressedAxis::Row, vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?.into();
     /// assert_eq!(t.format(), arrow_sparse::Format::Csr);
     /// # Ok::<(), arrow_sparse::Error>(())
     /// ```
@@ -90,7 +91,7 @@ impl AnyTensor {
     /// use arrow_sparse::{AnyTensor, CompressedAxis, CsxMatrix};
     /// // [[1, 0, 2], [0, 0, 3]] as CSR
     /// let t: AnyTensor = CsxMatrix::<f64, i32, i64>::try_new(
-    ///     CompressedAxis::Row, vec![2, 3], vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?.into();
+    ///     vec![2, 3], CompressedAxis::Row, vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?.into();
     /// assert_eq!(t.value_type(), arrow_sparse::ValueType::Float64);
     /// # Ok::<(), arrow_sparse::Error>(())
     /// ```
@@ -112,7 +113,7 @@ impl AnyTensor {
     /// use arrow_sparse::{AnyTensor, CompressedAxis, CsxMatrix};
     /// // [[1, 0, 2], [0, 0, 3]] as CSR
     /// let t: AnyTensor = CsxMatrix::<f64, i32, i64>::try_new(
-    ///     CompressedAxis::Row, vec![2, 3], vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?.into();
+    ///     vec![2, 3], CompressedAxis::Row, vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?.into();
     /// assert_eq!(t.index_type(), Some(arrow_sparse::IndexType::Int32));
     /// let dense: AnyTensor = arrow_sparse::DenseTensor::<f64>::try_new(vec![1], vec![0.0].into())?.into();
     /// assert_eq!(dense.index_type(), None);
@@ -135,7 +136,7 @@ impl AnyTensor {
     /// use arrow_sparse::{AnyTensor, CompressedAxis, CsxMatrix};
     /// // [[1, 0, 2], [0, 0, 3]] as CSR
     /// let t: AnyTensor = CsxMatrix::<f64, i32, i64>::try_new(
-    ///     CompressedAxis::Row, vec![2, 3], vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?.into();
+    ///     vec![2, 3], CompressedAxis::Row, vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?.into();
     /// assert_eq!(t.indptr_type(), Some(arrow_sparse::IndexType::Int64));
     /// # Ok::<(), arrow_sparse::Error>(())
     /// ```
@@ -155,7 +156,7 @@ impl AnyTensor {
     /// use arrow_sparse::{AnyTensor, CompressedAxis, CsxMatrix};
     /// // [[1, 0, 2], [0, 0, 3]] as CSR
     /// let t: AnyTensor = CsxMatrix::<f64, i32, i64>::try_new(
-    ///     CompressedAxis::Row, vec![2, 3], vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?.into();
+    ///     vec![2, 3], CompressedAxis::Row, vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?.into();
     /// assert_eq!(t.shape(), &[2, 3]);
     /// # Ok::<(), arrow_sparse::Error>(())
     /// ```
@@ -176,7 +177,7 @@ impl AnyTensor {
     /// use arrow_sparse::{AnyTensor, CompressedAxis, CsxMatrix};
     /// // [[1, 0, 2], [0, 0, 3]] as CSR
     /// let t: AnyTensor = CsxMatrix::<f64, i32, i64>::try_new(
-    ///     CompressedAxis::Row, vec![2, 3], vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?.into();
+    ///     vec![2, 3], CompressedAxis::Row, vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?.into();
     /// assert_eq!(t.dim_names(), &["", ""]);
     /// # Ok::<(), arrow_sparse::Error>(())
     /// ```
@@ -197,7 +198,7 @@ impl AnyTensor {
     /// use arrow_sparse::{AnyTensor, CompressedAxis, CsxMatrix};
     /// // [[1, 0, 2], [0, 0, 3]] as CSR
     /// let t: AnyTensor = CsxMatrix::<f64, i32, i64>::try_new(
-    ///     CompressedAxis::Row, vec![2, 3], vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?.into();
+    ///     vec![2, 3], CompressedAxis::Row, vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?.into();
     /// use arrow_sparse::{dims::DimMap, IndexType};
     /// assert!(t.dim_map().is_none());
     /// let map = DimMap::try_new(vec![2, 3], vec![1, 0], vec![1])?;
@@ -219,7 +220,7 @@ impl AnyTensor {
     /// use arrow_sparse::{AnyTensor, CompressedAxis, CsxMatrix};
     /// // [[1, 0, 2], [0, 0, 3]] as CSR
     /// let t: AnyTensor = CsxMatrix::<f64, i32, i64>::try_new(
-    ///     CompressedAxis::Row, vec![2, 3], vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?.into();
+    ///     vec![2, 3], CompressedAxis::Row, vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?.into();
     /// use arrow_sparse::{Format, IndexType};
     /// assert_eq!(t.axis_order(), None);
     /// let csf = t.convert(Format::Csf, IndexType::Int32, Some(&[1, 0]))?;
@@ -241,7 +242,7 @@ impl AnyTensor {
     /// use arrow_sparse::{AnyTensor, CompressedAxis, CsxMatrix};
     /// // [[1, 0, 2], [0, 0, 3]] as CSR
     /// let t: AnyTensor = CsxMatrix::<f64, i32, i64>::try_new(
-    ///     CompressedAxis::Row, vec![2, 3], vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?.into();
+    ///     vec![2, 3], CompressedAxis::Row, vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?.into();
     /// assert_eq!(t.nnz(), 3);
     /// // a dense tensor counts its non-zero elements
     /// let dense: AnyTensor = arrow_sparse::DenseTensor::<i8>::try_new(vec![3], vec![0, 5, 0].into())?.into();
@@ -253,7 +254,8 @@ impl AnyTensor {
             AnyTensor::Dense(t) => with_value_type!(t.value_type(), V => {
                 let mut n = 0usize;
                 if let Some(d) = t.downcast::<V>() {
-                    d.for_each(|_, v| n += usize::from(!v.is_zero()));
+                    // a dense walk cannot fail
+                    let _ = d.for_each(|_, v| n += usize::from(!v.is_zero()));
                 }
                 n
             }),
@@ -276,7 +278,7 @@ impl AnyTensor {
     /// use arrow_sparse::{AnyTensor, CompressedAxis, CsxMatrix};
     /// // [[1, 0, 2], [0, 0, 3]] as CSR
     /// let t: AnyTensor = CsxMatrix::<f64, i32, i64>::try_new(
-    ///     CompressedAxis::Row, vec![2, 3], vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?.into();
+    ///     vec![2, 3], CompressedAxis::Row, vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?.into();
     /// // indptr: 3 x int64, indices: 3 x int32
     /// assert_eq!(t.index_bytes(), 3 * 8 + 3 * 4);
     /// # Ok::<(), arrow_sparse::Error>(())
@@ -301,7 +303,7 @@ impl AnyTensor {
     /// use arrow_sparse::{AnyTensor, CompressedAxis, CsxMatrix};
     /// // [[1, 0, 2], [0, 0, 3]] as CSR
     /// let t: AnyTensor = CsxMatrix::<f64, i32, i64>::try_new(
-    ///     CompressedAxis::Row, vec![2, 3], vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?.into();
+    ///     vec![2, 3], CompressedAxis::Row, vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?.into();
     /// assert_eq!(t.value_bytes(), 3 * 8);
     /// # Ok::<(), arrow_sparse::Error>(())
     /// ```
@@ -322,7 +324,7 @@ impl AnyTensor {
     /// use arrow_sparse::{AnyTensor, CompressedAxis, CsxMatrix};
     /// // [[1, 0, 2], [0, 0, 3]] as CSR
     /// let t: AnyTensor = CsxMatrix::<f64, i32, i64>::try_new(
-    ///     CompressedAxis::Row, vec![2, 3], vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?.into();
+    ///     vec![2, 3], CompressedAxis::Row, vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?.into();
     /// let named = t.with_dim_names(vec!["row".into(), "col".into()])?;
     /// assert_eq!(named.dim_names(), &["row", "col"]);
     /// // an empty list clears the names
@@ -343,26 +345,23 @@ impl AnyTensor {
                 t.shape().to_vec(),
                 t.strides().to_vec(),
                 t.values().clone(),
-                names,
-                super::Validation::Trusted,
+                &TensorOptions::trusted().with_dim_names(names),
             )?),
             AnyTensor::Coo(t) => AnyTensor::Coo(AnyCoo::try_new(
                 t.shape().to_vec(),
-                t.coords().clone(),
                 t.layout(),
+                EntryOrder::from(t.is_canonical()),
+                t.coords().clone(),
                 t.values().clone(),
-                t.is_canonical(),
-                names,
-                super::Validation::Trusted,
+                &TensorOptions::trusted().with_dim_names(names),
             )?),
             AnyTensor::Csx(t) => AnyTensor::Csx(AnyCsx::try_new(
-                t.axis(),
                 t.shape().to_vec(),
+                t.axis(),
                 t.indptr().clone(),
                 t.indices().clone(),
                 t.values().clone(),
-                names,
-                super::Validation::Trusted,
+                &TensorOptions::trusted().with_dim_names(names),
             )?),
             AnyTensor::Csf(t) => AnyTensor::Csf(AnyCsf::try_new(
                 t.shape().to_vec(),
@@ -370,8 +369,7 @@ impl AnyTensor {
                 t.indptr().to_vec(),
                 t.indices().to_vec(),
                 t.values().clone(),
-                names,
-                super::Validation::Trusted,
+                &TensorOptions::trusted().with_dim_names(names),
             )?),
             AnyTensor::Gcs(t) => AnyTensor::Gcs(t.with_names(names)?),
             AnyTensor::Dm(t) => AnyTensor::Dm(t.with_names(names)?),
@@ -387,7 +385,7 @@ impl AnyTensor {
     /// use arrow_sparse::{AnyTensor, CompressedAxis, CsxMatrix};
     /// // [[1, 0, 2], [0, 0, 3]] as CSR
     /// let t: AnyTensor = CsxMatrix::<f64, i32, i64>::try_new(
-    ///     CompressedAxis::Row, vec![2, 3], vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?.into();
+    ///     vec![2, 3], CompressedAxis::Row, vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?.into();
     /// let mut sum = 0.0;
     /// t.for_each_entry(&mut |_: &[usize], v: f64| sum += v)?;
     /// assert_eq!(sum, 6.0);
@@ -407,11 +405,11 @@ impl AnyTensor {
                         if !v.is_zero() {
                             f(c, v)
                         }
-                    });
+                    })?;
                 Ok(())
             }
             AnyTensor::Coo(t) => with_index_type!(t.index_type(), J => {
-                t.downcast::<V, J>().ok_or_else(|| internal("coo"))?.for_each(f);
+                t.downcast::<V, J>().ok_or_else(|| internal("coo"))?.for_each(f)?;
                 Ok(())
             }),
             AnyTensor::Csx(t) => {
@@ -445,7 +443,7 @@ impl AnyTensor {
     /// use arrow_sparse::{AnyTensor, CompressedAxis, CsxMatrix};
     /// // [[1, 0, 2], [0, 0, 3]] as CSR
     /// let t: AnyTensor = CsxMatrix::<f64, i32, i64>::try_new(
-    ///     CompressedAxis::Row, vec![2, 3], vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?.into();
+    ///     vec![2, 3], CompressedAxis::Row, vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?.into();
     /// assert_eq!(t.get::<f64>(&[1, 2])?, Some(3.0));
     /// assert_eq!(t.get::<f64>(&[1, 1])?, Some(0.0));
     /// assert_eq!(t.get::<f64>(&[2, 0])?, None);
@@ -494,7 +492,7 @@ impl AnyTensor {
     /// use arrow_sparse::{AnyTensor, CompressedAxis, CsxMatrix};
     /// // [[1, 0, 2], [0, 0, 3]] as CSR
     /// let t: AnyTensor = CsxMatrix::<f64, i32, i64>::try_new(
-    ///     CompressedAxis::Row, vec![2, 3], vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?.into();
+    ///     vec![2, 3], CompressedAxis::Row, vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?.into();
     /// let coo = t.to_coo::<f64, i16>()?;
     /// assert_eq!(coo.values().as_ref(), &[1.0, 2.0, 3.0]);
     /// assert_eq!((coo.coord(2, 0), coo.coord(2, 1)), (1, 2));

@@ -10,6 +10,7 @@
 //! # Ok::<(), arrow_sparse::Error>(())
 //! ```
 
+use crate::tensor::{EntryOrder, TensorOptions};
 use std::cmp::Ordering;
 
 use arrow_buffer::ScalarBuffer;
@@ -25,9 +26,9 @@ use crate::types::{Index, IndexType, Value, ValueType};
 /// How the nnz x ndim coordinate matrix is laid out in its buffer.
 ///
 /// ```
-/// use arrow_sparse::{CooTensor, CoordLayout};
+/// use arrow_sparse::{CooTensor, CoordLayout, EntryOrder};
 /// // entries (0, 1) and (1, 0) of a 2 x 3 tensor, coordinates stored dimension by dimension
-/// let t = CooTensor::<f64, i32>::try_new(vec![2, 3], vec![0, 1, 1, 0].into(), CoordLayout::ColumnMajor, vec![1.0, 2.0].into(), true)?;
+/// let t = CooTensor::<f64, i32>::try_new(vec![2, 3], CoordLayout::ColumnMajor, EntryOrder::Canonical, vec![0, 1, 1, 0].into(), vec![1.0, 2.0].into())?;
 /// assert_eq!((t.coord(1, 0), t.coord(1, 1)), (1, 0));
 /// assert_eq!(CoordLayout::default(), CoordLayout::RowMajor);
 /// # Ok::<(), arrow_sparse::Error>(())
@@ -73,26 +74,26 @@ impl AnyCoo {
     /// duplicates.
     ///
     /// ```
-    /// use arrow_sparse::{AnyCoo, CoordLayout, IndexBuffer, Validation, ValueBuffer};
+    /// use arrow_sparse::{AnyCoo, CoordLayout, EntryOrder, IndexBuffer, TensorOptions, Validation, ValueBuffer};
     /// // entries (0, 1) = 1 and (1, 0) = 2 of a 2 x 3 tensor, sorted: canonical
     /// let coords = IndexBuffer::Int64(vec![0i64, 1, 1, 0].into());
     /// let values = ValueBuffer::Float32(vec![1.0f32, 2.0].into());
-    /// let t = AnyCoo::try_new(vec![2, 3], coords, CoordLayout::RowMajor, values.clone(), true, vec![], Validation::Full)?;
+    /// let t = AnyCoo::try_new(vec![2, 3], CoordLayout::RowMajor, EntryOrder::Canonical, coords, values.clone(), &TensorOptions::default())?;
     /// assert!(t.is_canonical());
     /// // the same entries in the other order are not canonical
     /// let swapped = IndexBuffer::Int64(vec![1i64, 0, 0, 1].into());
-    /// assert!(AnyCoo::try_new(vec![2, 3], swapped, CoordLayout::RowMajor, values, true, vec![], Validation::Full).is_err());
+    /// assert!(AnyCoo::try_new(vec![2, 3], CoordLayout::RowMajor, EntryOrder::Canonical, swapped, values, &TensorOptions::default()).is_err());
     /// # Ok::<(), arrow_sparse::Error>(())
     /// ```
     pub fn try_new(
         shape: Vec<usize>,
-        coords: IndexBuffer,
         layout: CoordLayout,
+        order: EntryOrder,
+        coords: IndexBuffer,
         values: ValueBuffer,
-        canonical: bool,
-        dim_names: Vec<String>,
-        validation: Validation,
+        options: &TensorOptions,
     ) -> Result<Self> {
+        let canonical = order.is_canonical();
         if shape.is_empty() {
             return Err(Error::shape("COO tensor", "ndim >= 1", "ndim 0"));
         }
@@ -106,13 +107,9 @@ impl AnyCoo {
             )
         })?;
         super::validate::check_len("coords", coords.len(), expected)?;
-        let dim_names = if dim_names.is_empty() {
-            vec![String::new(); shape.len()]
-        } else {
-            dim_names
-        };
+        let dim_names = options.names_for(shape.len());
         check_dim_names(&dim_names, shape.len())?;
-        if validation == Validation::Full {
+        if options.validation() == Validation::Full {
             with_index_slice!(coords.as_slice(), s => {
                 check_coords(s, layout, nnz, &shape)?;
                 if canonical {
@@ -357,13 +354,13 @@ fn check_canonical<I: Index>(s: &[I], layout: CoordLayout, nnz: usize, ndim: usi
 /// A COO tensor with values `V` and coordinates `I`.
 ///
 /// ```
-/// use arrow_sparse::{CooTensor, CoordLayout};
+/// use arrow_sparse::{CooTensor, CoordLayout, EntryOrder};
 /// let t = CooTensor::<f32, i32>::try_new(
 ///     vec![2, 3],
-///     vec![0, 1, 1, 2].into(),      // entries (0,1) and (1,2), row-major
 ///     CoordLayout::RowMajor,
+///     EntryOrder::Canonical,
+///     vec![0, 1, 1, 2].into(), // entries (0,1) and (1,2), row-major
 ///     vec![1.5, -2.0].into(),
-///     true,
 /// )?;
 /// assert_eq!(t.coord(1, 1), 2);
 /// # Ok::<(), arrow_sparse::Error>(())
@@ -379,50 +376,56 @@ impl<V: Value, I: Index> CooTensor<V, I> {
     /// Build and fully validate a COO tensor (see [`AnyCoo::try_new`]).
     ///
     /// ```
-    /// use arrow_sparse::{CooTensor, CoordLayout};
+    /// use arrow_sparse::{CooTensor, CoordLayout, EntryOrder};
     /// // entries (0, 1) = 1 and (1, 0) = 2 of a 2 x 3 tensor, row-major coordinates
-    /// let t = CooTensor::<f64, i64>::try_new(vec![2, 3], vec![0, 1, 1, 0].into(), CoordLayout::RowMajor, vec![1.0, 2.0].into(), true)?;
+    /// let t = CooTensor::<f64, i64>::try_new(vec![2, 3], CoordLayout::RowMajor, EntryOrder::Canonical, vec![0, 1, 1, 0].into(), vec![1.0, 2.0].into())?;
     /// assert_eq!(t.get(&[1, 0]), Some(2.0));
     /// // column 3 is out of bounds
-    /// assert!(CooTensor::<f64, i64>::try_new(vec![2, 3], vec![0, 3].into(), CoordLayout::RowMajor, vec![1.0].into(), false).is_err());
+    /// assert!(CooTensor::<f64, i64>::try_new(vec![2, 3], CoordLayout::RowMajor, EntryOrder::Any, vec![0, 3].into(), vec![1.0].into()).is_err());
     /// # Ok::<(), arrow_sparse::Error>(())
     /// ```
     pub fn try_new(
         shape: Vec<usize>,
-        coords: ScalarBuffer<I>,
         layout: CoordLayout,
+        order: EntryOrder,
+        coords: ScalarBuffer<I>,
         values: ScalarBuffer<V>,
-        canonical: bool,
     ) -> Result<Self> {
-        Self::try_new_with(shape, coords, layout, values, canonical, Validation::Full)
+        Self::try_new_with(
+            shape,
+            layout,
+            order,
+            coords,
+            values,
+            &TensorOptions::default(),
+        )
     }
 
     /// Build with an explicit [`Validation`] level.
     ///
     /// ```
-    /// use arrow_sparse::{CooTensor, CoordLayout, Validation};
+    /// use arrow_sparse::{CooTensor, CoordLayout, EntryOrder, TensorOptions, Validation};
     /// // column 3 is out of bounds: only full validation looks at the coordinates
     /// let build = |v| CooTensor::<f64, i64>::try_new_with(
-    ///     vec![2, 3], vec![0, 3].into(), CoordLayout::RowMajor, vec![1.0].into(), false, v);
+    ///     vec![2, 3], CoordLayout::RowMajor, EntryOrder::Any, vec![0, 3].into(), vec![1.0].into(), &TensorOptions::default().with_validation(v));
     /// assert!(build(Validation::Full).is_err());
     /// assert!(build(Validation::Trusted).is_ok());
     /// ```
     pub fn try_new_with(
         shape: Vec<usize>,
-        coords: ScalarBuffer<I>,
         layout: CoordLayout,
+        order: EntryOrder,
+        coords: ScalarBuffer<I>,
         values: ScalarBuffer<V>,
-        canonical: bool,
-        validation: Validation,
+        options: &TensorOptions,
     ) -> Result<Self> {
         let any = AnyCoo::try_new(
             shape,
-            crate::buffer::IndexBuffer::from(coords.clone()),
             layout,
+            order,
+            crate::buffer::IndexBuffer::from(coords.clone()),
             crate::buffer::ValueBuffer::from(values.clone()),
-            canonical,
-            Vec::new(),
-            validation,
+            options,
         )?;
         Ok(CooTensor {
             any,
@@ -449,11 +452,11 @@ impl<V: Value, I: Index> CooTensor<V, I> {
         };
         let t = Self::try_new_with(
             shape.to_vec(),
-            coords,
             CoordLayout::RowMajor,
+            EntryOrder::from(canonical),
+            coords,
             values,
-            canonical,
-            Validation::Trusted,
+            &TensorOptions::trusted(),
         )?;
         if dim_names.is_empty() {
             return Ok(t);
@@ -495,10 +498,10 @@ impl<V: Value, I: Index> CooTensor<V, I> {
         let values: Vec<V> = entries.iter().map(|e| e.1).collect();
         Self::try_new(
             shape,
-            coords.into(),
             CoordLayout::RowMajor,
+            EntryOrder::Any,
+            coords.into(),
             values.into(),
-            false,
         )
     }
 
@@ -754,11 +757,11 @@ impl<V: Value, I: Index> CooTensor<V, I> {
         let coords = recast::<I, J>(&self.coords, "COO coordinates")?;
         CooTensor::try_new_with(
             self.shape().to_vec(),
-            coords,
             self.layout(),
+            EntryOrder::from(self.is_canonical()),
+            coords,
             self.values.clone(),
-            self.is_canonical(),
-            Validation::Trusted,
+            &TensorOptions::trusted(),
         )?
         .with_dim_names(self.dim_names().to_vec())
     }
@@ -837,12 +840,12 @@ impl<V: Value, I: Index> CooTensor<V, I> {
             .collect();
         let values: Vec<V> = perm.iter().map(|&k| self.values[k]).collect();
         CsxMatrix::try_new_with(
-            axis,
             self.shape().to_vec(),
+            axis,
             indptr.into(),
             indices.into(),
             values.into(),
-            Validation::Trusted,
+            &TensorOptions::trusted(),
         )?
         .with_dim_names(self.dim_names().to_vec())
     }
@@ -894,7 +897,7 @@ impl<V: Value, I: Index> CooTensor<V, I> {
             indptr.into_iter().map(ScalarBuffer::from).collect(),
             indices.into_iter().map(ScalarBuffer::from).collect(),
             values.into(),
-            Validation::Trusted,
+            &TensorOptions::trusted(),
         )?
         .with_dim_names(self.dim_names().to_vec())
     }
@@ -908,11 +911,14 @@ impl<V: Value, I: Index> CooTensor<V, I> {
     /// // [[0, 1, 0], [2, 0, 3]], entries in no particular order
     /// let t = CooTensor::<f64, i32>::from_entries(vec![2, 3], &[(vec![1, 2], 3.0), (vec![0, 1], 1.0), (vec![1, 0], 2.0)])?;
     /// let mut entries = Vec::new();
-    /// t.for_each(|c, v| entries.push((c.to_vec(), v)));
+    /// t.for_each(|c, v| entries.push((c.to_vec(), v)))?;
     /// assert_eq!(entries, [(vec![1, 2], 3.0), (vec![0, 1], 1.0), (vec![1, 0], 2.0)]);
     /// # Ok::<(), arrow_sparse::Error>(())
     /// ```
-    pub fn for_each(&self, mut f: impl FnMut(&[usize], V)) {
+    ///
+    /// Returns `Result` like every format's `for_each` (a COO walk itself cannot
+    /// fail).
+    pub fn for_each(&self, mut f: impl FnMut(&[usize], V)) -> Result<()> {
         let mut c = vec![0usize; self.ndim()];
         for k in 0..self.nnz() {
             for (d, x) in c.iter_mut().enumerate() {
@@ -920,6 +926,7 @@ impl<V: Value, I: Index> CooTensor<V, I> {
             }
             f(&c, self.values[k]);
         }
+        Ok(())
     }
 
     /// The sum of the stored entries at `coords` (zero when none), or `None` when
@@ -1009,11 +1016,11 @@ mod tests {
         // accepted by Validation::Trusted: a negative and an out-of-range coordinate
         let t = CooTensor::<f32, i64>::try_new_with(
             vec![2, 3],
-            vec![0, 1, -1, 7].into(),
             CoordLayout::RowMajor,
+            EntryOrder::Any,
+            vec![0, 1, -1, 7].into(),
             vec![1.0, 2.0].into(),
-            false,
-            Validation::Trusted,
+            &TensorOptions::trusted(),
         )
         .unwrap();
         let e = t.to_dense().unwrap_err();
@@ -1083,18 +1090,18 @@ mod tests {
     fn canonical_flag_is_checked() {
         let r = CooTensor::<f32, i32>::try_new(
             vec![3],
-            vec![2, 1].into(),
             CoordLayout::RowMajor,
+            EntryOrder::Canonical,
+            vec![2, 1].into(),
             vec![1.0, 2.0].into(),
-            true,
         );
         assert!(matches!(r, Err(Error::Invariant { .. })));
         let dup = CooTensor::<f32, i32>::try_new(
             vec![3],
-            vec![1, 1].into(),
             CoordLayout::RowMajor,
+            EntryOrder::Canonical,
+            vec![1, 1].into(),
             vec![1.0, 2.0].into(),
-            true,
         );
         assert!(dup.is_err());
     }
@@ -1103,10 +1110,10 @@ mod tests {
     fn out_of_bounds_and_lengths() {
         let r = CooTensor::<f32, i32>::try_new(
             vec![2, 2],
-            vec![0, 1, 2, 0].into(),
             CoordLayout::RowMajor,
+            EntryOrder::Any,
+            vec![0, 1, 2, 0].into(),
             vec![1.0, 2.0].into(),
-            false,
         );
         assert!(matches!(
             r,
@@ -1119,18 +1126,18 @@ mod tests {
         ));
         let r = CooTensor::<f32, i32>::try_new(
             vec![2, 2],
-            vec![0, 1, -1, 0].into(),
             CoordLayout::ColumnMajor,
+            EntryOrder::Any,
+            vec![0, 1, -1, 0].into(),
             vec![1.0, 2.0].into(),
-            false,
         );
         assert!(matches!(r, Err(Error::IndexOutOfBounds { value: -1, .. })));
         let r = CooTensor::<f32, i32>::try_new(
             vec![2, 2],
-            vec![0, 1, 1].into(),
             CoordLayout::RowMajor,
+            EntryOrder::Any,
+            vec![0, 1, 1].into(),
             vec![1.0, 2.0].into(),
-            false,
         );
         assert!(matches!(r, Err(Error::Length { .. })));
     }
@@ -1140,10 +1147,10 @@ mod tests {
         // entries (0,2) and (1,0) stored column-major: dim0 = [0,1], dim1 = [2,0]
         let t = CooTensor::<u8, u32>::try_new(
             vec![2, 3],
-            vec![0, 1, 2, 0].into(),
             CoordLayout::ColumnMajor,
+            EntryOrder::Canonical,
+            vec![0, 1, 2, 0].into(),
             vec![7, 8].into(),
-            true,
         )
         .unwrap();
         assert_eq!((t.coord(0, 1), t.coord(1, 0)), (2, 1));

@@ -9,6 +9,7 @@
 //! # Ok::<(), arrow_sparse::Error>(())
 //! ```
 
+use crate::tensor::TensorOptions;
 use arrow_buffer::ScalarBuffer;
 
 use super::CooTensor;
@@ -57,7 +58,7 @@ impl AnyCsf {
     /// coordinate lies inside its dimension.
     ///
     /// ```
-    /// use arrow_sparse::{AnyCsf, IndexBuffer, Validation, ValueBuffer};
+    /// use arrow_sparse::{AnyCsf, IndexBuffer, TensorOptions, Validation, ValueBuffer};
     /// let idx = |v: Vec<i32>| IndexBuffer::Int32(v.into());
     /// // [[0, 1, 0], [2, 0, 3]] with columns at level 0, rows at level 1
     /// let t = AnyCsf::try_new(
@@ -66,8 +67,7 @@ impl AnyCsf {
     ///     vec![idx(vec![0, 1, 2, 3])],
     ///     vec![idx(vec![0, 1, 2]), idx(vec![1, 0, 1])],
     ///     ValueBuffer::Float64(vec![2.0, 1.0, 3.0].into()),
-    ///     vec![],
-    ///     Validation::Full,
+    ///     &TensorOptions::default(),
     /// )?;
     /// assert_eq!(t.nnz(), 3);
     /// // axis_order must be a permutation
@@ -77,8 +77,7 @@ impl AnyCsf {
     ///     vec![idx(vec![0, 1, 2, 3])],
     ///     vec![idx(vec![0, 1, 2]), idx(vec![1, 0, 1])],
     ///     ValueBuffer::Float64(vec![2.0, 1.0, 3.0].into()),
-    ///     vec![],
-    ///     Validation::Full,
+    ///     &TensorOptions::default(),
     /// );
     /// assert!(bad.is_err());
     /// # Ok::<(), arrow_sparse::Error>(())
@@ -89,9 +88,9 @@ impl AnyCsf {
         indptr: Vec<IndexBuffer>,
         indices: Vec<IndexBuffer>,
         values: ValueBuffer,
-        dim_names: Vec<String>,
-        validation: Validation,
+        options: &TensorOptions,
     ) -> Result<Self> {
+        let validation = options.validation();
         Self::check_index(
             &shape,
             &axis_order,
@@ -101,11 +100,7 @@ impl AnyCsf {
             validation,
         )?;
         let n = shape.len();
-        let dim_names = if dim_names.is_empty() {
-            vec![String::new(); n]
-        } else {
-            dim_names
-        };
+        let dim_names = options.names_for(n);
         check_dim_names(&dim_names, n)?;
         Ok(AnyCsf {
             shape,
@@ -410,16 +405,23 @@ impl<V: Value, I: Index, P: Index> CsfTensor<V, I, P> {
         indices: Vec<ScalarBuffer<I>>,
         values: ScalarBuffer<V>,
     ) -> Result<Self> {
-        Self::try_new_with(shape, axis_order, indptr, indices, values, Validation::Full)
+        Self::try_new_with(
+            shape,
+            axis_order,
+            indptr,
+            indices,
+            values,
+            &TensorOptions::default(),
+        )
     }
 
     /// Build with an explicit [`Validation`] level.
     ///
     /// ```
-    /// use arrow_sparse::{CsfTensor, Validation};
+    /// use arrow_sparse::{CsfTensor, TensorOptions, Validation};
     /// // row 7 does not exist: only full validation looks at the coordinates
     /// let build = |v| CsfTensor::<f64, i32>::try_new_with(vec![2, 3], vec![0, 1],
-    ///     vec![vec![0, 1].into()], vec![vec![7].into(), vec![0].into()], vec![1.0].into(), v);
+    ///     vec![vec![0, 1].into()], vec![vec![7].into(), vec![0].into()], vec![1.0].into(), &TensorOptions::default().with_validation(v));
     /// assert!(build(Validation::Full).is_err());
     /// assert!(build(Validation::Trusted).is_ok());
     /// ```
@@ -429,7 +431,7 @@ impl<V: Value, I: Index, P: Index> CsfTensor<V, I, P> {
         indptr: Vec<ScalarBuffer<P>>,
         indices: Vec<ScalarBuffer<I>>,
         values: ScalarBuffer<V>,
-        validation: Validation,
+        options: &TensorOptions,
     ) -> Result<Self> {
         let any = AnyCsf::try_new(
             shape,
@@ -437,8 +439,7 @@ impl<V: Value, I: Index, P: Index> CsfTensor<V, I, P> {
             indptr.iter().cloned().map(IndexBuffer::from).collect(),
             indices.iter().cloned().map(IndexBuffer::from).collect(),
             crate::buffer::ValueBuffer::from(values.clone()),
-            Vec::new(),
-            validation,
+            options,
         )?;
         Ok(CsfTensor {
             any,

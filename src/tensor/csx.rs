@@ -4,8 +4,8 @@
 //! use arrow_sparse::{CompressedAxis, CsxMatrix};
 //! // [[1, 0, 2], [0, 0, 3]] as CSR: indptr (int64), indices (int32), values
 //! let m = CsxMatrix::<f64, i32, i64>::try_new(
-//!     CompressedAxis::Row,
 //!     vec![2, 3],
+//!     CompressedAxis::Row,
 //!     vec![0i64, 2, 3].into(),
 //!     vec![0i32, 2, 2].into(),
 //!     vec![1.0, 2.0, 3.0].into(),
@@ -15,6 +15,7 @@
 //! # Ok::<(), arrow_sparse::Error>(())
 //! ```
 
+use crate::tensor::TensorOptions;
 use arrow_buffer::ScalarBuffer;
 
 use super::validate::{
@@ -31,7 +32,7 @@ use crate::types::{Index, IndexType, Value, ValueType};
 /// use arrow_sparse::{CompressedAxis, CsxMatrix};
 /// // [[1, 0], [0, 2]] as CSC: one indptr entry per column
 /// let m = CsxMatrix::<f64, i32>::try_new(
-///     CompressedAxis::Column, vec![2, 2], vec![0, 1, 2].into(), vec![0, 1].into(), vec![1.0, 2.0].into())?;
+///     vec![2, 2], CompressedAxis::Column, vec![0, 1, 2].into(), vec![0, 1].into(), vec![1.0, 2.0].into())?;
 /// assert_eq!(m.get(&[1, 1]), Some(2.0));
 /// assert_eq!(CompressedAxis::default(), CompressedAxis::Row);
 /// # Ok::<(), arrow_sparse::Error>(())
@@ -67,7 +68,7 @@ impl CompressedAxis {
 /// use arrow_sparse::{AnyCsx, CompressedAxis, CsxMatrix};
 /// // [[1, 0, 2], [0, 0, 3]] as CSR
 /// let m: AnyCsx = CsxMatrix::<f64, i32, i64>::try_new(
-///     CompressedAxis::Row, vec![2, 3], vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?
+///     vec![2, 3], CompressedAxis::Row, vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?
 ///     .into();
 /// assert_eq!(m.nnz(), 3);
 /// let typed = m.downcast::<f64, i32, i64>().unwrap();
@@ -93,40 +94,38 @@ impl AnyCsx {
     /// never decreases and every index lies in `0..shape[minor]`.
     ///
     /// ```
-    /// use arrow_sparse::{AnyCsx, CompressedAxis, IndexBuffer, Validation, ValueBuffer};
+    /// use arrow_sparse::{AnyCsx, CompressedAxis, IndexBuffer, TensorOptions, Validation, ValueBuffer};
     /// // [[1, 0, 2], [0, 0, 3]] as CSR, int64 indptr and int32 indices
     /// let m = AnyCsx::try_new(
-    ///     CompressedAxis::Row,
     ///     vec![2, 3],
+    ///     CompressedAxis::Row,
     ///     IndexBuffer::Int64(vec![0i64, 2, 3].into()),
     ///     IndexBuffer::Int32(vec![0i32, 2, 2].into()),
     ///     ValueBuffer::Float64(vec![1.0, 2.0, 3.0].into()),
-    ///     vec![],
-    ///     Validation::Full,
+    ///     &TensorOptions::default(),
     /// )?;
     /// assert_eq!(m.nnz(), 3);
     /// // index 3 is outside the 3 columns
     /// let bad = AnyCsx::try_new(
-    ///     CompressedAxis::Row,
     ///     vec![2, 3],
+    ///     CompressedAxis::Row,
     ///     IndexBuffer::Int64(vec![0i64, 2, 3].into()),
     ///     IndexBuffer::Int32(vec![0i32, 3, 2].into()),
     ///     ValueBuffer::Float64(vec![1.0, 2.0, 3.0].into()),
-    ///     vec![],
-    ///     Validation::Full,
+    ///     &TensorOptions::default(),
     /// );
     /// assert!(bad.is_err());
     /// # Ok::<(), arrow_sparse::Error>(())
     /// ```
     pub fn try_new(
-        axis: CompressedAxis,
         shape: Vec<usize>,
+        axis: CompressedAxis,
         indptr: IndexBuffer,
         indices: IndexBuffer,
         values: ValueBuffer,
-        dim_names: Vec<String>,
-        validation: Validation,
+        options: &TensorOptions,
     ) -> Result<Self> {
+        let validation = options.validation();
         if shape.len() != 2 {
             return Err(Error::shape(
                 "CSR/CSC matrix",
@@ -152,11 +151,7 @@ impl AnyCsx {
             check_indptr("indptr", indptr.as_slice(), nnz)?;
             check_bounds("indices", indices.as_slice(), shape[minor])?;
         }
-        let dim_names = if dim_names.is_empty() {
-            vec![String::new(); 2]
-        } else {
-            dim_names
-        };
+        let dim_names = options.names_for(2);
         check_dim_names(&dim_names, 2)?;
         Ok(AnyCsx {
             shape,
@@ -174,7 +169,7 @@ impl AnyCsx {
     /// use arrow_sparse::{AnyCsx, CompressedAxis, CsxMatrix};
     /// // [[1, 0, 2], [0, 0, 3]] as CSR
     /// let m: AnyCsx = CsxMatrix::<f64, i32, i64>::try_new(
-    ///     CompressedAxis::Row, vec![2, 3], vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?
+    ///     vec![2, 3], CompressedAxis::Row, vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?
     ///     .into();
     /// assert_eq!(m.shape(), &[2, 3]);
     /// # Ok::<(), arrow_sparse::Error>(())
@@ -188,7 +183,7 @@ impl AnyCsx {
     /// use arrow_sparse::{AnyCsx, CompressedAxis, CsxMatrix};
     /// // [[1, 0, 2], [0, 0, 3]] as CSR
     /// let m: AnyCsx = CsxMatrix::<f64, i32, i64>::try_new(
-    ///     CompressedAxis::Row, vec![2, 3], vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?
+    ///     vec![2, 3], CompressedAxis::Row, vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?
     ///     .into();
     /// assert_eq!(m.dim_names(), &["", ""]);
     /// # Ok::<(), arrow_sparse::Error>(())
@@ -202,7 +197,7 @@ impl AnyCsx {
     /// use arrow_sparse::{AnyCsx, CompressedAxis, CsxMatrix};
     /// // [[1, 0, 2], [0, 0, 3]] as CSR
     /// let m: AnyCsx = CsxMatrix::<f64, i32, i64>::try_new(
-    ///     CompressedAxis::Row, vec![2, 3], vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?
+    ///     vec![2, 3], CompressedAxis::Row, vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?
     ///     .into();
     /// assert_eq!(m.axis(), CompressedAxis::Row);
     /// # Ok::<(), arrow_sparse::Error>(())
@@ -216,7 +211,7 @@ impl AnyCsx {
     /// use arrow_sparse::{AnyCsx, CompressedAxis, CsxMatrix};
     /// // [[1, 0, 2], [0, 0, 3]] as CSR
     /// let m: AnyCsx = CsxMatrix::<f64, i32, i64>::try_new(
-    ///     CompressedAxis::Row, vec![2, 3], vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?
+    ///     vec![2, 3], CompressedAxis::Row, vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?
     ///     .into();
     /// assert_eq!(m.indptr(), &arrow_sparse::IndexBuffer::Int64(vec![0, 2, 3].into()));
     /// # Ok::<(), arrow_sparse::Error>(())
@@ -230,7 +225,7 @@ impl AnyCsx {
     /// use arrow_sparse::{AnyCsx, CompressedAxis, CsxMatrix};
     /// // [[1, 0, 2], [0, 0, 3]] as CSR
     /// let m: AnyCsx = CsxMatrix::<f64, i32, i64>::try_new(
-    ///     CompressedAxis::Row, vec![2, 3], vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?
+    ///     vec![2, 3], CompressedAxis::Row, vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?
     ///     .into();
     /// assert_eq!(m.indices(), &arrow_sparse::IndexBuffer::Int32(vec![0, 2, 2].into()));
     /// # Ok::<(), arrow_sparse::Error>(())
@@ -244,7 +239,7 @@ impl AnyCsx {
     /// use arrow_sparse::{AnyCsx, CompressedAxis, CsxMatrix};
     /// // [[1, 0, 2], [0, 0, 3]] as CSR
     /// let m: AnyCsx = CsxMatrix::<f64, i32, i64>::try_new(
-    ///     CompressedAxis::Row, vec![2, 3], vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?
+    ///     vec![2, 3], CompressedAxis::Row, vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?
     ///     .into();
     /// assert_eq!(m.values(), &arrow_sparse::ValueBuffer::Float64(vec![1.0, 2.0, 3.0].into()));
     /// # Ok::<(), arrow_sparse::Error>(())
@@ -258,7 +253,7 @@ impl AnyCsx {
     /// use arrow_sparse::{AnyCsx, CompressedAxis, CsxMatrix};
     /// // [[1, 0, 2], [0, 0, 3]] as CSR
     /// let m: AnyCsx = CsxMatrix::<f64, i32, i64>::try_new(
-    ///     CompressedAxis::Row, vec![2, 3], vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?
+    ///     vec![2, 3], CompressedAxis::Row, vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?
     ///     .into();
     /// assert_eq!(m.nnz(), 3);
     /// # Ok::<(), arrow_sparse::Error>(())
@@ -272,7 +267,7 @@ impl AnyCsx {
     /// use arrow_sparse::{AnyCsx, CompressedAxis, CsxMatrix};
     /// // [[1, 0, 2], [0, 0, 3]] as CSR
     /// let m: AnyCsx = CsxMatrix::<f64, i32, i64>::try_new(
-    ///     CompressedAxis::Row, vec![2, 3], vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?
+    ///     vec![2, 3], CompressedAxis::Row, vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?
     ///     .into();
     /// assert_eq!(m.value_type(), arrow_sparse::ValueType::Float64);
     /// # Ok::<(), arrow_sparse::Error>(())
@@ -286,7 +281,7 @@ impl AnyCsx {
     /// use arrow_sparse::{AnyCsx, CompressedAxis, CsxMatrix};
     /// // [[1, 0, 2], [0, 0, 3]] as CSR
     /// let m: AnyCsx = CsxMatrix::<f64, i32, i64>::try_new(
-    ///     CompressedAxis::Row, vec![2, 3], vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?
+    ///     vec![2, 3], CompressedAxis::Row, vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?
     ///     .into();
     /// assert_eq!(m.index_type(), arrow_sparse::IndexType::Int32);
     /// # Ok::<(), arrow_sparse::Error>(())
@@ -300,7 +295,7 @@ impl AnyCsx {
     /// use arrow_sparse::{AnyCsx, CompressedAxis, CsxMatrix};
     /// // [[1, 0, 2], [0, 0, 3]] as CSR
     /// let m: AnyCsx = CsxMatrix::<f64, i32, i64>::try_new(
-    ///     CompressedAxis::Row, vec![2, 3], vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?
+    ///     vec![2, 3], CompressedAxis::Row, vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?
     ///     .into();
     /// assert_eq!(m.indptr_type(), arrow_sparse::IndexType::Int64);
     /// # Ok::<(), arrow_sparse::Error>(())
@@ -315,7 +310,7 @@ impl AnyCsx {
     /// use arrow_sparse::{AnyCsx, CompressedAxis, CsxMatrix};
     /// // [[1, 0, 2], [0, 0, 3]] as CSR
     /// let m: AnyCsx = CsxMatrix::<f64, i32, i64>::try_new(
-    ///     CompressedAxis::Row, vec![2, 3], vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?
+    ///     vec![2, 3], CompressedAxis::Row, vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?
     ///     .into();
     /// assert!(m.downcast::<f64, i32, i64>().is_some());
     /// // wrong indptr type
@@ -355,7 +350,7 @@ impl AnyCsx {
 /// // [[1, 0, 2],
 /// //  [0, 0, 3]]
 /// let m = CsxMatrix::<f64, i32, i64>::try_new(
-///     CompressedAxis::Row, vec![2, 3], vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?;
+///     vec![2, 3], CompressedAxis::Row, vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?;
 /// assert_eq!(m.to_dense()?.get(&[1, 2]), Some(3.0));
 /// # Ok::<(), arrow_sparse::Error>(())
 /// ```
@@ -374,50 +369,56 @@ impl<V: Value, I: Index, P: Index> CsxMatrix<V, I, P> {
     /// use arrow_sparse::{CompressedAxis, CsxMatrix};
     /// // [[1, 0, 2], [0, 0, 3]] as CSR
     /// let m = CsxMatrix::<f64, i32, i64>::try_new(
-    ///     CompressedAxis::Row, vec![2, 3], vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?;
+    ///     vec![2, 3], CompressedAxis::Row, vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?;
     /// assert_eq!(m.get(&[0, 2]), Some(2.0));
     /// // indptr must end at nnz = 3
     /// let bad = CsxMatrix::<f64, i32, i64>::try_new(
-    ///     CompressedAxis::Row, vec![2, 3], vec![0, 2, 2].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into());
+    ///     vec![2, 3], CompressedAxis::Row, vec![0, 2, 2].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into());
     /// assert!(bad.is_err());
     /// # Ok::<(), arrow_sparse::Error>(())
     /// ```
     pub fn try_new(
-        axis: CompressedAxis,
         shape: Vec<usize>,
+        axis: CompressedAxis,
         indptr: ScalarBuffer<P>,
         indices: ScalarBuffer<I>,
         values: ScalarBuffer<V>,
     ) -> Result<Self> {
-        Self::try_new_with(axis, shape, indptr, indices, values, Validation::Full)
+        Self::try_new_with(
+            shape,
+            axis,
+            indptr,
+            indices,
+            values,
+            &TensorOptions::default(),
+        )
     }
 
     /// Build with an explicit [`Validation`] level.
     ///
     /// ```
-    /// use arrow_sparse::{CompressedAxis, CsxMatrix, Validation};
+    /// use arrow_sparse::{CompressedAxis, CsxMatrix, TensorOptions, Validation};
     /// // index 5 is out of bounds: only full validation looks at the indices
     /// let build = |v| CsxMatrix::<f64, i32>::try_new_with(
-    ///     CompressedAxis::Row, vec![1, 3], vec![0, 1].into(), vec![5].into(), vec![1.0].into(), v);
+    ///     vec![1, 3], CompressedAxis::Row, vec![0, 1].into(), vec![5].into(), vec![1.0].into(), &TensorOptions::default().with_validation(v));
     /// assert!(build(Validation::Full).is_err());
     /// assert!(build(Validation::Trusted).is_ok());
     /// ```
     pub fn try_new_with(
-        axis: CompressedAxis,
         shape: Vec<usize>,
+        axis: CompressedAxis,
         indptr: ScalarBuffer<P>,
         indices: ScalarBuffer<I>,
         values: ScalarBuffer<V>,
-        validation: Validation,
+        options: &TensorOptions,
     ) -> Result<Self> {
         let any = AnyCsx::try_new(
-            axis,
             shape,
+            axis,
             crate::buffer::IndexBuffer::from(indptr.clone()),
             crate::buffer::IndexBuffer::from(indices.clone()),
             crate::buffer::ValueBuffer::from(values.clone()),
-            Vec::new(),
-            validation,
+            options,
         )?;
         Ok(CsxMatrix {
             any,
@@ -433,7 +434,7 @@ impl<V: Value, I: Index, P: Index> CsxMatrix<V, I, P> {
     /// use arrow_sparse::{CompressedAxis, CsxMatrix};
     /// // [[1, 0, 2], [0, 0, 3]] as CSR
     /// let m = CsxMatrix::<f64, i32, i64>::try_new(
-    ///     CompressedAxis::Row, vec![2, 3], vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?;
+    ///     vec![2, 3], CompressedAxis::Row, vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?;
     /// let m = m.with_dim_names(vec!["row".into(), "col".into()])?;
     /// assert_eq!(m.dim_names(), &["row", "col"]);
     /// # Ok::<(), arrow_sparse::Error>(())
@@ -450,7 +451,7 @@ impl<V: Value, I: Index, P: Index> CsxMatrix<V, I, P> {
     /// use arrow_sparse::{CompressedAxis, CsxMatrix};
     /// // [[1, 0, 2], [0, 0, 3]] as CSR
     /// let m = CsxMatrix::<f64, i32, i64>::try_new(
-    ///     CompressedAxis::Row, vec![2, 3], vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?;
+    ///     vec![2, 3], CompressedAxis::Row, vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?;
     /// assert_eq!(m.shape(), &[2, 3]);
     /// # Ok::<(), arrow_sparse::Error>(())
     /// ```
@@ -463,7 +464,7 @@ impl<V: Value, I: Index, P: Index> CsxMatrix<V, I, P> {
     /// use arrow_sparse::{CompressedAxis, CsxMatrix};
     /// // [[1, 0, 2], [0, 0, 3]] as CSR
     /// let m = CsxMatrix::<f64, i32, i64>::try_new(
-    ///     CompressedAxis::Row, vec![2, 3], vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?;
+    ///     vec![2, 3], CompressedAxis::Row, vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?;
     /// assert_eq!(m.dim_names(), &["", ""]);
     /// # Ok::<(), arrow_sparse::Error>(())
     /// ```
@@ -476,7 +477,7 @@ impl<V: Value, I: Index, P: Index> CsxMatrix<V, I, P> {
     /// use arrow_sparse::{CompressedAxis, CsxMatrix};
     /// // [[1, 0, 2], [0, 0, 3]] as CSR
     /// let m = CsxMatrix::<f64, i32, i64>::try_new(
-    ///     CompressedAxis::Row, vec![2, 3], vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?;
+    ///     vec![2, 3], CompressedAxis::Row, vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?;
     /// assert_eq!(m.axis(), CompressedAxis::Row);
     /// # Ok::<(), arrow_sparse::Error>(())
     /// ```
@@ -489,7 +490,7 @@ impl<V: Value, I: Index, P: Index> CsxMatrix<V, I, P> {
     /// use arrow_sparse::{CompressedAxis, CsxMatrix};
     /// // [[1, 0, 2], [0, 0, 3]] as CSR
     /// let m = CsxMatrix::<f64, i32, i64>::try_new(
-    ///     CompressedAxis::Row, vec![2, 3], vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?;
+    ///     vec![2, 3], CompressedAxis::Row, vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?;
     /// assert_eq!(m.indptr().as_ref(), &[0, 2, 3]);
     /// # Ok::<(), arrow_sparse::Error>(())
     /// ```
@@ -502,7 +503,7 @@ impl<V: Value, I: Index, P: Index> CsxMatrix<V, I, P> {
     /// use arrow_sparse::{CompressedAxis, CsxMatrix};
     /// // [[1, 0, 2], [0, 0, 3]] as CSR
     /// let m = CsxMatrix::<f64, i32, i64>::try_new(
-    ///     CompressedAxis::Row, vec![2, 3], vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?;
+    ///     vec![2, 3], CompressedAxis::Row, vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?;
     /// assert_eq!(m.indices().as_ref(), &[0, 2, 2]);
     /// # Ok::<(), arrow_sparse::Error>(())
     /// ```
@@ -515,7 +516,7 @@ impl<V: Value, I: Index, P: Index> CsxMatrix<V, I, P> {
     /// use arrow_sparse::{CompressedAxis, CsxMatrix};
     /// // [[1, 0, 2], [0, 0, 3]] as CSR
     /// let m = CsxMatrix::<f64, i32, i64>::try_new(
-    ///     CompressedAxis::Row, vec![2, 3], vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?;
+    ///     vec![2, 3], CompressedAxis::Row, vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?;
     /// assert_eq!(m.values().as_ref(), &[1.0, 2.0, 3.0]);
     /// # Ok::<(), arrow_sparse::Error>(())
     /// ```
@@ -528,7 +529,7 @@ impl<V: Value, I: Index, P: Index> CsxMatrix<V, I, P> {
     /// use arrow_sparse::{CompressedAxis, CsxMatrix};
     /// // [[1, 0, 2], [0, 0, 3]] as CSR
     /// let m = CsxMatrix::<f64, i32, i64>::try_new(
-    ///     CompressedAxis::Row, vec![2, 3], vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?;
+    ///     vec![2, 3], CompressedAxis::Row, vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?;
     /// assert_eq!(m.nnz(), 3);
     /// # Ok::<(), arrow_sparse::Error>(())
     /// ```
@@ -541,7 +542,7 @@ impl<V: Value, I: Index, P: Index> CsxMatrix<V, I, P> {
     /// use arrow_sparse::{CompressedAxis, CsxMatrix};
     /// // [[1, 0, 2], [0, 0, 3]] as CSR
     /// let m = CsxMatrix::<f64, i32, i64>::try_new(
-    ///     CompressedAxis::Row, vec![2, 3], vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?;
+    ///     vec![2, 3], CompressedAxis::Row, vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?;
     /// assert_eq!(m.as_any().index_type(), arrow_sparse::IndexType::Int32);
     /// # Ok::<(), arrow_sparse::Error>(())
     /// ```
@@ -558,7 +559,7 @@ impl<V: Value, I: Index, P: Index> CsxMatrix<V, I, P> {
     /// use arrow_sparse::{CompressedAxis, CsxMatrix};
     /// // [[1, 0, 2], [0, 0, 3]] as CSR
     /// let m = CsxMatrix::<f64, i32, i64>::try_new(
-    ///     CompressedAxis::Row, vec![2, 3], vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?;
+    ///     vec![2, 3], CompressedAxis::Row, vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?;
     /// let mut entries = Vec::new();
     /// m.for_each(|c, v| entries.push((c.to_vec(), v)))?;
     /// assert_eq!(entries, [(vec![0, 0], 1.0), (vec![0, 2], 2.0), (vec![1, 2], 3.0)]);
@@ -594,7 +595,7 @@ impl<V: Value, I: Index, P: Index> CsxMatrix<V, I, P> {
     /// use arrow_sparse::{CompressedAxis, CsxMatrix};
     /// // [[1, 0, 2], [0, 0, 3]] as CSR
     /// let m = CsxMatrix::<f64, i32, i64>::try_new(
-    ///     CompressedAxis::Row, vec![2, 3], vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?;
+    ///     vec![2, 3], CompressedAxis::Row, vec![0, 2, 3].into(), vec![0, 2, 2].into(), vec![1.0, 2.0, 3.0].into())?;
     /// assert_eq!(m.get(&[1, 2]), Some(3.0));
     /// assert_eq!(m.get(&[1, 0]), Some(0.0));
     /// assert_eq!(m.get(&[2, 0]), None);
@@ -681,12 +682,12 @@ mod tests {
     fn trusted_decreasing_indptr_is_an_error_in_to_coo() {
         // starts at 0 and ends at nnz, so Validation::Trusted accepts it
         let m = CsxMatrix::<f32, i32>::try_new_with(
-            CompressedAxis::Row,
             vec![4, 3],
+            CompressedAxis::Row,
             vec![0, 2, 0, 2, 2].into(),
             vec![0, 1].into(),
             vec![1.0, 2.0].into(),
-            Validation::Trusted,
+            &TensorOptions::trusted(),
         )
         .unwrap();
         let e = m.to_coo::<i64>().unwrap_err();
@@ -705,40 +706,40 @@ mod tests {
     #[test]
     fn validation_catches_bad_indptr_and_indices() {
         let ok = CsxMatrix::<f32, i32>::try_new(
-            CompressedAxis::Row,
             vec![2, 3],
+            CompressedAxis::Row,
             vec![0, 1, 2].into(),
             vec![0, 2].into(),
             vec![1.0, 2.0].into(),
         );
         assert!(ok.is_ok());
         let dec = CsxMatrix::<f32, i32>::try_new(
-            CompressedAxis::Row,
             vec![3, 3],
+            CompressedAxis::Row,
             vec![0, 2, 1, 2].into(),
             vec![0, 2].into(),
             vec![1.0, 2.0].into(),
         );
         assert!(matches!(dec, Err(Error::Invariant { .. })));
         let oob = CsxMatrix::<f32, i32>::try_new(
-            CompressedAxis::Column,
             vec![2, 3],
+            CompressedAxis::Column,
             vec![0, 1, 1, 2].into(),
             vec![0, 2].into(),
             vec![1.0, 2.0].into(),
         );
         assert!(matches!(oob, Err(Error::IndexOutOfBounds { .. })));
         let end = CsxMatrix::<f32, i32>::try_new(
-            CompressedAxis::Row,
             vec![2, 3],
+            CompressedAxis::Row,
             vec![0, 1, 3].into(),
             vec![0, 2].into(),
             vec![1.0, 2.0].into(),
         );
         assert!(end.is_err());
         let len = CsxMatrix::<f32, i32>::try_new(
-            CompressedAxis::Row,
             vec![3, 3],
+            CompressedAxis::Row,
             vec![0, 1, 2].into(),
             vec![0, 2].into(),
             vec![1.0, 2.0].into(),
@@ -746,12 +747,12 @@ mod tests {
         assert!(matches!(len, Err(Error::Length { .. })));
         // trusted skips the O(nnz) pass but not the O(1) checks
         let t = CsxMatrix::<f32, i32>::try_new_with(
-            CompressedAxis::Row,
             vec![3, 3],
+            CompressedAxis::Row,
             vec![0, 2, 1, 2].into(),
             vec![0, 2].into(),
             vec![1.0, 2.0].into(),
-            Validation::Trusted,
+            &TensorOptions::trusted(),
         );
         assert!(t.is_ok());
     }

@@ -9,10 +9,11 @@
 //! # Ok::<(), arrow_sparse::Error>(())
 //! ```
 
+use crate::tensor::TensorOptions;
 use arrow_buffer::ScalarBuffer;
 
 use super::CooTensor;
-use super::validate::{Validation, check_dim_names, check_shape};
+use super::validate::{check_dim_names, check_shape};
 use crate::buffer::ValueBuffer;
 use crate::error::{Error, Result};
 use crate::types::{Index, Value, ValueType};
@@ -72,22 +73,21 @@ impl AnyDense {
     /// `validation` says.
     ///
     /// ```
-    /// use arrow_sparse::{AnyDense, Validation, ValueBuffer};
+    /// use arrow_sparse::{AnyDense, TensorOptions, Validation, ValueBuffer};
     /// // [[1, 2], [3, 4]] stored column-major: strides (1, 2)
     /// let values = ValueBuffer::Int64(vec![1i64, 3, 2, 4].into());
-    /// let t = AnyDense::try_new(vec![2, 2], vec![1, 2], values.clone(), vec![], Validation::Full)?;
+    /// let t = AnyDense::try_new(vec![2, 2], vec![1, 2], values.clone(), &TensorOptions::default())?;
     /// assert!(t.is_column_major());
     /// assert_eq!(t.downcast::<i64>().unwrap().get(&[0, 1]), Some(2));
     /// // stride 3 would read element 3 * 1 + 2 * 1 = 5, past the 4 values
-    /// assert!(AnyDense::try_new(vec![2, 2], vec![3, 2], values, vec![], Validation::Full).is_err());
+    /// assert!(AnyDense::try_new(vec![2, 2], vec![3, 2], values, &TensorOptions::default()).is_err());
     /// # Ok::<(), arrow_sparse::Error>(())
     /// ```
     pub fn try_new(
         shape: Vec<usize>,
         strides: Vec<usize>,
         values: ValueBuffer,
-        dim_names: Vec<String>,
-        _validation: Validation,
+        options: &TensorOptions,
     ) -> Result<Self> {
         if shape.is_empty() {
             return Err(Error::shape("dense tensor", "ndim >= 1", "ndim 0"));
@@ -123,11 +123,7 @@ impl AnyDense {
                 });
             }
         }
-        let dim_names = if dim_names.is_empty() {
-            vec![String::new(); shape.len()]
-        } else {
-            dim_names
-        };
+        let dim_names = options.names_for(shape.len());
         check_dim_names(&dim_names, shape.len())?;
         Ok(AnyDense {
             shape,
@@ -319,8 +315,7 @@ impl<V: Value> DenseTensor<V> {
             shape,
             strides,
             crate::buffer::ValueBuffer::from(values.clone()),
-            Vec::new(),
-            Validation::Full,
+            &TensorOptions::default(),
         )?;
         Ok(DenseTensor { any, values })
     }
@@ -446,14 +441,17 @@ impl<V: Value> DenseTensor<V> {
     /// // column-major storage, visited in row-major order
     /// let t = DenseTensor::<i32>::try_new_strided(vec![2, 2], vec![1, 2], vec![1, 3, 2, 4].into())?;
     /// let mut seen = Vec::new();
-    /// t.for_each(|c, v| seen.push((c.to_vec(), v)));
+    /// t.for_each(|c, v| seen.push((c.to_vec(), v)))?;
     /// assert_eq!(seen, [(vec![0, 0], 1), (vec![0, 1], 2), (vec![1, 0], 3), (vec![1, 1], 4)]);
     /// # Ok::<(), arrow_sparse::Error>(())
     /// ```
-    pub fn for_each(&self, mut f: impl FnMut(&[usize], V)) {
+    ///
+    /// Returns `Result` like every format's `for_each` (a dense walk itself cannot
+    /// fail).
+    pub fn for_each(&self, mut f: impl FnMut(&[usize], V)) -> Result<()> {
         let shape = self.shape();
         if shape.contains(&0) {
-            return;
+            return Ok(());
         }
         let strides = self.strides();
         let nd = shape.len();
@@ -470,7 +468,7 @@ impl<V: Value> DenseTensor<V> {
             let mut d = last;
             loop {
                 if d == 0 {
-                    return;
+                    return Ok(());
                 }
                 d -= 1;
                 idx[d] += 1;
@@ -503,7 +501,7 @@ impl<V: Value> DenseTensor<V> {
                 }
                 values.push(v);
             }
-        });
+        })?;
         if let Some(i) = bad {
             return Err(Error::overflow("coordinate", i.to_string(), I::TYPE.name()));
         }
@@ -526,7 +524,7 @@ impl<V: Value> DenseTensor<V> {
         out.try_reserve_exact(self.any.size()).map_err(|_| {
             Error::overflow("dense allocation", self.any.size().to_string(), "memory")
         })?;
-        self.for_each(|_, v| out.push(v));
+        self.for_each(|_, v| out.push(v))?;
         DenseTensor::try_new(self.shape().to_vec(), out.into())?
             .with_dim_names(self.dim_names().to_vec())
     }
@@ -556,7 +554,7 @@ mod tests {
         assert!(t.as_any().is_column_major());
         assert_eq!(t.get(&[1, 2]), Some(5));
         let mut seen = vec![];
-        t.for_each(|i, v| seen.push((i.to_vec(), v)));
+        t.for_each(|i, v| seen.push((i.to_vec(), v))).unwrap();
         assert_eq!(seen[1], (vec![0, 1], 2));
         let rm = t.to_dense().unwrap();
         assert_eq!(rm.values().as_ref(), &[0, 2, 4, 1, 3, 5]);

@@ -8,15 +8,16 @@
 //!
 //! ```
 //! use arrow_sparse::dims::DimMap;
-//! use arrow_sparse::{AnyTensor, CooTensor, Format};
+//! use arrow_sparse::{AnyTensor, CooTensor, Format, IndexType};
 //! let coo: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![1, 2], 5.0)])?.into();
-//! let dm = coo.to_dm(DimMap::identity(vec![2, 3])?, Format::Csr)?; // DM over a CSR storage
+//! let dm = coo.to_dm(DimMap::identity(vec![2, 3])?, Format::Csr, IndexType::Int64)?; // DM over a CSR storage
 //! let AnyTensor::Dm(d) = dm else { unreachable!() };
 //! let t = d.transpose(0, 1)?; // changes the map, not the buffers
 //! assert_eq!((t.shape(), t.get::<f64>(&[2, 1])?), (&[3usize, 2][..], Some(5.0)));
 //! # Ok::<(), arrow_sparse::Error>(())
 //! ```
 
+use crate::tensor::TensorOptions;
 use std::marker::PhantomData;
 
 use super::validate::check_dim_names;
@@ -28,10 +29,10 @@ use crate::types::{Index, Value, ValueType};
 /// A DM tensor of any value type.
 ///
 /// ```
-/// use arrow_sparse::{dims::DimMap, AnyDm, CooTensor, DmTensor, Format};
+/// use arrow_sparse::{AnyDm, CooTensor, DmTensor, Format, IndexType, dims::DimMap};
 /// // [[0, 1, 0], [2, 0, 3]] stored as CSR through the identity map
 /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 1], 1.0), (vec![1, 0], 2.0), (vec![1, 2], 3.0)])?;
-/// let dm: AnyDm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr)?.into();
+/// let dm: AnyDm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr, IndexType::Int64)?.into();
 /// let t = dm.transpose(0, 1)?;
 /// assert_eq!(t.shape(), &[3, 2]);
 /// assert_eq!(t.get::<f64>(&[0, 1])?, Some(2.0));
@@ -51,21 +52,21 @@ impl AnyDm {
     /// shape (so its dimensionality is `partitioning.len() + 1`) and the names.
     ///
     /// ```
-    /// use arrow_sparse::{dims::DimMap, AnyDm, AnyTensor, DenseTensor};
+    /// use arrow_sparse::{AnyDm, AnyTensor, DenseTensor, TensorOptions, dims::DimMap};
     /// // [[0, 1, 0], [2, 0, 3]] stored transposed, as a dense 3 x 2 tensor
     /// let storage: AnyTensor = DenseTensor::<f64>::try_new(vec![3, 2], vec![0.0, 2.0, 1.0, 0.0, 0.0, 3.0].into())?.into();
     /// let map = DimMap::try_new(vec![2, 3], vec![1, 0], vec![1])?;
-    /// let dm = AnyDm::try_new(map, storage.clone(), vec![])?;
+    /// let dm = AnyDm::try_new(map, storage.clone(), &TensorOptions::default())?;
     /// assert_eq!(dm.get::<f64>(&[1, 2])?, Some(3.0));
     /// // the identity map would need a 2 x 3 storage
-    /// assert!(AnyDm::try_new(DimMap::identity(vec![2, 3])?, storage, vec![]).is_err());
+    /// assert!(AnyDm::try_new(DimMap::identity(vec![2, 3])?, storage, &TensorOptions::default()).is_err());
     /// // a storage with more dimensions than the tensor (an empty part) is refused
     /// let wide = DimMap::try_new(vec![6], vec![0], vec![0])?; // reduced shape [1, 6]
     /// let row: AnyTensor = DenseTensor::<f64>::try_new(vec![1, 6], vec![0.0; 6].into())?.into();
-    /// assert!(matches!(AnyDm::try_new(wide, row, vec![]), Err(arrow_sparse::Error::Shape { .. })));
+    /// assert!(matches!(AnyDm::try_new(wide, row, &TensorOptions::default()), Err(arrow_sparse::Error::Shape { .. })));
     /// # Ok::<(), arrow_sparse::Error>(())
     /// ```
-    pub fn try_new(map: DimMap, storage: AnyTensor, dim_names: Vec<String>) -> Result<Self> {
+    pub fn try_new(map: DimMap, storage: AnyTensor, options: &TensorOptions) -> Result<Self> {
         // the DM proposal: "The dimensionality of the storage array must not be
         // greater than the dimensionality of the DM array" (empty parts of the
         // partitioning would otherwise add storage dimensions)
@@ -90,11 +91,7 @@ impl AnyDm {
                 format!("{:?}", storage.shape()),
             ));
         }
-        let dim_names = if dim_names.is_empty() {
-            vec![String::new(); map.ndim()]
-        } else {
-            dim_names
-        };
+        let dim_names = options.names_for(map.ndim());
         check_dim_names(&dim_names, map.ndim())?;
         let views = ViewChain::new(map.shape().to_vec());
         Ok(AnyDm {
@@ -109,10 +106,10 @@ impl AnyDm {
     /// metadata). The chain must start from the map's shape.
     ///
     /// ```
-    /// use arrow_sparse::{dims::DimMap, AnyDm, CooTensor, DmTensor, Format};
+    /// use arrow_sparse::{AnyDm, CooTensor, DmTensor, Format, IndexType, dims::DimMap};
     /// // [[0, 1, 0], [2, 0, 3]] stored as CSR through the identity map
     /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 1], 1.0), (vec![1, 0], 2.0), (vec![1, 2], 3.0)])?;
-    /// let dm: AnyDm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr)?.into();
+    /// let dm: AnyDm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr, IndexType::Int64)?.into();
     /// use arrow_sparse::dims::{ViewChain, ViewOp};
     /// let views = ViewChain::new(vec![2, 3]).push(ViewOp::Select { dim: 0, index: 1 })?;
     /// let row = dm.clone().with_views(views, vec!["col".into()])?;
@@ -143,10 +140,10 @@ impl AnyDm {
     /// The logical shape (after the views).
     ///
     /// ```
-    /// use arrow_sparse::{dims::DimMap, AnyDm, CooTensor, DmTensor, Format};
+    /// use arrow_sparse::{AnyDm, CooTensor, DmTensor, Format, IndexType, dims::DimMap};
     /// // [[0, 1, 0], [2, 0, 3]] stored as CSR through the identity map
     /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 1], 1.0), (vec![1, 0], 2.0), (vec![1, 2], 3.0)])?;
-    /// let dm: AnyDm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr)?.into();
+    /// let dm: AnyDm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr, IndexType::Int64)?.into();
     /// assert_eq!(dm.shape(), &[2, 3]);
     /// assert_eq!(dm.select(1, 0)?.shape(), &[2]);
     /// # Ok::<(), arrow_sparse::Error>(())
@@ -157,10 +154,10 @@ impl AnyDm {
     /// One name per logical dimension (`""` where unnamed).
     ///
     /// ```
-    /// use arrow_sparse::{dims::DimMap, AnyDm, CooTensor, DmTensor, Format};
+    /// use arrow_sparse::{AnyDm, CooTensor, DmTensor, Format, IndexType, dims::DimMap};
     /// // [[0, 1, 0], [2, 0, 3]] stored as CSR through the identity map
     /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 1], 1.0), (vec![1, 0], 2.0), (vec![1, 2], 3.0)])?;
-    /// let dm: AnyDm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr)?.into();
+    /// let dm: AnyDm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr, IndexType::Int64)?.into();
     /// assert_eq!(dm.dim_names(), &["", ""]);
     /// # Ok::<(), arrow_sparse::Error>(())
     /// ```
@@ -170,10 +167,10 @@ impl AnyDm {
     /// The map from the base shape to the storage shape.
     ///
     /// ```
-    /// use arrow_sparse::{dims::DimMap, AnyDm, CooTensor, DmTensor, Format};
+    /// use arrow_sparse::{AnyDm, CooTensor, DmTensor, Format, IndexType, dims::DimMap};
     /// // [[0, 1, 0], [2, 0, 3]] stored as CSR through the identity map
     /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 1], 1.0), (vec![1, 0], 2.0), (vec![1, 2], 3.0)])?;
-    /// let dm: AnyDm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr)?.into();
+    /// let dm: AnyDm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr, IndexType::Int64)?.into();
     /// assert_eq!(dm.map().reduced_shape(), &[2, 3]);
     /// // a permutation without earlier views rewrites the map
     /// assert_eq!(dm.transpose(0, 1)?.map().dimensions(), &[1, 0]);
@@ -185,10 +182,10 @@ impl AnyDm {
     /// The views from the base shape to the logical shape.
     ///
     /// ```
-    /// use arrow_sparse::{dims::DimMap, AnyDm, CooTensor, DmTensor, Format};
+    /// use arrow_sparse::{AnyDm, CooTensor, DmTensor, Format, IndexType, dims::DimMap};
     /// // [[0, 1, 0], [2, 0, 3]] stored as CSR through the identity map
     /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 1], 1.0), (vec![1, 0], 2.0), (vec![1, 2], 3.0)])?;
-    /// let dm: AnyDm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr)?.into();
+    /// let dm: AnyDm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr, IndexType::Int64)?.into();
     /// assert!(dm.views().is_empty());
     /// assert_eq!(dm.select(0, 1)?.views().ops().len(), 1);
     /// # Ok::<(), arrow_sparse::Error>(())
@@ -199,10 +196,10 @@ impl AnyDm {
     /// The storage tensor.
     ///
     /// ```
-    /// use arrow_sparse::{dims::DimMap, AnyDm, CooTensor, DmTensor, Format};
+    /// use arrow_sparse::{AnyDm, CooTensor, DmTensor, Format, IndexType, dims::DimMap};
     /// // [[0, 1, 0], [2, 0, 3]] stored as CSR through the identity map
     /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 1], 1.0), (vec![1, 0], 2.0), (vec![1, 2], 3.0)])?;
-    /// let dm: AnyDm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr)?.into();
+    /// let dm: AnyDm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr, IndexType::Int64)?.into();
     /// assert_eq!(dm.storage().format(), Format::Csr);
     /// assert_eq!(dm.storage().nnz(), 3);
     /// # Ok::<(), arrow_sparse::Error>(())
@@ -213,10 +210,10 @@ impl AnyDm {
     /// The value type.
     ///
     /// ```
-    /// use arrow_sparse::{dims::DimMap, AnyDm, CooTensor, DmTensor, Format};
+    /// use arrow_sparse::{AnyDm, CooTensor, DmTensor, Format, IndexType, dims::DimMap};
     /// // [[0, 1, 0], [2, 0, 3]] stored as CSR through the identity map
     /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 1], 1.0), (vec![1, 0], 2.0), (vec![1, 2], 3.0)])?;
-    /// let dm: AnyDm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr)?.into();
+    /// let dm: AnyDm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr, IndexType::Int64)?.into();
     /// assert_eq!(dm.value_type(), arrow_sparse::ValueType::Float64);
     /// # Ok::<(), arrow_sparse::Error>(())
     /// ```
@@ -227,10 +224,10 @@ impl AnyDm {
     /// The typed view, if the value type is `V` (zero-copy).
     ///
     /// ```
-    /// use arrow_sparse::{dims::DimMap, AnyDm, CooTensor, DmTensor, Format};
+    /// use arrow_sparse::{AnyDm, CooTensor, DmTensor, Format, IndexType, dims::DimMap};
     /// // [[0, 1, 0], [2, 0, 3]] stored as CSR through the identity map
     /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 1], 1.0), (vec![1, 0], 2.0), (vec![1, 2], 3.0)])?;
-    /// let dm: AnyDm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr)?.into();
+    /// let dm: AnyDm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr, IndexType::Int64)?.into();
     /// assert_eq!(dm.downcast::<f64>().unwrap().get(&[0, 1])?, Some(1.0));
     /// assert!(dm.downcast::<i32>().is_none());
     /// # Ok::<(), arrow_sparse::Error>(())
@@ -254,10 +251,10 @@ impl AnyDm {
     /// plain DM tensor); after other views it appends a permute view.
     ///
     /// ```
-    /// use arrow_sparse::{dims::DimMap, AnyDm, CooTensor, DmTensor, Format};
+    /// use arrow_sparse::{AnyDm, CooTensor, DmTensor, Format, IndexType, dims::DimMap};
     /// // [[0, 1, 0], [2, 0, 3]] stored as CSR through the identity map
     /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 1], 1.0), (vec![1, 0], 2.0), (vec![1, 2], 3.0)])?;
-    /// let dm: AnyDm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr)?.into();
+    /// let dm: AnyDm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr, IndexType::Int64)?.into();
     /// let t = dm.permute(&[1, 0])?;
     /// assert_eq!(t.shape(), &[3, 2]);
     /// assert_eq!(t.get::<f64>(&[0, 1])?, Some(2.0));
@@ -285,10 +282,10 @@ impl AnyDm {
     /// Swap two dimensions.
     ///
     /// ```
-    /// use arrow_sparse::{dims::DimMap, AnyDm, CooTensor, DmTensor, Format};
+    /// use arrow_sparse::{AnyDm, CooTensor, DmTensor, Format, IndexType, dims::DimMap};
     /// // [[0, 1, 0], [2, 0, 3]] stored as CSR through the identity map
     /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 1], 1.0), (vec![1, 0], 2.0), (vec![1, 2], 3.0)])?;
-    /// let dm: AnyDm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr)?.into();
+    /// let dm: AnyDm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr, IndexType::Int64)?.into();
     /// let t = dm.transpose(0, 1)?;
     /// assert_eq!(t.get::<f64>(&[2, 1])?, Some(3.0));
     /// # Ok::<(), arrow_sparse::Error>(())
@@ -310,10 +307,10 @@ impl AnyDm {
     /// Fix dimension `dim` at `index` (the result has one dimension less).
     ///
     /// ```
-    /// use arrow_sparse::{dims::DimMap, AnyDm, CooTensor, DmTensor, Format};
+    /// use arrow_sparse::{AnyDm, CooTensor, DmTensor, Format, IndexType, dims::DimMap};
     /// // [[0, 1, 0], [2, 0, 3]] stored as CSR through the identity map
     /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 1], 1.0), (vec![1, 0], 2.0), (vec![1, 2], 3.0)])?;
-    /// let dm: AnyDm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr)?.into();
+    /// let dm: AnyDm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr, IndexType::Int64)?.into();
     /// let row = dm.select(0, 1)?; // [2, 0, 3]
     /// assert_eq!(row.shape(), &[3]);
     /// assert_eq!(row.get::<f64>(&[2])?, Some(3.0));
@@ -331,10 +328,10 @@ impl AnyDm {
     /// Keep `start..stop` (every `step`-th index) of dimension `dim`.
     ///
     /// ```
-    /// use arrow_sparse::{dims::DimMap, AnyDm, CooTensor, DmTensor, Format};
+    /// use arrow_sparse::{AnyDm, CooTensor, DmTensor, Format, IndexType, dims::DimMap};
     /// // [[0, 1, 0], [2, 0, 3]] stored as CSR through the identity map
     /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 1], 1.0), (vec![1, 0], 2.0), (vec![1, 2], 3.0)])?;
-    /// let dm: AnyDm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr)?.into();
+    /// let dm: AnyDm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr, IndexType::Int64)?.into();
     /// let s = dm.slice(1, 0, 3, 2)?; // columns 0 and 2: [[0, 0], [2, 3]]
     /// assert_eq!(s.shape(), &[2, 2]);
     /// assert_eq!(s.get::<f64>(&[1, 1])?, Some(3.0));
@@ -356,10 +353,10 @@ impl AnyDm {
     /// dimension names are cleared.
     ///
     /// ```
-    /// use arrow_sparse::{dims::DimMap, AnyDm, CooTensor, DmTensor, Format};
+    /// use arrow_sparse::{AnyDm, CooTensor, DmTensor, Format, IndexType, dims::DimMap};
     /// // [[0, 1, 0], [2, 0, 3]] stored as CSR through the identity map
     /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 1], 1.0), (vec![1, 0], 2.0), (vec![1, 2], 3.0)])?;
-    /// let dm: AnyDm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr)?.into();
+    /// let dm: AnyDm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr, IndexType::Int64)?.into();
     /// let r = dm.reshape(&[3, 2])?; // [[0, 1], [0, 2], [0, 3]]
     /// assert_eq!(r.get::<f64>(&[1, 1])?, Some(2.0));
     /// assert!(dm.reshape(&[4, 2]).is_err());
@@ -377,10 +374,10 @@ impl AnyDm {
     /// Repeat dimensions: every extent of `shape` is a multiple of the current one.
     ///
     /// ```
-    /// use arrow_sparse::{dims::DimMap, AnyDm, CooTensor, DmTensor, Format};
+    /// use arrow_sparse::{AnyDm, CooTensor, DmTensor, Format, IndexType, dims::DimMap};
     /// // [[0, 1, 0], [2, 0, 3]] stored as CSR through the identity map
     /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 1], 1.0), (vec![1, 0], 2.0), (vec![1, 2], 3.0)])?;
-    /// let dm: AnyDm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr)?.into();
+    /// let dm: AnyDm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr, IndexType::Int64)?.into();
     /// let b = dm.broadcast(&[4, 3])?; // the two rows repeated twice
     /// assert_eq!(b.get::<f64>(&[3, 0])?, Some(2.0));
     /// assert!(dm.broadcast(&[3, 3]).is_err());
@@ -398,10 +395,10 @@ impl AnyDm {
     /// Roll dimension `dim` by `shift` (numpy.roll semantics).
     ///
     /// ```
-    /// use arrow_sparse::{dims::DimMap, AnyDm, CooTensor, DmTensor, Format};
+    /// use arrow_sparse::{AnyDm, CooTensor, DmTensor, Format, IndexType, dims::DimMap};
     /// // [[0, 1, 0], [2, 0, 3]] stored as CSR through the identity map
     /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 1], 1.0), (vec![1, 0], 2.0), (vec![1, 2], 3.0)])?;
-    /// let dm: AnyDm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr)?.into();
+    /// let dm: AnyDm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr, IndexType::Int64)?.into();
     /// let r = dm.rotate(1, 1)?; // [[0, 0, 1], [3, 2, 0]]
     /// assert_eq!(r.get::<f64>(&[0, 2])?, Some(1.0));
     /// assert_eq!(r.get::<f64>(&[1, 0])?, Some(3.0));
@@ -416,10 +413,10 @@ impl AnyDm {
     /// (which may drop it, or repeat it for a broadcast).
     ///
     /// ```
-    /// use arrow_sparse::{dims::DimMap, AnyDm, CooTensor, DmTensor, Format};
+    /// use arrow_sparse::{AnyDm, CooTensor, DmTensor, Format, IndexType, dims::DimMap};
     /// // [[0, 1, 0], [2, 0, 3]] stored as CSR through the identity map
     /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 1], 1.0), (vec![1, 0], 2.0), (vec![1, 2], 3.0)])?;
-    /// let dm: AnyDm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr)?.into();
+    /// let dm: AnyDm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr, IndexType::Int64)?.into();
     /// let mut entries = Vec::new();
     /// dm.select(0, 1)?.for_each_entry(&mut |c: &[usize], v: f64| entries.push((c.to_vec(), v)))?;
     /// assert_eq!(entries, [(vec![0], 2.0), (vec![2], 3.0)]);
@@ -430,17 +427,17 @@ impl AnyDm {
         let (map, views) = (&self.map, &self.views);
         self.storage.for_each_entry::<V>(&mut |sc, v| {
             map.promote_into(sc, &mut base);
-            views.inverse(&base, &mut |c| f(c, v));
+            views.inverse_unchecked(&base, &mut |c| f(c, v));
         })
     }
 
     /// The element at logical `coords`, or `None` outside the shape.
     ///
     /// ```
-    /// use arrow_sparse::{dims::DimMap, AnyDm, CooTensor, DmTensor, Format};
+    /// use arrow_sparse::{AnyDm, CooTensor, DmTensor, Format, IndexType, dims::DimMap};
     /// // [[0, 1, 0], [2, 0, 3]] stored as CSR through the identity map
     /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 1], 1.0), (vec![1, 0], 2.0), (vec![1, 2], 3.0)])?;
-    /// let dm: AnyDm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr)?.into();
+    /// let dm: AnyDm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr, IndexType::Int64)?.into();
     /// assert_eq!(dm.get::<f64>(&[1, 2])?, Some(3.0));
     /// assert_eq!(dm.get::<f64>(&[0, 0])?, Some(0.0));
     /// assert_eq!(dm.get::<f64>(&[2, 0])?, None);
@@ -452,7 +449,7 @@ impl AnyDm {
         {
             return Ok(None);
         }
-        let base = self.views.forward(coords);
+        let base = self.views.forward_unchecked(coords);
         let mut r = vec![0usize; self.map.reduced_ndim()];
         self.map.reduce_into(&base, &mut r);
         self.storage.get::<V>(&r)
@@ -468,11 +465,11 @@ impl AnyDm {
 /// A DM tensor with values `V` (the storage keeps its own index types).
 ///
 /// ```
-/// use arrow_sparse::{dims::DimMap, AnyDm, AnyTensor, Convert, CooTensor, DmTensor};
+/// use arrow_sparse::{AnyDm, AnyTensor, Convert, CooTensor, DmTensor, IndexType, dims::DimMap};
 /// // A 2 x 3 x 4 tensor stored as a 4 x 6 CSR matrix: dimensions (2, 0, 1), split at 1.
 /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3, 4], &[(vec![1, 2, 3], 7.0), (vec![0, 1, 0], 1.0)])?;
 /// let map = DimMap::try_new(vec![2, 3, 4], vec![2, 0, 1], vec![1])?;
-/// let dm = DmTensor::<f64>::from_coo(&coo, map, arrow_sparse::Format::Csr)?;
+/// let dm = DmTensor::<f64>::from_coo(&coo, map, arrow_sparse::Format::Csr, IndexType::Int64)?;
 /// // a no-copy view: transpose, then take index 1 of the (new) first dimension
 /// let v = dm.transpose(0, 2)?.select(0, 3)?;
 /// assert_eq!(v.shape(), &[3, 2]);
@@ -508,7 +505,7 @@ impl<V: Value> DmTensor<V> {
             });
         }
         Ok(DmTensor {
-            any: AnyDm::try_new(map, storage, Vec::new())?,
+            any: AnyDm::try_new(map, storage, &TensorOptions::default())?,
             _v: PhantomData,
         })
     }
@@ -516,10 +513,10 @@ impl<V: Value> DmTensor<V> {
     /// The type-erased tensor.
     ///
     /// ```
-    /// use arrow_sparse::{dims::DimMap, CooTensor, DmTensor, Format};
+    /// use arrow_sparse::{CooTensor, DmTensor, Format, IndexType, dims::DimMap};
     /// // [[0, 1, 0], [2, 0, 3]] stored as CSR through the identity map
     /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 1], 1.0), (vec![1, 0], 2.0), (vec![1, 2], 3.0)])?;
-    /// let dm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr)?;
+    /// let dm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr, IndexType::Int64)?;
     /// assert_eq!(dm.as_any().value_type(), arrow_sparse::ValueType::Float64);
     /// # Ok::<(), arrow_sparse::Error>(())
     /// ```
@@ -529,10 +526,10 @@ impl<V: Value> DmTensor<V> {
     /// The logical shape.
     ///
     /// ```
-    /// use arrow_sparse::{dims::DimMap, CooTensor, DmTensor, Format};
+    /// use arrow_sparse::{CooTensor, DmTensor, Format, IndexType, dims::DimMap};
     /// // [[0, 1, 0], [2, 0, 3]] stored as CSR through the identity map
     /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 1], 1.0), (vec![1, 0], 2.0), (vec![1, 2], 3.0)])?;
-    /// let dm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr)?;
+    /// let dm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr, IndexType::Int64)?;
     /// assert_eq!(dm.shape(), &[2, 3]);
     /// # Ok::<(), arrow_sparse::Error>(())
     /// ```
@@ -542,10 +539,10 @@ impl<V: Value> DmTensor<V> {
     /// The map from the base shape to the storage.
     ///
     /// ```
-    /// use arrow_sparse::{dims::DimMap, CooTensor, DmTensor, Format};
+    /// use arrow_sparse::{CooTensor, DmTensor, Format, IndexType, dims::DimMap};
     /// // [[0, 1, 0], [2, 0, 3]] stored as CSR through the identity map
     /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 1], 1.0), (vec![1, 0], 2.0), (vec![1, 2], 3.0)])?;
-    /// let dm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr)?;
+    /// let dm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr, IndexType::Int64)?;
     /// assert_eq!(dm.map().dimensions(), &[0, 1]);
     /// # Ok::<(), arrow_sparse::Error>(())
     /// ```
@@ -555,10 +552,10 @@ impl<V: Value> DmTensor<V> {
     /// The storage tensor.
     ///
     /// ```
-    /// use arrow_sparse::{dims::DimMap, CooTensor, DmTensor, Format};
+    /// use arrow_sparse::{CooTensor, DmTensor, Format, IndexType, dims::DimMap};
     /// // [[0, 1, 0], [2, 0, 3]] stored as CSR through the identity map
     /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 1], 1.0), (vec![1, 0], 2.0), (vec![1, 2], 3.0)])?;
-    /// let dm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr)?;
+    /// let dm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr, IndexType::Int64)?;
     /// assert_eq!(dm.storage().format(), Format::Csr);
     /// # Ok::<(), arrow_sparse::Error>(())
     /// ```
@@ -574,10 +571,10 @@ impl<V: Value> DmTensor<V> {
     /// See [`AnyDm::permute`].
     ///
     /// ```
-    /// use arrow_sparse::{dims::DimMap, CooTensor, DmTensor, Format};
+    /// use arrow_sparse::{CooTensor, DmTensor, Format, IndexType, dims::DimMap};
     /// // [[0, 1, 0], [2, 0, 3]] stored as CSR through the identity map
     /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 1], 1.0), (vec![1, 0], 2.0), (vec![1, 2], 3.0)])?;
-    /// let dm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr)?;
+    /// let dm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr, IndexType::Int64)?;
     /// let t = dm.permute(&[1, 0])?;
     /// assert_eq!(t.shape(), &[3, 2]);
     /// assert_eq!(t.get(&[0, 1])?, Some(2.0));
@@ -590,10 +587,10 @@ impl<V: Value> DmTensor<V> {
     /// See [`AnyDm::transpose`].
     ///
     /// ```
-    /// use arrow_sparse::{dims::DimMap, CooTensor, DmTensor, Format};
+    /// use arrow_sparse::{CooTensor, DmTensor, Format, IndexType, dims::DimMap};
     /// // [[0, 1, 0], [2, 0, 3]] stored as CSR through the identity map
     /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 1], 1.0), (vec![1, 0], 2.0), (vec![1, 2], 3.0)])?;
-    /// let dm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr)?;
+    /// let dm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr, IndexType::Int64)?;
     /// let t = dm.transpose(0, 1)?;
     /// assert_eq!(t.get(&[2, 1])?, Some(3.0));
     /// # Ok::<(), arrow_sparse::Error>(())
@@ -604,10 +601,10 @@ impl<V: Value> DmTensor<V> {
     /// See [`AnyDm::select`].
     ///
     /// ```
-    /// use arrow_sparse::{dims::DimMap, CooTensor, DmTensor, Format};
+    /// use arrow_sparse::{CooTensor, DmTensor, Format, IndexType, dims::DimMap};
     /// // [[0, 1, 0], [2, 0, 3]] stored as CSR through the identity map
     /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 1], 1.0), (vec![1, 0], 2.0), (vec![1, 2], 3.0)])?;
-    /// let dm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr)?;
+    /// let dm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr, IndexType::Int64)?;
     /// let row = dm.select(0, 1)?; // [2, 0, 3]
     /// assert_eq!(row.shape(), &[3]);
     /// assert_eq!(row.get(&[2])?, Some(3.0));
@@ -620,10 +617,10 @@ impl<V: Value> DmTensor<V> {
     /// See [`AnyDm::slice`].
     ///
     /// ```
-    /// use arrow_sparse::{dims::DimMap, CooTensor, DmTensor, Format};
+    /// use arrow_sparse::{CooTensor, DmTensor, Format, IndexType, dims::DimMap};
     /// // [[0, 1, 0], [2, 0, 3]] stored as CSR through the identity map
     /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 1], 1.0), (vec![1, 0], 2.0), (vec![1, 2], 3.0)])?;
-    /// let dm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr)?;
+    /// let dm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr, IndexType::Int64)?;
     /// let s = dm.slice(1, 0, 3, 2)?; // columns 0 and 2: [[0, 0], [2, 3]]
     /// assert_eq!(s.shape(), &[2, 2]);
     /// assert_eq!(s.get(&[1, 1])?, Some(3.0));
@@ -635,10 +632,10 @@ impl<V: Value> DmTensor<V> {
     /// See [`AnyDm::reshape`].
     ///
     /// ```
-    /// use arrow_sparse::{dims::DimMap, CooTensor, DmTensor, Format};
+    /// use arrow_sparse::{CooTensor, DmTensor, Format, IndexType, dims::DimMap};
     /// // [[0, 1, 0], [2, 0, 3]] stored as CSR through the identity map
     /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 1], 1.0), (vec![1, 0], 2.0), (vec![1, 2], 3.0)])?;
-    /// let dm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr)?;
+    /// let dm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr, IndexType::Int64)?;
     /// let r = dm.reshape(&[3, 2])?; // [[0, 1], [0, 2], [0, 3]]
     /// assert_eq!(r.get(&[1, 1])?, Some(2.0));
     /// assert!(dm.reshape(&[4, 2]).is_err());
@@ -650,10 +647,10 @@ impl<V: Value> DmTensor<V> {
     /// See [`AnyDm::broadcast`].
     ///
     /// ```
-    /// use arrow_sparse::{dims::DimMap, CooTensor, DmTensor, Format};
+    /// use arrow_sparse::{CooTensor, DmTensor, Format, IndexType, dims::DimMap};
     /// // [[0, 1, 0], [2, 0, 3]] stored as CSR through the identity map
     /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 1], 1.0), (vec![1, 0], 2.0), (vec![1, 2], 3.0)])?;
-    /// let dm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr)?;
+    /// let dm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr, IndexType::Int64)?;
     /// let b = dm.broadcast(&[4, 3])?; // the two rows repeated twice
     /// assert_eq!(b.get(&[3, 0])?, Some(2.0));
     /// assert!(dm.broadcast(&[3, 3]).is_err());
@@ -665,10 +662,10 @@ impl<V: Value> DmTensor<V> {
     /// See [`AnyDm::rotate`].
     ///
     /// ```
-    /// use arrow_sparse::{dims::DimMap, CooTensor, DmTensor, Format};
+    /// use arrow_sparse::{CooTensor, DmTensor, Format, IndexType, dims::DimMap};
     /// // [[0, 1, 0], [2, 0, 3]] stored as CSR through the identity map
     /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 1], 1.0), (vec![1, 0], 2.0), (vec![1, 2], 3.0)])?;
-    /// let dm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr)?;
+    /// let dm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr, IndexType::Int64)?;
     /// let r = dm.rotate(1, 1)?; // [[0, 0, 1], [3, 2, 0]]
     /// assert_eq!(r.get(&[0, 2])?, Some(1.0));
     /// assert_eq!(r.get(&[1, 0])?, Some(3.0));
@@ -677,27 +674,30 @@ impl<V: Value> DmTensor<V> {
     pub fn rotate(&self, dim: usize, shift: i64) -> Result<Self> {
         self.any.rotate(dim, shift).map(Self::wrap)
     }
-    /// The element at logical `coords`, or `None` outside the shape.
+    /// The element at logical `coords` (zero when no entry is stored there), or
+    /// `None` outside the shape, like every typed tensor's `get`.
     ///
     /// ```
-    /// use arrow_sparse::{dims::DimMap, CooTensor, DmTensor, Format};
+    /// use arrow_sparse::{CooTensor, DmTensor, Format, IndexType, dims::DimMap};
     /// // [[0, 1, 0], [2, 0, 3]] stored as CSR through the identity map
     /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 1], 1.0), (vec![1, 0], 2.0), (vec![1, 2], 3.0)])?;
-    /// let dm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr)?;
-    /// assert_eq!(dm.get(&[1, 0])?, Some(2.0));
-    /// assert_eq!(dm.get(&[1, 3])?, None);
+    /// let dm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr, IndexType::Int64)?;
+    /// assert_eq!(dm.get(&[1, 0]), Some(2.0));
+    /// assert_eq!(dm.get(&[1, 3]), None);
     /// # Ok::<(), arrow_sparse::Error>(())
     /// ```
-    pub fn get(&self, coords: &[usize]) -> Result<Option<V>> {
-        self.any.get::<V>(coords)
+    pub fn get(&self, coords: &[usize]) -> Option<V> {
+        // the storage's value type is `V` by construction, so the type-erased
+        // lookup cannot fail on the type
+        self.any.get::<V>(coords).ok().flatten()
     }
     /// Visit every non-zero entry of the logical tensor.
     ///
     /// ```
-    /// use arrow_sparse::{dims::DimMap, CooTensor, DmTensor, Format};
+    /// use arrow_sparse::{CooTensor, DmTensor, Format, IndexType, dims::DimMap};
     /// // [[0, 1, 0], [2, 0, 3]] stored as CSR through the identity map
     /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 1], 1.0), (vec![1, 0], 2.0), (vec![1, 2], 3.0)])?;
-    /// let dm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr)?;
+    /// let dm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr, IndexType::Int64)?;
     /// let mut entries = Vec::new();
     /// dm.transpose(0, 1)?.for_each(|c, v| entries.push((c.to_vec(), v)))?;
     /// assert_eq!(entries, [(vec![1, 0], 1.0), (vec![0, 1], 2.0), (vec![2, 1], 3.0)]);

@@ -20,6 +20,7 @@ use super::validate::check_dim_names;
 use super::{AnyCsx, CompressedAxis, CooTensor, CsxMatrix};
 use crate::dims::DimMap;
 use crate::error::{Error, Result};
+use crate::tensor::TensorOptions;
 use crate::types::{Index, IndexType, Value, ValueType};
 
 /// A GCS tensor of any value, index and indptr type.
@@ -47,19 +48,19 @@ impl AnyGcs {
     /// dimensions whose extents are the matrix's shape, and the dim names.
     ///
     /// ```
-    /// use arrow_sparse::{dims::DimMap, AnyGcs, CompressedAxis, CsxMatrix};
+    /// use arrow_sparse::{AnyGcs, CompressedAxis, CsxMatrix, TensorOptions, dims::DimMap};
     /// // (2, 3, 4) reduced to 2 x 12; one entry at [1, 2, 3] = row 1, column 2 * 4 + 3
     /// let matrix = CsxMatrix::<f64, i32>::try_new(
-    ///     CompressedAxis::Row, vec![2, 12], vec![0, 0, 1].into(), vec![11].into(), vec![5.0].into())?;
+    ///     vec![2, 12], CompressedAxis::Row, vec![0, 0, 1].into(), vec![11].into(), vec![5.0].into())?;
     /// let map = DimMap::try_new(vec![2, 3, 4], vec![0, 1, 2], vec![1])?;
-    /// let g = AnyGcs::try_new(map, matrix.as_any().clone(), vec![])?;
+    /// let g = AnyGcs::try_new(map, matrix.as_any().clone(), &TensorOptions::default())?;
     /// assert_eq!(g.shape(), &[2, 3, 4]);
     /// // this map reduces to 6 x 4, not the matrix's 2 x 12
     /// let other = DimMap::try_new(vec![2, 3, 4], vec![0, 1, 2], vec![2])?;
-    /// assert!(AnyGcs::try_new(other, matrix.as_any().clone(), vec![]).is_err());
+    /// assert!(AnyGcs::try_new(other, matrix.as_any().clone(), &TensorOptions::default()).is_err());
     /// # Ok::<(), arrow_sparse::Error>(())
     /// ```
-    pub fn try_new(map: DimMap, matrix: AnyCsx, dim_names: Vec<String>) -> Result<Self> {
+    pub fn try_new(map: DimMap, matrix: AnyCsx, options: &TensorOptions) -> Result<Self> {
         if map.reduced_ndim() != 2 {
             return Err(Error::shape(
                 "GCS partitioning",
@@ -74,11 +75,7 @@ impl AnyGcs {
                 format!("{:?}", matrix.shape()),
             ));
         }
-        let dim_names = if dim_names.is_empty() {
-            vec![String::new(); map.ndim()]
-        } else {
-            dim_names
-        };
+        let dim_names = options.names_for(map.ndim());
         check_dim_names(&dim_names, map.ndim())?;
         Ok(AnyGcs {
             map,
@@ -241,14 +238,14 @@ impl<V: Value, I: Index, P: Index> GcsTensor<V, I, P> {
     /// use arrow_sparse::{dims::DimMap, CompressedAxis, CsxMatrix, GcsTensor};
     /// // (2, 3, 4) reduced to 2 x 12; one entry at [1, 2, 3] = row 1, column 2 * 4 + 3
     /// let matrix = CsxMatrix::<f64, i32>::try_new(
-    ///     CompressedAxis::Row, vec![2, 12], vec![0, 0, 1].into(), vec![11].into(), vec![5.0].into())?;
+    ///     vec![2, 12], CompressedAxis::Row, vec![0, 0, 1].into(), vec![11].into(), vec![5.0].into())?;
     /// let map = DimMap::try_new(vec![2, 3, 4], vec![0, 1, 2], vec![1])?;
     /// let g = GcsTensor::try_new(map, matrix)?;
     /// assert_eq!(g.get(&[1, 2, 3]), Some(5.0));
     /// # Ok::<(), arrow_sparse::Error>(())
     /// ```
     pub fn try_new(map: DimMap, matrix: CsxMatrix<V, I, P>) -> Result<Self> {
-        let any = AnyGcs::try_new(map, matrix.as_any().clone(), Vec::new())?;
+        let any = AnyGcs::try_new(map, matrix.as_any().clone(), &TensorOptions::default())?;
         Ok(GcsTensor { any, matrix })
     }
 

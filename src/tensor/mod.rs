@@ -33,7 +33,7 @@ pub use csx::{AnyCsx, CompressedAxis, CsxMatrix};
 pub use dense::{AnyDense, DenseTensor};
 pub use dm::{AnyDm, DmTensor};
 pub use gcs::{AnyGcs, GcsTensor};
-pub use validate::Validation;
+pub use validate::{EntryOrder, TensorOptions, Validation};
 
 use std::fmt;
 

@@ -15,10 +15,10 @@ pub use crate::dims::{MAX_EXTENT, check_permutation, check_shape};
 /// How much checking a constructor or decoder does.
 ///
 /// ```
-/// use arrow_sparse::{CompressedAxis, CsxMatrix, Validation};
+/// use arrow_sparse::{CompressedAxis, CsxMatrix, TensorOptions, Validation};
 /// // column index 5 in a 2 x 2 matrix: only the full O(nnz) pass sees it
 /// let build = |v| CsxMatrix::<f64, i32>::try_new_with(
-///     CompressedAxis::Row, vec![2, 2], vec![0, 1, 1].into(), vec![5].into(), vec![1.0].into(), v);
+///     vec![2, 2], CompressedAxis::Row, vec![0, 1, 1].into(), vec![5].into(), vec![1.0].into(), &TensorOptions::default().with_validation(v));
 /// assert!(build(Validation::Full).is_err());
 /// assert!(build(Validation::Trusted).is_ok());
 /// assert_eq!(Validation::default(), Validation::Full);
@@ -33,6 +33,160 @@ pub enum Validation {
     /// tensor accepted this way cannot cause undefined behaviour, but operations on
     /// it may return errors or wrong results.
     Trusted,
+}
+
+/// What every tensor constructor takes after its buffers: dimension names and how
+/// much to check.
+///
+/// Every format's type-erased `try_new` takes `&TensorOptions` as its last argument
+/// (after the shape, the format's structure and the buffers); the typed
+/// `try_new_with` constructors do too. The default names no dimensions and runs the
+/// full O(nnz) [`Validation`].
+///
+/// ```
+/// use arrow_sparse::{AnyDense, TensorOptions, Validation, ValueBuffer};
+/// let opts = TensorOptions::default().with_dim_names(["row", "col"]);
+/// let t = AnyDense::try_new(vec![1, 2], vec![2, 1], ValueBuffer::Int32(vec![1, 2].into()), &opts)?;
+/// assert_eq!(t.dim_names(), &["row", "col"]);
+/// assert_eq!(TensorOptions::trusted().validation(), Validation::Trusted);
+/// // one name per dimension
+/// let bad = TensorOptions::default().with_dim_names(["row"]);
+/// assert!(AnyDense::try_new(vec![1, 2], vec![2, 1], ValueBuffer::Int32(vec![1, 2].into()), &bad).is_err());
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TensorOptions {
+    dim_names: Vec<String>,
+    validation: Validation,
+}
+
+impl TensorOptions {
+    /// Full validation, unnamed dimensions (the same as `default()`).
+    ///
+    /// ```
+    /// use arrow_sparse::TensorOptions;
+    /// assert_eq!(TensorOptions::new(), TensorOptions::default());
+    /// ```
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// [`Validation::Trusted`], unnamed dimensions: the explicit trusted path, for
+    /// parts this crate (or another trusted producer) already validated.
+    ///
+    /// ```
+    /// use arrow_sparse::{CompressedAxis, CsxMatrix, TensorOptions};
+    /// // column index 5 in a 2 x 2 matrix: the trusted path does not look at indices
+    /// let m = CsxMatrix::<f64, i32>::try_new_with(
+    ///     vec![2, 2], CompressedAxis::Row, vec![0, 1, 1].into(), vec![5].into(), vec![1.0].into(), &TensorOptions::trusted());
+    /// assert!(m.is_ok());
+    /// ```
+    pub fn trusted() -> Self {
+        Self::default().with_validation(Validation::Trusted)
+    }
+
+    /// Name the dimensions (one name per dimension; empty names are unnamed
+    /// dimensions; no names at all leaves every dimension unnamed).
+    ///
+    /// ```
+    /// use arrow_sparse::TensorOptions;
+    /// let o = TensorOptions::default().with_dim_names(["i", "j"]);
+    /// assert_eq!(o.dim_names(), &["i", "j"]);
+    /// ```
+    pub fn with_dim_names<S: Into<String>>(mut self, names: impl IntoIterator<Item = S>) -> Self {
+        self.dim_names = names.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Set the [`Validation`] level.
+    ///
+    /// ```
+    /// use arrow_sparse::{TensorOptions, Validation};
+    /// let o = TensorOptions::default().with_validation(Validation::Trusted);
+    /// assert_eq!(o, TensorOptions::trusted());
+    /// ```
+    pub fn with_validation(mut self, validation: Validation) -> Self {
+        self.validation = validation;
+        self
+    }
+
+    /// The dimension names (empty: unnamed).
+    ///
+    /// ```
+    /// use arrow_sparse::TensorOptions;
+    /// assert!(TensorOptions::default().dim_names().is_empty());
+    /// ```
+    pub fn dim_names(&self) -> &[String] {
+        &self.dim_names
+    }
+
+    /// The validation level.
+    ///
+    /// ```
+    /// use arrow_sparse::{TensorOptions, Validation};
+    /// assert_eq!(TensorOptions::default().validation(), Validation::Full);
+    /// ```
+    pub fn validation(&self) -> Validation {
+        self.validation
+    }
+
+    /// The names for an `ndim`-dimensional tensor: the given ones, or `ndim` empty
+    /// names when none were given (checked by the constructor).
+    pub(crate) fn names_for(&self, ndim: usize) -> Vec<String> {
+        if self.dim_names.is_empty() {
+            vec![String::new(); ndim]
+        } else {
+            self.dim_names.clone()
+        }
+    }
+}
+
+/// What a COO tensor's producer claims about the order of its entries (Arrow's
+/// `is_canonical` flag): part of the COO structure, next to its [`CoordLayout`].
+///
+/// [`CoordLayout`]: crate::CoordLayout
+///
+/// ```
+/// use arrow_sparse::{CooTensor, CoordLayout, EntryOrder};
+/// // (1, 0) before (0, 1): not sorted, so claiming canonical order is refused
+/// let build = |order| CooTensor::<f64, i32>::try_new(
+///     vec![2, 2], CoordLayout::RowMajor, order, vec![1, 0, 0, 1].into(), vec![1.0, 2.0].into());
+/// assert!(build(EntryOrder::Any).is_ok());
+/// assert!(build(EntryOrder::Canonical).is_err());
+/// assert_eq!(EntryOrder::from(true), EntryOrder::Canonical);
+/// assert_eq!(EntryOrder::default(), EntryOrder::Any);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum EntryOrder {
+    /// No claim: entries in any order, duplicates allowed.
+    #[default]
+    Any,
+    /// Sorted lexicographically by coordinates, without duplicates (checked under
+    /// [`Validation::Full`]).
+    Canonical,
+}
+
+impl EntryOrder {
+    /// Whether this is [`EntryOrder::Canonical`].
+    ///
+    /// ```
+    /// use arrow_sparse::EntryOrder;
+    /// assert!(EntryOrder::Canonical.is_canonical());
+    /// ```
+    pub fn is_canonical(self) -> bool {
+        self == EntryOrder::Canonical
+    }
+}
+
+impl From<bool> for EntryOrder {
+    /// `true` is [`EntryOrder::Canonical`] (Arrow's `is_canonical` flag).
+    fn from(canonical: bool) -> Self {
+        if canonical {
+            EntryOrder::Canonical
+        } else {
+            EntryOrder::Any
+        }
+    }
 }
 
 /// Check that a list of dimension names has exactly one name per dimension

@@ -3,6 +3,7 @@
 //! `#[path = "common/corpus.rs"] mod corpus;` next to `mod common;`.
 #![allow(dead_code)]
 
+use arrow_sparse::EntryOrder;
 use arrow_sparse::{
     AnyTensor, CompressedAxis, Convert, CooTensor, CoordLayout, DenseTensor, Index, Value,
 };
@@ -69,10 +70,10 @@ pub fn random_coo<V: Gen, I: Index>(
             .collect();
         t = CooTensor::try_new(
             shape.to_vec(),
-            col.into(),
             CoordLayout::ColumnMajor,
+            EntryOrder::from(t.is_canonical()),
+            col.into(),
             t.values().clone(),
-            t.is_canonical(),
         )
         .unwrap();
     }

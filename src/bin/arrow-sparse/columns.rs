@@ -8,13 +8,13 @@ use std::sync::Arc;
 use arrow_array::{ArrayRef, Int64Array, RecordBatch};
 use arrow_schema::{DataType, Field, Schema};
 use arrow_sparse::Error;
-use arrow_sparse::column::{SparseTensorArray, io};
+use arrow_sparse::column::{SparseTensorArray, files};
 use arrow_sparse::ipc::TensorMessage;
 
 /// The tensors of the first sparse tensor column of `path` (null rows skipped),
 /// or `None` when `path` holds SparseTensor messages or is a Parquet archive.
 pub fn read(path: &Path) -> Result<Option<Vec<TensorMessage>>, Error> {
-    Ok(io::read_tensors(path)?.map(|ts| ts.into_iter().map(TensorMessage::from).collect()))
+    Ok(files::read_tensors(path)?.map(|ts| ts.into_iter().map(TensorMessage::from).collect()))
 }
 
 /// Write `messages` as one record batch with an `id` column (0, 1, ...) and a
@@ -29,5 +29,5 @@ pub fn write(path: &Path, messages: &[TensorMessage]) -> Result<(), Error> {
     ]));
     let ids: ArrayRef = Arc::new(Int64Array::from_iter_values(0..messages.len() as i64));
     let batch = RecordBatch::try_new(schema.clone(), vec![ids, column.into_array()])?;
-    io::write_batches(path, schema, &[batch])
+    files::write_batches(path, schema, &[batch])
 }

@@ -218,9 +218,11 @@ fn reshape(msg: TensorMessage, target: &TargetArgs) -> Result<TensorMessage, Err
             let (best, _) = best_mapping(&shape, msg.tensor.nnz(), axis)?;
             msg.tensor.to_gcs(map(best)?, axis, index_type)?
         }
-        Format::Dm => msg
-            .tensor
-            .to_dm(map(DimMap::identity(shape.clone())?)?, target.storage)?,
+        Format::Dm => msg.tensor.to_dm(
+            map(DimMap::identity(shape.clone())?)?,
+            target.storage,
+            index_type,
+        )?,
         _ => msg
             .tensor
             .convert(to, index_type, target.axis_order.as_deref())?,

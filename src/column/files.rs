@@ -25,7 +25,7 @@ use crate::tensor::AnyTensor;
 /// use std::sync::Arc;
 /// use arrow_array::RecordBatch;
 /// use arrow_schema::Schema;
-/// use arrow_sparse::column::io::{self, FileKind};
+/// use arrow_sparse::column::files::{self, FileKind};
 /// use arrow_sparse::column::SparseTensorArray;
 /// use arrow_sparse::{ipc, AnyTensor, CooTensor};
 /// let dir = tempfile::tempdir()?;
@@ -33,14 +33,14 @@ use crate::tensor::AnyTensor;
 /// // a stream of tensor messages, as arrow_sparse::ipc writes it
 /// let messages = dir.path().join("tensors.arrow");
 /// ipc::write_tensor_stream(&messages, &[t.clone().into()], &ipc::StreamWriteOptions::default())?;
-/// assert_eq!(io::detect(&messages)?, FileKind::TensorMessages);
+/// assert_eq!(files::detect(&messages)?, FileKind::TensorMessages);
 /// // an Arrow IPC file of record batches with a sparse tensor column
 /// let column = SparseTensorArray::from_tensors([&t])?;
 /// let schema = Arc::new(Schema::new(vec![column.field("t")]));
 /// let batch = RecordBatch::try_new(schema.clone(), vec![column.into_array()])?;
 /// let table = dir.path().join("table.arrow");
-/// io::write_batches(&table, schema, &[batch])?;
-/// assert_eq!(io::detect(&table)?, FileKind::IpcFile);
+/// files::write_batches(&table, schema, &[batch])?;
+/// assert_eq!(files::detect(&table)?, FileKind::IpcFile);
 /// # Ok::<(), arrow_sparse::Error>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -66,7 +66,7 @@ const MAX_SCHEMA: usize = 16 << 20;
 /// use std::sync::Arc;
 /// use arrow_array::{Int64Array, RecordBatch};
 /// use arrow_schema::{DataType, Field, Schema};
-/// use arrow_sparse::column::io::{detect, FileKind};
+/// use arrow_sparse::column::files::{detect, FileKind};
 /// use arrow_sparse::Error;
 /// let dir = tempfile::tempdir()?;
 /// // Parquet is told by the name alone (the file is not opened)
@@ -144,7 +144,7 @@ fn read_up_to(f: &mut File, buf: &mut [u8]) -> Result<usize> {
 /// Options for reading files of record batches.
 ///
 /// ```
-/// use arrow_sparse::column::io::ColumnReadOptions;
+/// use arrow_sparse::column::files::ColumnReadOptions;
 /// use arrow_sparse::limit::ReadLimit;
 /// assert_eq!(ColumnReadOptions::default().limit, ReadLimit::DEFAULT);
 /// let trusted = ColumnReadOptions::default().with_limit(ReadLimit::bytes(8 << 30));
@@ -164,7 +164,7 @@ impl ColumnReadOptions {
     /// Set the memory limit.
     ///
     /// ```
-    /// use arrow_sparse::column::io::ColumnReadOptions;
+    /// use arrow_sparse::column::files::ColumnReadOptions;
     /// use arrow_sparse::limit::ReadLimit;
     /// assert_eq!(ColumnReadOptions::default().with_limit(ReadLimit::UNLIMITED).limit, ReadLimit::UNLIMITED);
     /// ```
@@ -186,7 +186,7 @@ impl ColumnReadOptions {
 /// use std::sync::Arc;
 /// use arrow_array::RecordBatch;
 /// use arrow_schema::Schema;
-/// use arrow_sparse::column::{io, SparseTensorArray, COO_NAME};
+/// use arrow_sparse::column::{files, SparseTensorArray, COO_NAME};
 /// use arrow_sparse::{ipc, AnyTensor, CooTensor, Error};
 /// let dir = tempfile::tempdir()?;
 /// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![3], &[(vec![2], 1.0)])?.into();
@@ -195,8 +195,8 @@ impl ColumnReadOptions {
 /// let batch = RecordBatch::try_new(schema.clone(), vec![column.into_array()])?;
 /// for name in ["table.arrow", "table.parquet"] {
 ///     let path = dir.path().join(name);
-///     io::write_batches(&path, schema.clone(), &[batch.clone()])?;
-///     let (read_schema, batches) = io::read_batches(&path)?;
+///     files::write_batches(&path, schema.clone(), &[batch.clone()])?;
+///     let (read_schema, batches) = files::read_batches(&path)?;
 ///     assert_eq!(read_schema.field(0).extension_type_name(), Some(COO_NAME));
 ///     assert_eq!(SparseTensorArray::from_batch(&batches[0], "t")?.value(0)?, Some(t.clone()));
 ///     // a damaged file is an error
@@ -204,12 +204,12 @@ impl ColumnReadOptions {
 ///     let n = bytes.len();
 ///     bytes[n / 2..n - 12].fill(0xFF);
 ///     std::fs::write(&path, &bytes)?;
-///     assert!(io::read_batches(&path).is_err());
+///     assert!(files::read_batches(&path).is_err());
 /// }
 /// // a file of tensor messages is not a table
 /// let messages = dir.path().join("tensors.arrow");
 /// ipc::write_tensor_stream(&messages, &[t.into()], &ipc::StreamWriteOptions::default())?;
-/// assert!(matches!(io::read_batches(&messages), Err(Error::Unsupported(_))));
+/// assert!(matches!(files::read_batches(&messages), Err(Error::Unsupported(_))));
 /// # Ok::<(), arrow_sparse::Error>(())
 /// ```
 pub fn read_batches(path: impl AsRef<Path>) -> Result<(SchemaRef, Vec<RecordBatch>)> {
@@ -222,18 +222,18 @@ pub fn read_batches(path: impl AsRef<Path>) -> Result<(SchemaRef, Vec<RecordBatc
 /// use std::sync::Arc;
 /// use arrow_array::{Int64Array, RecordBatch};
 /// use arrow_schema::{DataType, Field, Schema};
-/// use arrow_sparse::column::io::{self, ColumnReadOptions};
+/// use arrow_sparse::column::files::{self, ColumnReadOptions};
 /// use arrow_sparse::{limit::ReadLimit, Error};
 /// let dir = tempfile::tempdir()?;
 /// let path = dir.path().join("ids.parquet");
 /// let schema = Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, false)]));
 /// let ids = Int64Array::from_iter_values(0..100_000);
 /// let batch = RecordBatch::try_new(schema.clone(), vec![Arc::new(ids)])?;
-/// io::write_batches(&path, schema, &[batch])?;
+/// files::write_batches(&path, schema, &[batch])?;
 /// // 800 kB of decoded values is more than a limit of 100 kB allows
 /// let tight = ColumnReadOptions::default().with_limit(ReadLimit::bytes(100_000));
-/// assert!(matches!(io::read_batches_with(&path, &tight), Err(Error::Limit { .. })));
-/// let (_, batches) = io::read_batches_with(&path, &ColumnReadOptions::default())?;
+/// assert!(matches!(files::read_batches_with(&path, &tight), Err(Error::Limit { .. })));
+/// let (_, batches) = files::read_batches_with(&path, &ColumnReadOptions::default())?;
 /// assert_eq!(batches.iter().map(|b| b.num_rows()).sum::<usize>(), 100_000);
 /// # Ok::<(), arrow_sparse::Error>(())
 /// ```
@@ -365,7 +365,7 @@ fn parquet_has_column(_: &Path) -> Result<bool> {
 /// use std::sync::Arc;
 /// use arrow_array::RecordBatch;
 /// use arrow_schema::Schema;
-/// use arrow_sparse::column::{io, SparseTensorArray, SparseTensorType};
+/// use arrow_sparse::column::{files, SparseTensorArray, SparseTensorType};
 /// use arrow_sparse::{ipc, AnyTensor, CooTensor};
 /// let dir = tempfile::tempdir()?;
 /// let a: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![3], &[(vec![0], 1.0)])?.into();
@@ -373,12 +373,12 @@ fn parquet_has_column(_: &Path) -> Result<bool> {
 /// let column = SparseTensorArray::from_rows(&SparseTensorType::of(&a)?, [Some(&a), None, Some(&b)])?;
 /// let schema = Arc::new(Schema::new(vec![column.field("t")]));
 /// let table = dir.path().join("table.arrow");
-/// io::write_batches(&table, schema.clone(), &[RecordBatch::try_new(schema, vec![column.into_array()])?])?;
-/// assert_eq!(io::read_tensors(&table)?, Some(vec![a.clone(), b])); // the null row is skipped
+/// files::write_batches(&table, schema.clone(), &[RecordBatch::try_new(schema, vec![column.into_array()])?])?;
+/// assert_eq!(files::read_tensors(&table)?, Some(vec![a.clone(), b])); // the null row is skipped
 /// // a file of tensor messages: None (read it with arrow_sparse::ipc)
 /// let messages = dir.path().join("tensors.arrow");
 /// ipc::write_tensor_stream(&messages, &[a.into()], &ipc::StreamWriteOptions::default())?;
-/// assert_eq!(io::read_tensors(&messages)?, None);
+/// assert_eq!(files::read_tensors(&messages)?, None);
 /// # Ok::<(), arrow_sparse::Error>(())
 /// ```
 pub fn read_tensors(path: impl AsRef<Path>) -> Result<Option<Vec<AnyTensor>>> {
@@ -392,16 +392,16 @@ pub fn read_tensors(path: impl AsRef<Path>) -> Result<Option<Vec<AnyTensor>>> {
 /// use std::sync::Arc;
 /// use arrow_array::RecordBatch;
 /// use arrow_schema::Schema;
-/// use arrow_sparse::column::{io, SparseTensorArray};
+/// use arrow_sparse::column::{files, SparseTensorArray};
 /// use arrow_sparse::{limit::ReadLimit, AnyTensor, CooTensor};
 /// let dir = tempfile::tempdir()?;
 /// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![3], &[(vec![2], 1.0)])?.into();
 /// let column = SparseTensorArray::from_tensors([&t])?;
 /// let schema = Arc::new(Schema::new(vec![column.field("t")]));
 /// let table = dir.path().join("table.parquet");
-/// io::write_batches(&table, schema.clone(), &[RecordBatch::try_new(schema, vec![column.into_array()])?])?;
-/// let options = io::ColumnReadOptions::default().with_limit(ReadLimit::bytes(1 << 20));
-/// assert_eq!(io::read_tensors_with(&table, &options)?, Some(vec![t]));
+/// files::write_batches(&table, schema.clone(), &[RecordBatch::try_new(schema, vec![column.into_array()])?])?;
+/// let options = files::ColumnReadOptions::default().with_limit(ReadLimit::bytes(1 << 20));
+/// assert_eq!(files::read_tensors_with(&table, &options)?, Some(vec![t]));
 /// # Ok::<(), arrow_sparse::Error>(())
 /// ```
 pub fn read_tensors_with(
@@ -439,7 +439,7 @@ pub fn read_tensors_with(
 /// use std::sync::Arc;
 /// use arrow_array::RecordBatch;
 /// use arrow_schema::Schema;
-/// use arrow_sparse::column::{io, SparseTensorArray};
+/// use arrow_sparse::column::{files, SparseTensorArray};
 /// use arrow_sparse::{AnyTensor, CooTensor};
 /// let dir = tempfile::tempdir()?;
 /// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![3], &[(vec![2], 1.0)])?.into();
@@ -448,9 +448,9 @@ pub fn read_tensors_with(
 /// let batch = RecordBatch::try_new(schema.clone(), vec![column.into_array()])?;
 /// for (name, magic) in [("table.arrow", &b"ARROW1"[..]), ("table.parquet", &b"PAR1"[..])] {
 ///     let path = dir.path().join(name);
-///     io::write_batches(&path, schema.clone(), &[batch.clone(), batch.clone()])?;
+///     files::write_batches(&path, schema.clone(), &[batch.clone(), batch.clone()])?;
 ///     assert!(std::fs::read(&path)?.starts_with(magic));
-///     let (_, batches) = io::read_batches(&path)?;
+///     let (_, batches) = files::read_batches(&path)?;
 ///     assert_eq!(batches.iter().map(|b| b.num_rows()).sum::<usize>(), 2);
 /// }
 /// # Ok::<(), arrow_sparse::Error>(())
