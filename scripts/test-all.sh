@@ -81,6 +81,11 @@ cargo run --locked --quiet --example io_roundtrip -- write "$IO_DIR" >/dev/null
 "${ARROW_SPARSE_VENV:-.venv}/bin/python" tests/python/test_io_formats.py "$IO_DIR" \
   cargo run --locked --quiet --example io_roundtrip --
 
+step "fuzz targets: ${FUZZ_SECONDS:-20} s each, two at a time, on the committed corpus plus new inputs (fuzz/run-all.sh; a crash, timeout or allocation above the cap fails)"
+# own target dir (sanitizer-coverage flags): the main build stays valid
+FUZZ_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}/fuzz" FUZZ_JOBS=2 TMPDIR="$(scratch)" \
+  bash fuzz/run-all.sh "${FUZZ_SECONDS:-20}"
+
 step "the README's main job (its commands ran in tests/readme.rs), and the CLI on a golden file written by libarrow"
 cargo run --release --locked -- inspect data/sample.mtx
 cargo run --release --locked --quiet -- dump format/golden/csf_f32_i16_order201.arrow

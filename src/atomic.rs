@@ -40,9 +40,19 @@ const MAX_WRITERS: usize = 64;
 /// Run `f` on a temporary file next to `path`, then sync it and rename it to
 /// `path`. When `f` fails, the temporary file is removed and `path` is untouched.
 pub(crate) fn write_atomic(path: &Path, f: impl FnOnce(&mut File) -> Result<()>) -> Result<()> {
+    write_atomic_with(path, true, f)
+}
+
+/// [`write_atomic`], syncing the temporary file before the rename only when
+/// `sync` is set (see [`crate::ipc::StreamWriteOptions::sync`]).
+pub(crate) fn write_atomic_with(
+    path: &Path,
+    sync: bool,
+    f: impl FnOnce(&mut File) -> Result<()>,
+) -> Result<()> {
     let mut tmp = AtomicFile::create(path)?;
     f(tmp.file_mut()).map_err(|e| tmp.name_error(e))?;
-    tmp.commit()?;
+    tmp.commit_with(sync)?;
     Ok(())
 }
 
@@ -135,11 +145,18 @@ impl AtomicFile {
 
     /// Sync the temporary file, give it the replaced file's permission bits, and
     /// rename it over the destination. Returns its size in bytes.
-    pub(crate) fn commit(mut self) -> Result<u64> {
+    pub(crate) fn commit(self) -> Result<u64> {
+        self.commit_with(true)
+    }
+
+    /// [`commit`](Self::commit), with the sync only when `sync` is set.
+    pub(crate) fn commit_with(mut self, sync: bool) -> Result<u64> {
         let file = self.file.as_ref().expect("present until commit or drop");
         let result = (|| {
             keep_mode(file, &self.dest)?;
-            file.sync_all()?;
+            if sync {
+                file.sync_all()?;
+            }
             let bytes = file.metadata()?.len();
             std::fs::rename(&self.tmp, &self.dest)?;
             Ok(bytes)

@@ -223,6 +223,7 @@ fn built_tensors() -> Vec<Built> {
     let w = StreamWriteOptions::default();
     let padded = StreamWriteOptions {
         csf_lengths: CsfLengths::PaddedBytes,
+        ..Default::default()
     };
     let e3: Vec<(Vec<usize>, f64)> = vec![
         (vec![0, 0, 0], 1.0),

@@ -869,6 +869,8 @@ fn writes_are_atomic() {
 fn bad_input_corpus_gives_one_clear_error_per_file() {
     let sum = || ImportOptions::default().with_duplicates(Duplicates::Sum);
     let d = ImportOptions::default;
+    let unlimited =
+        || ImportOptions::default().with_limit(arrow_sparse::limit::ReadLimit::UNLIMITED);
     #[rustfmt::skip]
     let cases: Vec<(&str, ImportOptions, Option<u64>, &str)> = vec![
         ("bad_banner.mtx", d(), Some(1), "expected the banner `%%MatrixMarket matrix"),
@@ -891,7 +893,8 @@ fn bad_input_corpus_gives_one_clear_error_per_file() {
         ("integer_value_overflow.mtx", d(), Some(3), "expected an int64 value, found \"9223372036854775808\""),
         ("trailing_token.mtx", d(), Some(3), "expected `row column value`, found more: \"7\""),
         ("truncated.mtx", d(), Some(5), "the file ends after 3 of the 5 entries announced by the size line (line 2)"),
-        ("huge_nnz.mtx", d(), Some(4), "the file ends after 2 of the 1000000000000 entries"),
+        ("huge_nnz.mtx", d(), Some(2), "the 1000000000000 entries announced (24 bytes each once read) needs 24000000000000 bytes, more than the read limit of 67108864 bytes"),
+        ("huge_nnz.mtx", unlimited(), Some(4), "the file ends after 2 of the 1000000000000 entries"),
         ("too_many_entries.mtx", d(), Some(5), "more entries than the 2 announced by the size line (line 2)"),
         ("duplicate.mtx", d(), Some(5), "duplicate entry (2, 1): the same coordinates as line 3"),
         ("symmetric_both_triangles.mtx", sum(), None, ""),
@@ -1039,4 +1042,102 @@ fn corrupted_files_never_panic() {
         }
     }
     assert!(errors > 100, "only {errors} corruptions were noticed");
+}
+
+/// The text readers' explicit read limit (`format/SPEC.md` section 11): a header's
+/// announced count is measured against the file's size before anything is
+/// reserved, and the entries read against the bytes read so far (every 4096
+/// entries), so a caller's tight limit holds for any byte source.
+#[test]
+fn text_readers_check_announced_counts_and_entries_against_the_read_limit() {
+    use arrow_sparse::limit::ReadLimit;
+    let dir = tempfile::tempdir().unwrap();
+    let d = ImportOptions::default();
+    let limit_of = |r: arrow_sparse::Result<TensorMessage>| match r {
+        Err(Error::Limit {
+            needed,
+            limit,
+            what,
+        }) => (needed, limit, what),
+        other => panic!(
+            "expected Error::Limit, got {:?}",
+            other.map(|m| m.tensor.shape().to_vec())
+        ),
+    };
+    // .mtx coordinate: 10^8 entries announced by a 70-byte file (16 bytes of int64
+    // coordinates and 8 of float64 each): refused at the size line
+    let text = "%%MatrixMarket matrix coordinate real general\n10 10 100000000\n1 1 1.0\n";
+    let p = dir.path().join("announced.mtx");
+    std::fs::write(&p, text).unwrap();
+    let (needed, limit, what) = limit_of(mtx::read(&p, &d));
+    assert_eq!((needed, limit), (2_400_000_000, 64 << 20));
+    assert!(
+        what.ends_with(
+            "announced.mtx:2: the 100000000 entries announced (24 bytes each once read)"
+        ),
+        "{what}"
+    );
+    // a symmetric file's entries count twice (they are mirrored)
+    let sym = "%%MatrixMarket matrix coordinate real symmetric\n10 10 2000000\n1 1 1.0\n";
+    std::fs::write(&p, sym).unwrap();
+    assert_eq!(limit_of(mtx::read(&p, &d)).0, 96_000_000);
+    // from a byte source of unknown size only what is read counts: the same text is
+    // a truncated file; a trusting limit gives the same
+    assert!(matches!(
+        mtx::read_from(text.as_bytes(), "announced.mtx", &d),
+        Err(Error::Parse { .. })
+    ));
+    std::fs::write(&p, text).unwrap();
+    let trusted = ImportOptions::default().with_limit(ReadLimit::UNLIMITED);
+    assert!(matches!(mtx::read(&p, &trusted), Err(Error::Parse { .. })));
+    // .mtx array: 10^5 x 10^5 float64 values announced
+    let p = dir.path().join("array.mtx");
+    std::fs::write(
+        &p,
+        "%%MatrixMarket matrix array real general\n100000 100000\n1.0\n",
+    )
+    .unwrap();
+    assert_eq!(limit_of(mtx::read(&p, &d)).0, 80_000_000_000);
+    // .tns header: rank 3, shape, 10^8 entries (24 bytes of coordinates + 8)
+    let p = dir.path().join("announced.tns");
+    std::fs::write(&p, "3\n10 10 10\n100000000\n1 1 1 1.0\n").unwrap();
+    let (needed, _, what) = limit_of(tns::read(&p, &d));
+    assert_eq!(needed, 3_200_000_000);
+    assert!(
+        what.ends_with(
+            "announced.tns:3: the 100000000 entries announced (32 bytes each once read)"
+        ),
+        "{what}"
+    );
+    // entries read against the bytes read: 10^4 lines of ~12 bytes hold 240 kB of
+    // entries, more than a limit of 100 kB, from any source
+    let mut many = String::from("%%MatrixMarket matrix coordinate real general\n100 100 10000\n");
+    let mut frostt = String::new();
+    for k in 0..10_000 {
+        many.push_str(&format!("{} {} 1.5\n", k / 100 + 1, k % 100 + 1));
+        frostt.push_str(&format!("{} {} 1.5\n", k / 100 + 1, k % 100 + 1));
+    }
+    let tight = ImportOptions::default().with_limit(ReadLimit::bytes(100_000));
+    let (needed, limit, _) = limit_of(mtx::read_from(many.as_bytes(), "many.mtx", &tight));
+    assert_eq!(limit, 100_000);
+    assert!(needed > 100_000 && needed <= 8192 * 24, "{needed}");
+    assert!(matches!(
+        limit_of(tns::read_from(frostt.as_bytes(), "many.tns", &tight)),
+        (_, 100_000, _)
+    ));
+    // and the default limit reads them (text takes more bytes than its entries)
+    assert_eq!(
+        mtx::read_from(many.as_bytes(), "many.mtx", &d)
+            .unwrap()
+            .tensor
+            .nnz(),
+        10_000
+    );
+    assert_eq!(
+        tns::read_from(frostt.as_bytes(), "many.tns", &d)
+            .unwrap()
+            .tensor
+            .nnz(),
+        10_000
+    );
 }

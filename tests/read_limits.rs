@@ -122,7 +122,7 @@ fn read_every_way(path: &Path) {
 fn no_reader_allocates_more_than_its_bound_on_any_corpus_file() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut files = Vec::new();
-    for d in ["tests/data", "format/golden", "data"] {
+    for d in ["tests/data", "format/golden", "data", "fuzz/corpus"] {
         files_in(&root.join(d), &mut files);
     }
     files.sort();
@@ -153,4 +153,45 @@ fn no_reader_allocates_more_than_its_bound_on_any_corpus_file() {
         worst.1
     );
     assert!(problems.is_empty(), "{}", problems.join("\n"));
+
+    // the two amplification reproducers of issue #18 (tests/data/bad/limits/,
+    // written by make_limits.py and forge_dictionary_count.py): refused with
+    // Error::Limit / a corrupt-page error before the declared size is allocated,
+    // and far under the bound (before the fixes: 2.1 GB and 1.58 GB at peak)
+    use arrow_sparse::{Error, column, io};
+    let limits = root.join("tests/data/bad/limits");
+    let npz = limits.join("npz_deflated_indptr_2p24.npz");
+    let mut r = None;
+    let peak = peak_of(|| r = Some(io::npz::read(&npz, &io::ImportOptions::default())));
+    match r.unwrap() {
+        Err(Error::Limit { needed, limit, .. }) => {
+            assert!(
+                needed >= 128 << 20 && limit == 64 << 20,
+                "{needed} / {limit}"
+            )
+        }
+        other => panic!(
+            "npz_deflated_indptr_2p24.npz: {:?}",
+            other.map(|m| m.tensor.nnz())
+        ),
+    }
+    assert!(
+        peak < 16 << 20,
+        "npz_deflated_indptr_2p24.npz: {peak} bytes at peak"
+    );
+    let pq = limits.join("pq_table_dictionary_count_4e8.parquet");
+    let mut r = None;
+    let peak = peak_of(|| r = Some(column::files::read_tensors(&pq)));
+    let e = match r.unwrap() {
+        Err(e) => e.to_string(),
+        Ok(t) => panic!("pq_table_dictionary_count_4e8.parquet read: {t:?}"),
+    };
+    assert!(
+        e.contains("a dictionary of 400000000 values does not fit its page"),
+        "{e}"
+    );
+    assert!(
+        peak < 16 << 20,
+        "pq_table_dictionary_count_4e8.parquet: {peak} bytes at peak"
+    );
 }

@@ -277,6 +277,7 @@ fn csf_byte_lengths_are_read_too() {
                 .unwrap();
             let opts = StreamWriteOptions {
                 csf_lengths: ipc::CsfLengths::PaddedBytes,
+                ..Default::default()
             };
             let mut w = TensorStreamWriter::new(Vec::new()).with_options(&opts);
             w.write(&csf).unwrap();

@@ -31,7 +31,10 @@ from . import _native
 from .errors import *  # noqa: F401,F403
 from .errors import __all__ as _error_names
 
-__all__ = ["Tensor", "Reader", "read", "open", "write", "spmv", "sum", "add", "subtract", "multiply"] + list(
+__all__ = [
+    "Tensor", "Reader", "read", "open", "write", "spmv", "spmm", "mttkrp", "ttv", "sum", "add", "subtract",
+    "multiply", "scale", "allclose",
+] + list(
     _error_names
 )
 
@@ -136,6 +139,28 @@ class Tensor:
     def strides(self):
         """Dense: element strides (in elements); else None."""
         return self._t.strides
+
+    @property
+    def compressed_axis(self):
+        """GCS: ``"row"`` or ``"column"``, the compressed axis of the reduced
+        matrix; else None."""
+        return self._t.compressed_axis
+
+    @property
+    def reduced_shape(self):
+        """GCS: the shape of the reduced 2-D matrix, a tuple; else None."""
+        r = self._t.reduced_shape
+        return None if r is None else tuple(r)
+
+    @property
+    def storage_format(self):
+        """DM: the format of the storage tensor; else None."""
+        return self._t.storage_format
+
+    @property
+    def is_canonical(self):
+        """COO: whether the entries are sorted without duplicates; else None."""
+        return self._t.is_canonical
 
     # ------------------------------------------------------------ buffers
     def buffers(self):
@@ -595,18 +620,77 @@ def _as_tensor(obj):
     )
 
 
-def write(path, tensors, *, to=None, index_type=None, axis_order=None, row_group_size=None, compression=None):
+def _reshape(t, to, index_type, axis_order, dimensions, partitioning, compressed_axis, storage):
+    """``t`` converted as :func:`write`'s options say (the CLI's ``--to`` rules)."""
+    if to is None:
+        given = [n for n, v in (("dimensions", dimensions), ("partitioning", partitioning),
+                                ("compressed_axis", compressed_axis), ("storage", storage)) if v is not None]
+        if given:
+            raise ValueError(f"{', '.join(given)} need to= (the format to convert to)")
+        if index_type is None and axis_order is None:
+            return t
+        to = t.format
+    if axis_order is not None and to != "csf":
+        raise ValueError("axis_order applies to to='csf' only")
+    if (dimensions is not None or partitioning is not None) and to not in ("gcs", "dm"):
+        raise ValueError("dimensions and partitioning apply to to='gcs' or to='dm' only")
+    if compressed_axis is not None and to != "gcs":
+        raise ValueError("compressed_axis applies to to='gcs' only")
+    if storage is not None and to != "dm":
+        raise ValueError("storage applies to to='dm' only")
+    it = index_type or t.index_type or "int64"
+    n = t.ndim
+    if to == "gcs":
+        axis = compressed_axis or "row"
+        if dimensions is None or partitioning is None:
+            best_dims, best_parts = _native.Tensor._best_mapping(list(t.shape), t.nnz, axis)
+            if dimensions is None and partitioning is None:
+                dimensions = best_dims
+            elif dimensions is None:
+                dimensions = list(range(n))
+            if partitioning is None:
+                partitioning = best_parts
+        return t.to_gcs(list(dimensions), list(partitioning), axis, it)
+    if to == "dm":
+        dims = list(range(n)) if dimensions is None else list(dimensions)
+        parts = list(range(1, n)) if partitioning is None else list(partitioning)
+        return t.to_dm(dims, parts, storage or "coo", it)
+    return t.convert(to, it, None if axis_order is None else list(axis_order))
+
+
+def write(path, tensors, *, to=None, index_type=None, axis_order=None, dimensions=None, partitioning=None,
+          compressed_axis=None, storage=None, row_group_size=None, compression=None, sync=True):
     """Write tensors to ``path`` atomically (a temporary file renamed into place),
     the kind chosen by extension as in :func:`read`: an Arrow IPC stream holds any
     number of tensors, the other kinds one.
 
     ``tensors`` is one object or a list of :class:`Tensor`, ``scipy.sparse``
     arrays / matrices (CSR, CSC, COO), pydata/sparse ``COO`` / ``GCXS``, pyarrow
-    sparse tensors / ``pyarrow.Tensor`` or numpy arrays (dense); their buffers are encoded in place, not copied first
-    (except scipy COO coordinates, see :meth:`Tensor.from_scipy`). Options as the CLI's: ``to`` (format
-    to convert to), ``index_type``, ``axis_order`` (CSF), and for ``.parquet``
-    ``row_group_size`` and ``compression`` (``"zstd"``, ``"zstd:LEVEL"``,
-    ``"none"``).
+    sparse tensors / ``pyarrow.Tensor`` or numpy arrays (dense); their buffers are
+    encoded in place, not copied first (except scipy COO coordinates, see
+    :meth:`Tensor.from_scipy`), and checked once (as :meth:`Tensor.from_scipy`
+    with ``validate=True``).
+
+    Options as the CLI's ``convert``:
+
+    * ``to``: the format to convert every tensor to (``"coo"``, ``"csr"``,
+      ``"csc"``, ``"csf"``, ``"dense"``, ``"gcs"``, ``"dm"``); without it tensors
+      are written as they are;
+    * ``index_type`` (default: the tensor's, else int64), ``axis_order`` (CSF);
+    * ``dimensions`` and ``partitioning``: the map of a GCS / DM tensor (GCS
+      default: the mapping with the fewest bytes; DM default: the identity, one
+      reduced axis per dimension); giving one of the two keeps the other's default
+      (identity dimensions; the default map's partitioning);
+    * ``compressed_axis`` (GCS): ``"row"`` (default) or ``"column"``;
+    * ``storage`` (DM): the storage format of the reduced tensor (default coo);
+    * ``.parquet`` only: ``row_group_size`` and ``compression`` (``"zstd"``,
+      ``"zstd:LEVEL"``, ``"none"``).
+
+    ``sync`` (``.arrow`` streams only): ``True`` (the default) syncs the file to
+    storage before it is renamed into place, so that after the call returns it
+    survives an OS crash or power loss; ``False`` skips the sync (still atomic
+    for readers and for a crash of this process; what ``numpy.save`` and
+    ``scipy.sparse.save_npz`` do), roughly halving the time of a large write.
 
     >>> import arrow_sparse, numpy as np, tempfile, os
     >>> path = os.path.join(tempfile.mkdtemp(), "t.parquet")
@@ -614,22 +698,33 @@ def write(path, tensors, *, to=None, index_type=None, axis_order=None, row_group
     >>> [t] = arrow_sparse.read(path)
     >>> t.format, t.index_type, t.to_numpy().tolist()
     ('coo', 'int32', [[0, 1], [2, 0]])
+    >>> g = os.path.join(tempfile.mkdtemp(), "g.arrow")
+    >>> arrow_sparse.write(g, np.arange(24.0).reshape(2, 3, 4), to="gcs", dimensions=[2, 0, 1],
+    ...                    partitioning=[1], compressed_axis="column")
+    >>> [t] = arrow_sparse.read(g)
+    >>> t.format, t.dimensions, t.partitioning, t.reduced_shape
+    ('gcs', [2, 0, 1], [1], (4, 6))
     """
     if not isinstance(tensors, (list, tuple)):
         tensors = [tensors]
     out = []
     for obj in tensors:
-        t = _as_tensor(obj)
-        if to is not None or index_type is not None or axis_order is not None:
-            fmt = to or t.format
-            it = index_type or t.index_type or "int64"
-            t = t.convert(fmt, it, None if axis_order is None else list(axis_order))
+        t = _reshape(_as_tensor(obj), to, index_type, axis_order, dimensions, partitioning, compressed_axis, storage)
         out.append(t._t)
-    _native.write(path, out, row_group_size=row_group_size, compression=compression)
+    _native.write(path, out, row_group_size=row_group_size, compression=compression, sync=sync)
 
 
 # ---------------------------------------------------------------- kernels
-def spmv(a, x):
+def _vector(x, dtype, name):
+    """``x`` as a C-contiguous array of ``dtype`` (the tensor's value type):
+    read in place when it already is one, else a ValueError (no silent cast)."""
+    a = _np.asarray(x)
+    if a.dtype != dtype:
+        raise ValueError(f"{name} has dtype {a.dtype}, the tensor holds {dtype}: cast {name} first")
+    return _np.ascontiguousarray(a)
+
+
+def spmv(a, x, *, out=None, alpha=None, beta=None):
     """``y = A x`` for a 2-D CSR, CSC or COO tensor, or a GCS / DM tensor (``x``
     over its column dimensions, flattened); the result is flat, row-major over the
     row dimensions. ``a`` may be a :class:`Tensor` or anything :func:`write` takes;
@@ -637,13 +732,125 @@ def spmv(a, x):
     GIL, on the buffers where they lie (a mapped file is not copied). Integer
     results that overflow raise :class:`NumericOverflowError`.
 
+    With ``out`` (a writeable, C-contiguous array of the tensor's dtype with one
+    element per row, not overlapping ``x`` or the tensor), the BLAS-style
+    ``out = alpha A x + beta out`` is computed in place and ``out`` returned
+    (``beta=0``, the default, overwrites ``out`` without reading it); without it
+    a new array holds ``alpha A x`` (``alpha`` defaults to 1).
+
     >>> import arrow_sparse, numpy as np, scipy.sparse as sp
     >>> a = sp.csr_array(np.array([[1.0, 0, 2], [0, 3, 0]]))
     >>> arrow_sparse.spmv(a, np.array([1.0, 1.0, 1.0]))
     array([3., 3.])
+    >>> y = np.array([10.0, 20.0])
+    >>> arrow_sparse.spmv(a, np.ones(3), out=y, alpha=2.0, beta=1.0)
+    array([16., 26.])
     """
     t = _as_tensor(a)
-    return _native.spmv(t._t, _np.ascontiguousarray(x))
+    return _native.spmv(t._t, _vector(x, t.dtype, "x"), out=out, alpha=alpha, beta=beta)
+
+
+def spmm(a, b, *, out=None, alpha=None, beta=None):
+    """``C = A B`` for a sparse matrix ``a`` (what :func:`spmv` takes) and a dense
+    ``k x n`` numpy array ``b`` of the tensor's dtype (C-contiguous arrays are
+    read in place; others are copied to C order); returns the ``m x n`` array.
+    With ``out`` (writeable, C-contiguous, ``m x n``), ``out = alpha A B + beta
+    out`` in place, as :func:`spmv`. Rows run in parallel without the GIL.
+
+    >>> import arrow_sparse, numpy as np, scipy.sparse as sp
+    >>> a = sp.csr_array(np.array([[1.0, 0, 2], [0, 3, 0]]))
+    >>> arrow_sparse.spmm(a, np.arange(6.0).reshape(3, 2))
+    array([[ 8., 11.],
+           [ 6.,  9.]])
+    """
+    t = _as_tensor(a)
+    b = _vector(b, t.dtype, "b")
+    if b.ndim != 2:
+        raise ValueError(f"b must be a 2-D array (k x n), found {b.ndim} dimensions")
+    n = b.shape[1]
+    c = _native.spmm(t._t, b.reshape(-1), n, out=None if out is None else _out_flat(out), alpha=alpha, beta=beta)
+    if out is not None:
+        return out
+    return c.reshape(-1, n)
+
+
+def _out_flat(out):
+    if not isinstance(out, _np.ndarray):
+        raise TypeError(f"out must be a numpy.ndarray, got {type(out).__name__}")
+    if not out.flags.c_contiguous:
+        raise ValueError("out is not C-contiguous")
+    return out.reshape(-1)
+
+
+def mttkrp(a, mode, factors):
+    """MTTKRP (matricized tensor times Khatri-Rao product) along ``mode``:
+    ``M[i, r] = sum of value * prod_{d != mode} factors[d][x[d], r]`` over the
+    stored entries ``x`` with ``x[mode] = i``. ``factors`` holds one
+    ``shape[d] x rank`` numpy array per dimension of the tensor's dtype (the one
+    at ``mode`` is not read and may be None). Returns the ``shape[mode] x rank``
+    array. Runs on the CSF tree (one walk, no GIL); a tensor in another format,
+    or a CSF tensor with indices other than int32 / int64, is converted to an
+    int64 CSF tensor first (a copy).
+
+    >>> import arrow_sparse, numpy as np
+    >>> x = np.zeros((2, 3, 4)); x[0, 1, 2] = 2.0; x[1, 2, 3] = 3.0
+    >>> t = arrow_sparse.Tensor.from_numpy(x).convert("csf", "int32")
+    >>> f = [None, np.ones((3, 2)), np.arange(8.0).reshape(4, 2)]
+    >>> arrow_sparse.mttkrp(t, 0, f)
+    array([[ 8., 10.],
+           [18., 21.]])
+    """
+    t = _as_tensor(a)
+    if not 0 <= mode < t.ndim:
+        raise IndexError(f"mode {mode} out of range for a {t.ndim}-dimensional tensor")
+    fs = [None if f is None else _vector(f, t.dtype, f"factors[{d}]") for d, f in enumerate(factors)]
+    flat, rank = _native.mttkrp(t._t, mode, fs)
+    return flat.reshape(t.shape[mode], rank)
+
+
+def ttv(a, mode, v):
+    """Tensor times vector along ``mode``: ``Y[..] = sum_i X[.., i, ..] v[i]``, a
+    COO :class:`Tensor` over the other dimensions (int64 coordinates, sorted). ``v``
+    has ``shape[mode]`` elements of the tensor's dtype. Runs on the CSF tree,
+    converting other formats as :func:`mttkrp` does.
+
+    >>> import arrow_sparse, numpy as np
+    >>> x = np.arange(24.0).reshape(2, 3, 4)
+    >>> y = arrow_sparse.ttv(arrow_sparse.Tensor.from_numpy(x), 2, np.ones(4))
+    >>> y.format, y.to_numpy().tolist()
+    ('coo', [[6.0, 22.0, 38.0], [54.0, 70.0, 86.0]])
+    """
+    t = _as_tensor(a)
+    return Tensor(_native.ttv(t._t, mode, _vector(v, t.dtype, "v")))
+
+
+def scale(a, alpha):
+    """Every stored value times the scalar ``alpha``, in the same format (indices
+    shared, not copied). Integers are checked: a product that does not fit the
+    value type raises :class:`NumericOverflowError`; ``alpha`` must be
+    representable in it (else ``OverflowError`` / ``TypeError``).
+
+    >>> import arrow_sparse, numpy as np
+    >>> arrow_sparse.scale(np.array([[1, 0], [0, 2]], dtype=np.int8), 3).to_numpy().tolist()
+    [[3, 0], [0, 6]]
+    """
+    return Tensor(_native.scale(_as_tensor(a)._t, alpha))
+
+
+def allclose(a, b, rtol=1e-05, atol=1e-08):
+    """Whether ``a`` and ``b`` (same shape and value type, any formats) hold the
+    same elements within ``atol + rtol * |b|``, as ``numpy.allclose`` (absent
+    elements count as zero, duplicates are summed, NaN equals nothing). Different
+    shapes give False; different value types raise :class:`TypeMismatchError`.
+
+    >>> import arrow_sparse, numpy as np, scipy.sparse as sp
+    >>> a = sp.csr_array(np.array([[1.0, 0], [0, 2.0]]))
+    >>> arrow_sparse.allclose(a, np.array([[1.0, 0], [0, 2.0 + 1e-9]]))
+    True
+    >>> arrow_sparse.allclose(a, np.eye(2))
+    False
+    """
+    return bool(_native.allclose(_as_tensor(a)._t, _as_tensor(b)._t, float(rtol), float(atol)))
 
 
 def sum(a, axis=None):  # noqa: A001  (numpy's name)

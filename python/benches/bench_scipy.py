@@ -11,7 +11,10 @@ round (median of the rounds, warm page cache for both):
   validation (default: O(nnz) checks of the indices, reading the mapped pages) and
   with validate=False (trusted files); bytes copied = growth of the process's
   anonymous resident memory (a memory map's pages are not copies);
-* write: save_npz(compressed=False) against arrow_sparse.write of the scipy matrix.
+* write: save_npz(compressed=False) against arrow_sparse.write of the scipy matrix,
+  with its default sync=True (the file is on storage when write returns: fsync
+  before the rename, which save_npz does not do) and with sync=False (atomic
+  rename, no fsync: the same durability as save_npz).
 
 Build the package optimized for this (pip install ./python, or maturin develop
 --release): a dev build measures unoptimized Rust.
@@ -62,12 +65,13 @@ def main():
     m = sp.csr_array((rng.random(args.nnz), indices, indptr), shape=(rows, rows))
     npz, arrow = os.path.join(d, "m.npz"), os.path.join(d, "m.arrow")
 
-    w_np, w_as = [], []
+    w_np, w_as, w_nosync = [], [], []
     r_np, r_as, r_trust = [], [], []
     c_np, c_as, c_trust = 0, 0, 0
     for _ in range(args.repeat):
         w_np.append(timed(lambda: sp.save_npz(npz, m, compressed=False))[0])
         w_as.append(timed(lambda: arrow_sparse.write(arrow, m))[0])
+        w_nosync.append(timed(lambda: arrow_sparse.write(arrow, m, sync=False))[0])
         dt, grown, got = timed(lambda: sp.load_npz(npz))
         r_np.append(dt)
         c_np = max(c_np, grown)
@@ -91,7 +95,8 @@ def main():
     print(f"{'arrow_sparse.open + to_scipy (validated)':44}{1e3 * med(r_as):10.1f}{c_as / 1e6:11.1f}{med(r_np) / med(r_as):10.2f}")
     print(f"{'arrow_sparse.open + to_scipy (validate=False)':44}{1e3 * med(r_trust):10.3f}{c_trust / 1e6:11.1f}{med(r_np) / med(r_trust):10.0f}")
     print(f"{'scipy.sparse.save_npz(compressed=False)':44}{1e3 * med(w_np):10.1f}{'':11}{1.0:10.2f}")
-    print(f"{'arrow_sparse.write':44}{1e3 * med(w_as):10.1f}{'':11}{med(w_np) / med(w_as):10.2f}")
+    print(f"{'arrow_sparse.write (sync=True, default)':44}{1e3 * med(w_as):10.1f}{'':11}{med(w_np) / med(w_as):10.2f}")
+    print(f"{'arrow_sparse.write (sync=False)':44}{1e3 * med(w_nosync):10.1f}{'':11}{med(w_np) / med(w_nosync):10.2f}")
     if not args.dir:
         for p in (npz, arrow):
             os.unlink(p)

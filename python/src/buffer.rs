@@ -25,15 +25,34 @@ pub(crate) struct BufferView {
     /// numpy type string, e.g. `<f8`
     typestr: &'static str,
     len: usize,
+    /// Whether numpy may write through the view (only for buffers nothing else
+    /// references: a kernel's fresh output).
+    writable: bool,
 }
 
 impl BufferView {
-    /// A view of `len` elements of `typestr` at the start of `buffer`.
+    /// A read-only view of `len` elements of `typestr` at the start of `buffer`.
     pub(crate) fn new(buffer: Buffer, typestr: &'static str, len: usize) -> Self {
         BufferView {
             buffer,
             typestr,
             len,
+            writable: false,
+        }
+    }
+
+    /// A writable view of a vector nothing else holds (a kernel's output): the
+    /// numpy array over it is the vector's only user.
+    pub(crate) fn owned<V: arrow_buffer::ArrowNativeType>(
+        v: Vec<V>,
+        typestr: &'static str,
+    ) -> Self {
+        let len = v.len();
+        BufferView {
+            buffer: Buffer::from_vec(v),
+            typestr,
+            len,
+            writable: true,
         }
     }
 }
@@ -49,7 +68,8 @@ impl BufferView {
         d.set_item("typestr", self.typestr)?;
         // an empty buffer may have a dangling pointer: numpy accepts any non-null
         // address for zero elements
-        d.set_item("data", (self.buffer.as_ptr() as usize, true))?;
+        // (address, read_only)
+        d.set_item("data", (self.buffer.as_ptr() as usize, !self.writable))?;
         Ok(d)
     }
 
@@ -80,6 +100,117 @@ pub(crate) fn typestr_of_value(t: arrow_sparse::ValueType) -> &'static str {
         V::Float16 => "<f2",
         V::Float32 => "<f4",
         _ => "<f8",
+    }
+}
+
+/// A C-contiguous, writeable, aligned `numpy.ndarray` of element type `V`
+/// (numpy type string `typestr`) that a kernel writes into: its address range is
+/// checked against the operands' before it is lent out as `&mut [V]`.
+pub(crate) struct OutArray<'py> {
+    array: Bound<'py, PyAny>,
+    address: usize,
+    /// bytes
+    len: usize,
+    /// bytes per element
+    item: usize,
+}
+
+impl<'py> OutArray<'py> {
+    /// Check `array` for use as the output `name` of element type `typestr`
+    /// (`size_of::<V>()` bytes per element) and `len` elements.
+    pub(crate) fn new(
+        array: &Bound<'py, PyAny>,
+        name: &str,
+        typestr: &str,
+        item: usize,
+        len: usize,
+    ) -> PyResult<Self> {
+        let py = array.py();
+        let ndarray = py.import("numpy")?.getattr("ndarray")?;
+        if !array.is_instance(&ndarray)? {
+            return Err(PyTypeError::new_err(format!(
+                "{name} must be a numpy.ndarray, got {}",
+                array.get_type().name()?
+            )));
+        }
+        let flags = array.getattr("flags")?;
+        if !flags.get_item("C_CONTIGUOUS")?.extract::<bool>()? {
+            return Err(PyValueError::new_err(format!("{name} is not C-contiguous")));
+        }
+        if !flags.get_item("WRITEABLE")?.extract::<bool>()? {
+            return Err(PyValueError::new_err(format!("{name} is read-only")));
+        }
+        let interface = array.getattr("__array_interface__")?;
+        let found: String = interface.get_item("typestr")?.extract()?;
+        if found != typestr {
+            return Err(PyValueError::new_err(format!(
+                "{name} has dtype {found}, the result is {typestr}"
+            )));
+        }
+        let size: usize = array.getattr("size")?.extract()?;
+        if size != len {
+            return Err(PyValueError::new_err(format!(
+                "{name} has {size} elements, the result has {len}"
+            )));
+        }
+        let data = interface.get_item("data")?;
+        let address: usize = data.cast::<PyTuple>()?.get_item(0)?.extract()?;
+        if len > 0 && (address == 0 || !address.is_multiple_of(item.min(8))) {
+            return Err(PyValueError::new_err(format!(
+                "{name} is not aligned to its element size"
+            )));
+        }
+        Ok(OutArray {
+            array: array.clone(),
+            address,
+            len: len * item,
+            item,
+        })
+    }
+
+    /// Fail when the output shares memory with `buffer` (an operand the kernel
+    /// reads while it writes the output).
+    pub(crate) fn check_disjoint(&self, name: &str, buffer: &Buffer) -> PyResult<()> {
+        let (a, b) = (buffer.as_ptr() as usize, buffer.len());
+        if self.len > 0 && b > 0 && a < self.address + self.len && self.address < a + b {
+            return Err(PyValueError::new_err(format!(
+                "out shares memory with {name}: pass a separate array"
+            )));
+        }
+        Ok(())
+    }
+
+    /// The array.
+    pub(crate) fn array(&self) -> &Bound<'py, PyAny> {
+        &self.array
+    }
+
+    /// Run `f` on the array's memory as `&mut [V]`.
+    pub(crate) fn with_slice<V: arrow_buffer::ArrowNativeType, R>(
+        &mut self,
+        f: impl FnOnce(&mut [V]) -> R,
+    ) -> PyResult<R> {
+        if std::mem::size_of::<V>() != self.item {
+            return Err(PyTypeError::new_err(
+                "out has another element size than the result",
+            ));
+        }
+        let n = self.len / self.item.max(1);
+        if n == 0 {
+            return Ok(f(&mut []));
+        }
+        // SAFETY: `new` checked that the array is a C-contiguous, writeable
+        // numpy.ndarray of `n` elements of V's type string at `address`, aligned
+        // to the element size, so `address..address + n * size_of::<V>()` is one
+        // live allocation of initialised plain numbers. `self.array` holds a
+        // strong reference for as long as the slice lives (a numpy array with
+        // references cannot be resized). The callers check with `check_disjoint`
+        // that no operand buffer read during `f` overlaps it, and `&mut self`
+        // keeps two slices of one OutArray from coexisting. Another Python thread
+        // writing to the same array while the GIL is released is a data race on
+        // plain numbers, as with any numpy buffer passed to C code.
+        let slice = unsafe { std::slice::from_raw_parts_mut(self.address as *mut V, n) };
+        Ok(f(slice))
     }
 }
 

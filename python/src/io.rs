@@ -141,13 +141,14 @@ fn compression(name: &str) -> PyResult<Compression> {
 
 /// Write `tensors` to `path` by extension, atomically (see `arrow_sparse.write`).
 #[pyfunction]
-#[pyo3(signature = (path, tensors, *, row_group_size=None, compression=None))]
+#[pyo3(signature = (path, tensors, *, row_group_size=None, compression=None, sync=true))]
 pub(crate) fn write(
     py: Python<'_>,
     path: PathBuf,
     tensors: Vec<Py<Tensor>>,
     row_group_size: Option<usize>,
     compression: Option<&str>,
+    sync: bool,
 ) -> PyResult<()> {
     let messages: Vec<TensorMessage> = tensors.iter().map(|t| t.get().message.clone()).collect();
     let k = kind(&path);
@@ -163,6 +164,11 @@ pub(crate) fn write(
             "row_group_size and compression apply to .parquet files only",
         ));
     }
+    if k != Kind::Arrow && !sync {
+        return Err(PyValueError::new_err(
+            "sync=False applies to .arrow streams only (other files are always synced)",
+        ));
+    }
     let mut parquet_options = archive::ArchiveWriteOptions::default();
     if let Some(n) = row_group_size {
         parquet_options = parquet_options.with_row_group_size(n);
@@ -172,7 +178,8 @@ pub(crate) fn write(
     }
     guarded(py, || match k {
         Kind::Arrow => {
-            ipc::write_tensor_stream(&path, &messages, &ipc::StreamWriteOptions::default())
+            let options = ipc::StreamWriteOptions::default().with_sync(sync);
+            ipc::write_tensor_stream(&path, &messages, &options)
         }
         Kind::Parquet => archive::write_archive(&path, &messages[0], &parquet_options).map(|_| ()),
         Kind::Text => fileio::write_path(&path, &messages[0]),

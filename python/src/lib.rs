@@ -25,5 +25,10 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(kernels::sum, m)?)?;
     m.add_function(wrap_pyfunction!(kernels::sum_over, m)?)?;
     m.add_function(wrap_pyfunction!(kernels::elementwise, m)?)?;
+    m.add_function(wrap_pyfunction!(kernels::spmm, m)?)?;
+    m.add_function(wrap_pyfunction!(kernels::mttkrp, m)?)?;
+    m.add_function(wrap_pyfunction!(kernels::ttv, m)?)?;
+    m.add_function(wrap_pyfunction!(kernels::scale, m)?)?;
+    m.add_function(wrap_pyfunction!(kernels::allclose, m)?)?;
     Ok(())
 }

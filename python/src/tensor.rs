@@ -320,6 +320,19 @@ impl Tensor {
         Ok(Tensor::new(tensor.into()))
     }
 
+    /// `(dimensions, partitioning)` of the GCS map with the fewest bytes for a
+    /// tensor of `shape` with `nnz` entries (what `convert --to gcs` picks).
+    #[staticmethod]
+    fn _best_mapping(
+        shape: Vec<usize>,
+        nnz: usize,
+        compressed_axis: &str,
+    ) -> PyResult<(Vec<usize>, Vec<usize>)> {
+        let axis = parse_axis(compressed_axis)?;
+        let (map, _) = arrow_sparse::tensor::gcs::best_mapping(&shape, nnz, axis).py_err()?;
+        Ok((map.dimensions().to_vec(), map.partitioning().to_vec()))
+    }
+
     /// `"coo"`, `"csr"`, `"csc"`, `"csf"`, `"dense"`, `"gcs"` or `"dm"`.
     #[getter]
     fn format(&self) -> &'static str {

@@ -122,3 +122,43 @@ def test_tensors_libarrow_builds_are_read_exactly(tmp_path, fmt, index_type):
         theirs_one = tmp_path / f"theirs{k}.arrow"
         arrow_sparse.write(theirs_one, [t])
         assert mine_path.read_bytes() == theirs_one.read_bytes(), what
+
+
+def _foreign_objects():
+    """pyarrow and pydata/sparse objects of every format they have, several value types."""
+    import pyarrow as pa
+    import sparse
+
+    rng = np.random.default_rng(21)
+    out = []
+    for vt in ("float64", "float32", "int64", "int16", "uint8"):
+        d2, d3 = random_dense(rng, (5, 7), vt), random_dense(rng, (3, 4, 5), vt)
+        out += [
+            (f"pyarrow Tensor {vt}", pa.Tensor.from_numpy(d3), d3),
+            (f"pyarrow SparseCOOTensor {vt}", pa.SparseCOOTensor.from_dense_numpy(d3), d3),
+            (f"pyarrow SparseCSRMatrix {vt}", pa.SparseCSRMatrix.from_dense_numpy(d2), d2),
+            (f"pyarrow SparseCSCMatrix {vt}", pa.SparseCSCMatrix.from_dense_numpy(d2), d2),
+            (f"pyarrow SparseCSFTensor {vt}", pa.SparseCSFTensor.from_dense_numpy(d3), d3),
+            (f"sparse COO {vt}", sparse.COO.from_numpy(d3), d3),
+            (f"sparse GCXS csr {vt}", sparse.GCXS.from_numpy(d2, compressed_axes=(0,)), d2),
+            (f"sparse GCXS csc {vt}", sparse.GCXS.from_numpy(d2, compressed_axes=(1,)), d2),
+        ]
+    return out
+
+
+def test_written_from_pyarrow_and_sparse_objects_read_by_libarrow(tmp_path):
+    objs = _foreign_objects()
+    ours = tmp_path / "foreign.arrow"
+    arrow_sparse.write(ours, [o for _, o, _ in objs])  # the objects themselves, not Tensors
+    back = arrow_sparse.read(ours)
+    dump = run_peer("dump", ours).splitlines()
+    assert len(dump) == len(back) == len(objs)
+    for (what, _, d), t, line in zip(objs, back, dump):
+        assert np.array_equal(t.to_numpy(), d), what
+        same_entries(entries(t), line, what)
+    theirs = tmp_path / "libarrow.arrow"
+    run_peer("rewrite", ours, theirs)
+    assert ours.read_bytes() == theirs.read_bytes()
+    rust = tmp_path / "rust.arrow"
+    subprocess.run([cli_path(), "convert", str(ours), str(rust)], check=True, capture_output=True)
+    assert ours.read_bytes() == rust.read_bytes()

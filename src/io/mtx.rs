@@ -35,8 +35,8 @@ use std::io::{BufWriter, Read, Write};
 use std::path::Path;
 
 use super::text::{
-    Entries, Lines, MAX_COMMENTS, MAX_RESERVE, TextValue, is_blank, line_error, one_based,
-    parse_u64, push_u64, show, strictly_sorted,
+    Entries, Lines, MAX_COMMENTS, MAX_RESERVE, TextLimit, TextValue, is_blank, line_error,
+    one_based, parse_u64, push_u64, show, strictly_sorted,
 };
 use super::{ImportOptions, meta, meta_get, open, write_atomic};
 use crate::convert::Convert;
@@ -309,7 +309,10 @@ struct Header {
 /// ```
 pub fn read(path: impl AsRef<Path>, options: &ImportOptions) -> Result<TensorMessage> {
     let path = path.as_ref();
-    read_from(open(path)?, &path.display().to_string(), options)
+    let f = open(path)?;
+    let len = f.metadata().ok().map(|m| m.len());
+    let lines = Lines::new(f, &path.display().to_string()).with_input_len(len);
+    read_lines(lines, options)
 }
 
 /// Read Matrix Market text from any byte source; `name` is used in error messages.
@@ -327,7 +330,12 @@ pub fn read(path: impl AsRef<Path>, options: &ImportOptions) -> Result<TensorMes
 /// # Ok::<(), arrow_sparse::Error>(())
 /// ```
 pub fn read_from<R: Read>(reader: R, name: &str, options: &ImportOptions) -> Result<TensorMessage> {
-    let mut lines = Lines::new(reader, name);
+    read_lines(Lines::new(reader, name), options)
+}
+
+fn read_lines<R: Read>(mut lines: Lines<R>, options: &ImportOptions) -> Result<TensorMessage> {
+    let name = lines.name().to_string();
+    let name = name.as_str();
     let h = read_header(&mut lines)?;
     let vt = options.value_type.unwrap_or(match h.field {
         MtxField::Integer => ValueType::Int64,
@@ -348,7 +356,7 @@ pub fn read_from<R: Read>(reader: R, name: &str, options: &ImportOptions) -> Res
             let it = options.index_type.unwrap_or(crate::IndexType::Int64);
             with_index_type!(it, I => AnyTensor::from(coo.cast_indices::<I>().map_err(|e| in_file(name, e))?))
         }
-        MtxFormat::Array => read_array::<V, R>(&mut lines, &h)?.into(),
+        MtxFormat::Array => read_array::<V, R>(&mut lines, &h, options)?.into(),
     });
     let mut custom_metadata = vec![
         (meta::MTX_FORMAT.to_string(), h.format.name().to_string()),
@@ -598,6 +606,14 @@ fn read_coordinate<V: TextValue, R: Read>(
         "`row column value`"
     };
     let sym = h.symmetry;
+    // coordinates as int64 and the value; a symmetric file's entries are mirrored
+    let mirrored = if sym == MtxSymmetry::General { 1 } else { 2 };
+    let mut limit = TextLimit::new(
+        options.limit,
+        mirrored * (16 + V::TYPE.byte_width() as u64),
+        &name,
+    );
+    limit.declared(h.nnz, h.size_line, lines)?;
     let mut e = Entries::<V>::new(2, Some(h.nnz));
     let mut count = 0u64;
     while let Some((ln, line)) = lines.next_line()? {
@@ -671,6 +687,7 @@ fn read_coordinate<V: TextValue, R: Read>(
         }
         e.push(&[r, c], v, ln);
         count += 1;
+        limit.read_so_far(count, lines)?;
     }
     if count < h.nnz {
         return Err(line_error(
@@ -754,9 +771,16 @@ fn expand<V: TextValue>(
     Ok((out_c, out_v))
 }
 
-fn read_array<V: TextValue, R: Read>(lines: &mut Lines<R>, h: &Header) -> Result<DenseTensor<V>> {
+fn read_array<V: TextValue, R: Read>(
+    lines: &mut Lines<R>,
+    h: &Header,
+    options: &ImportOptions,
+) -> Result<DenseTensor<V>> {
     let name = lines.name().to_string();
     let (rows, cols) = (h.rows as u64, h.cols as u64);
+    // the dense result holds rows x cols values whatever the symmetry
+    let mut limit = TextLimit::new(options.limit, V::TYPE.byte_width() as u64, &name);
+    limit.declared(rows.saturating_mul(cols), h.size_line, lines)?;
     let expected = match h.symmetry {
         MtxSymmetry::General => rows.checked_mul(cols),
         MtxSymmetry::Symmetric => rows.checked_mul(rows + 1).map(|x| x / 2),
@@ -798,6 +822,7 @@ fn read_array<V: TextValue, R: Read>(lines: &mut Lines<R>, h: &Header) -> Result
             };
             vals.push(v);
         }
+        limit.read_so_far(vals.len() as u64, lines)?;
     }
     if (vals.len() as u64) < expected {
         return Err(line_error(

@@ -42,10 +42,82 @@ pub(crate) fn show(tok: &[u8]) -> String {
     format!("{out:?}")
 }
 
+/// How often (in entries) the text readers compare what they hold with the budget.
+pub(crate) const LIMIT_EVERY: u64 = 1 << 12;
+
+/// The explicit read limit of the text readers (`format/SPEC.md` section 11):
+/// the memory the parsed entries take (`entries × bytes_per_entry`) against the
+/// [`ReadLimit`](crate::limit::ReadLimit) budget of the input's bytes, checked for
+/// the count a header declares before anything is reserved (when the input's
+/// size is known: [`read`](super::mtx::read) of a file), and every
+/// [`LIMIT_EVERY`] entries (at least) against the bytes read so far.
+pub(crate) struct TextLimit {
+    limit: crate::limit::ReadLimit,
+    bytes_per_entry: u64,
+    name: String,
+    /// The entry count of the next comparison.
+    next: u64,
+}
+
+impl TextLimit {
+    /// Entries of `bytes_per_entry` bytes each in the output (coordinates as
+    /// int64 and the value; a symmetric file's mirrored entries counted twice).
+    pub(crate) fn new(limit: crate::limit::ReadLimit, bytes_per_entry: u64, name: &str) -> Self {
+        TextLimit {
+            limit,
+            bytes_per_entry,
+            name: name.to_string(),
+            next: LIMIT_EVERY,
+        }
+    }
+
+    /// The `declared` entries of a header (at line `line`) against the input's
+    /// size, when known.
+    pub(crate) fn declared<R: Read>(
+        &self,
+        declared: u64,
+        line: u64,
+        lines: &Lines<R>,
+    ) -> Result<()> {
+        let Some(len) = lines.input_len() else {
+            return Ok(());
+        };
+        self.limit.check(
+            format!(
+                "{}:{line}: the {declared} entries announced ({} bytes each once read)",
+                self.name, self.bytes_per_entry
+            ),
+            declared.saturating_mul(self.bytes_per_entry),
+            len,
+        )
+    }
+
+    /// The `entries` read so far against the bytes read so far.
+    #[inline]
+    pub(crate) fn read_so_far<R: Read>(&mut self, entries: u64, lines: &Lines<R>) -> Result<()> {
+        if entries < self.next {
+            return Ok(());
+        }
+        self.next = entries.saturating_add(LIMIT_EVERY);
+        self.limit.check(
+            format!(
+                "the entries of {} ({entries} read, {} bytes each)",
+                self.name, self.bytes_per_entry
+            ),
+            entries.saturating_mul(self.bytes_per_entry),
+            lines.input_bytes(),
+        )
+    }
+}
+
 /// Reads lines from a byte source in large chunks. Lines end with `\n` or `\r\n`;
 /// the last line may lack its terminator.
 pub(crate) struct Lines<R> {
     inner: R,
+    /// Bytes read from `inner` so far.
+    consumed: u64,
+    /// The input's size when known (a file), for [`TextLimit`].
+    input_len: Option<u64>,
     buf: Vec<u8>,
     start: usize,
     end: usize,
@@ -58,6 +130,8 @@ impl<R: Read> Lines<R> {
     pub(crate) fn new(inner: R, name: &str) -> Self {
         Lines {
             inner,
+            consumed: 0,
+            input_len: None,
             buf: Vec::new(),
             start: 0,
             end: 0,
@@ -65,6 +139,24 @@ impl<R: Read> Lines<R> {
             line: 0,
             name: name.to_string(),
         }
+    }
+
+    /// Declare the input's size (a file's length), which [`TextLimit`] measures
+    /// the declared entries against before reading them.
+    pub(crate) fn with_input_len(mut self, len: Option<u64>) -> Self {
+        self.input_len = len;
+        self
+    }
+
+    /// The input's size when known.
+    pub(crate) fn input_len(&self) -> Option<u64> {
+        self.input_len
+    }
+
+    /// The input bytes the budget is measured against: the input's size when
+    /// known, else the bytes read so far (at least).
+    pub(crate) fn input_bytes(&self) -> u64 {
+        self.input_len.unwrap_or(0).max(self.consumed)
     }
 
     /// The name used in error messages.
@@ -126,6 +218,7 @@ impl<R: Read> Lines<R> {
                 }
                 Ok(n) => {
                     self.end += n;
+                    self.consumed += n as u64;
                     return Ok(());
                 }
                 Err(e) if e.kind() == ErrorKind::Interrupted => continue,

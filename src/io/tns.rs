@@ -27,7 +27,8 @@ use std::path::Path;
 
 use super::mtx::in_file;
 use super::text::{
-    Entries, Lines, TextValue, Tokens, is_blank, line_error, one_based, parse_u64, push_u64, show,
+    Entries, Lines, TextLimit, TextValue, Tokens, is_blank, line_error, one_based, parse_u64,
+    push_u64, show,
 };
 use super::{ImportOptions, meta, meta_get, open, write_atomic};
 use crate::error::{Error, Result};
@@ -164,7 +165,10 @@ impl TnsWriteOptions {
 /// ```
 pub fn read(path: impl AsRef<Path>, options: &ImportOptions) -> Result<TensorMessage> {
     let path = path.as_ref();
-    read_from(open(path)?, &path.display().to_string(), options)
+    let f = open(path)?;
+    let len = f.metadata().ok().map(|m| m.len());
+    let lines = Lines::new(f, &path.display().to_string()).with_input_len(len);
+    read_lines(lines, options)
 }
 
 /// The next line that is neither blank nor a comment, copied.
@@ -345,7 +349,12 @@ fn read_header<R: Read>(lines: &mut Lines<R>, options: &ImportOptions) -> Result
 /// assert_eq!(err.to_string(), "cannot parse bad.tns:2: expected 3 coordinates and a value (4 tokens), found 3 tokens");
 /// ```
 pub fn read_from<R: Read>(reader: R, name: &str, options: &ImportOptions) -> Result<TensorMessage> {
-    let mut lines = Lines::new(reader, name);
+    read_lines(Lines::new(reader, name), options)
+}
+
+fn read_lines<R: Read>(mut lines: Lines<R>, options: &ImportOptions) -> Result<TensorMessage> {
+    let name = lines.name().to_string();
+    let name = name.as_str();
     let Some(h) = read_header(&mut lines, options)? else {
         let Some(shape) = options.shape.clone() else {
             return Err(line_error(
@@ -462,6 +471,15 @@ fn read_entries<V: TextValue, R: Read>(
         None => vec![MAX_EXTENT as u64; ndim],
     };
     let mut max = vec![0i64; ndim];
+    // coordinates as int64 and the value
+    let mut limit = TextLimit::new(
+        options.limit,
+        (ndim as u64).saturating_mul(8) + V::TYPE.byte_width() as u64,
+        &name,
+    );
+    if let Some((n, at)) = h.nnz {
+        limit.declared(n, at, lines)?;
+    }
     let mut e = Entries::<V>::new(ndim, h.nnz.map(|n| n.0));
     let mut c = vec![0i64; ndim];
     let mut count = 0u64;
@@ -504,6 +522,7 @@ fn read_entries<V: TextValue, R: Read>(
             continue;
         }
         one(ln, line, &mut e)?;
+        limit.read_so_far(e.len() as u64, lines)?;
     }
     if let Some((n, at)) = announced
         && count < n

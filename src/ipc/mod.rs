@@ -200,7 +200,7 @@ impl StreamReadOptions {
 /// use arrow_sparse::{ipc, AnyTensor, Convert, CooTensor};
 /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 2], &[(vec![0, 1], 1.0), (vec![1, 1], 2.0)])?;
 /// let t: AnyTensor = coo.to_csf::<i64, i64>(&[0, 1])?.into();
-/// let padded = ipc::StreamWriteOptions { csf_lengths: ipc::CsfLengths::PaddedBytes };
+/// let padded = ipc::StreamWriteOptions { csf_lengths: ipc::CsfLengths::PaddedBytes, ..Default::default() };
 /// let a = ipc::encode(&t, &[], &ipc::StreamWriteOptions::default())?.to_vec();
 /// let b = ipc::encode(&t, &[], &padded)?.to_vec();
 /// assert_ne!(a, b);
@@ -225,12 +225,48 @@ pub enum CsfLengths {
 ///
 /// ```
 /// use arrow_sparse::ipc::{CsfLengths, StreamWriteOptions};
-/// assert_eq!(StreamWriteOptions::default().csf_lengths, CsfLengths::Elements);
+/// let o = StreamWriteOptions::default();
+/// assert_eq!((o.csf_lengths, o.sync), (CsfLengths::Elements, true));
 /// ```
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct StreamWriteOptions {
     /// How CSF index buffer lengths are written.
     pub csf_lengths: CsfLengths,
+    /// Whether [`write_tensor_stream`] syncs the temporary file to storage
+    /// (`fsync`) before renaming it over the destination (the default). Without
+    /// the sync the write is still atomic for readers and survives the writer's
+    /// crash (the rename publishes a complete file), but an operating-system crash
+    /// or power loss shortly after it may leave an empty or partial destination,
+    /// as with writers that do not sync (numpy's `save`, scipy's `save_npz`).
+    /// Streamed writers ([`TensorStreamWriter`]) leave syncing to their caller.
+    pub sync: bool,
+}
+
+impl Default for StreamWriteOptions {
+    fn default() -> Self {
+        StreamWriteOptions {
+            csf_lengths: CsfLengths::default(),
+            sync: true,
+        }
+    }
+}
+
+impl StreamWriteOptions {
+    /// Set [`sync`](Self::sync).
+    ///
+    /// ```
+    /// use arrow_sparse::ipc::{self, StreamWriteOptions};
+    /// use arrow_sparse::{AnyTensor, CooTensor};
+    /// let dir = tempfile::tempdir()?;
+    /// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![3], &[(vec![0], 1.0)])?.into();
+    /// let fast = StreamWriteOptions::default().with_sync(false);
+    /// ipc::write_tensor_stream(dir.path().join("t.arrow"), &[t.into()], &fast)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn with_sync(mut self, sync: bool) -> Self {
+        self.sync = sync;
+        self
+    }
 }
 
 /// Decode one encapsulated message at the start of `bytes`; returns the message
@@ -329,8 +365,10 @@ pub fn write_tensor_stream<'a>(
     options: &StreamWriteOptions,
 ) -> Result<()> {
     let path = path.as_ref();
-    crate::atomic::write_atomic(path, |f| {
-        let mut w = TensorStreamWriter::new(std::io::BufWriter::new(f)).with_options(options);
+    crate::atomic::write_atomic_with(path, options.sync, |f| {
+        // a synced file is written back while it is encoded
+        let out = stream::Writeback::new(f, options.sync);
+        let mut w = TensorStreamWriter::new(std::io::BufWriter::new(out)).with_options(options);
         for m in messages {
             w.write_with_metadata(&m.tensor, &m.custom_metadata)?;
         }

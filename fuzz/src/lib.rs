@@ -1,0 +1,383 @@
+//! The harness shared by arrow-sparse's fuzz targets (`fuzz_targets/*.rs`).
+//!
+//! * [`CappedAlloc`], the global allocator of every target: it counts live bytes
+//!   and refuses (returns null) any single allocation above [`MAX_ONE`] and any
+//!   allocation that would take the live bytes of the current phase above the
+//!   phase's cap. A fallible allocation (`try_reserve`) then becomes the crate's
+//!   typed error; an infallible one aborts (`memory allocation of N bytes
+//!   failed`), which libFuzzer reports as a crash with the input saved.
+//! * [`read_phase`]: runs a reader with the cap of `format/SPEC.md` section 11
+//!   (the default [`ReadLimit`], 16 x the input, at least 64 MiB) doubled, plus
+//!   [`SLACK`]. Any refusal during a read is a finding (the reader asked for
+//!   memory beyond its documented bound), even when it became a typed error.
+//! * [`exercise`]: what every target does with what decodes: every conversion
+//!   (to every format, several index types, GCS and DM with chosen maps), kernels
+//!   (`sum_all`, `sum_axes`, `spmv`), and an IPC round trip that must give back the
+//!   same tensor (byte-identical re-encoding).
+//!
+//! A panic anywhere is a finding: libfuzzer-sys turns it into an abort with the
+//! input saved under `fuzz/artifacts/<target>/`.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::path::PathBuf;
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+
+use arrow_buffer::Buffer;
+use arrow_sparse::dims::DimMap;
+use arrow_sparse::ipc::{self, StreamReadOptions, StreamWriteOptions, TensorMessage};
+use arrow_sparse::kernels::{Numeric, reduce, spmv};
+use arrow_sparse::limit::ReadLimit;
+use arrow_sparse::{AnyTensor, CompressedAxis, Format, IndexType, ValueType};
+
+/// No single allocation above this is ever granted (256 MiB: four times the
+/// reader's 64 MiB floor, enough for any conversion of a tensor a small input
+/// can legitimately describe, far below the machine).
+pub const MAX_ONE: usize = 256 << 20;
+/// Live bytes a conversion / kernel phase may hold (1 GiB).
+pub const COMPUTE_CAP: usize = 1 << 30;
+/// Bytes a read may hold on top of twice its [`ReadLimit`] budget (the reader's
+/// fixed costs: Parquet metadata, buffered I/O, zip central directories).
+pub const SLACK: usize = 16 << 20;
+
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+static BASE: AtomicUsize = AtomicUsize::new(0);
+static CAP: AtomicUsize = AtomicUsize::new(COMPUTE_CAP);
+static REFUSED: AtomicUsize = AtomicUsize::new(0);
+static REFUSED_SIZE: AtomicUsize = AtomicUsize::new(0);
+
+/// The allocation-capping global allocator (see the crate docs).
+pub struct CappedAlloc;
+
+impl CappedAlloc {
+    #[inline]
+    fn admit(grow: usize) -> bool {
+        let live = LIVE.load(Relaxed);
+        let used = live.saturating_sub(BASE.load(Relaxed));
+        if grow > MAX_ONE || used.saturating_add(grow) > CAP.load(Relaxed) {
+            REFUSED.fetch_add(1, Relaxed);
+            REFUSED_SIZE.store(grow, Relaxed);
+            return false;
+        }
+        true
+    }
+}
+
+// SAFETY: every call is forwarded to the system allocator with the caller's own
+// layout and pointer; refusing returns null, which GlobalAlloc allows.
+unsafe impl GlobalAlloc for CappedAlloc {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        if !Self::admit(layout.size()) {
+            return std::ptr::null_mut();
+        }
+        // SAFETY: same contract as our caller's.
+        let p = unsafe { System.alloc(layout) };
+        if !p.is_null() {
+            LIVE.fetch_add(layout.size(), Relaxed);
+        }
+        p
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        if !Self::admit(layout.size()) {
+            return std::ptr::null_mut();
+        }
+        // SAFETY: same contract as our caller's.
+        let p = unsafe { System.alloc_zeroed(layout) };
+        if !p.is_null() {
+            LIVE.fetch_add(layout.size(), Relaxed);
+        }
+        p
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: same contract as our caller's.
+        unsafe { System.dealloc(ptr, layout) };
+        LIVE.fetch_sub(layout.size(), Relaxed);
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        let old = layout.size();
+        if new_size > old && (new_size > MAX_ONE || !Self::admit(new_size - old)) {
+            REFUSED_SIZE.store(new_size, Relaxed);
+            return std::ptr::null_mut();
+        }
+        // SAFETY: same contract as our caller's.
+        let p = unsafe { System.realloc(ptr, layout, new_size) };
+        if !p.is_null() {
+            if new_size >= old {
+                LIVE.fetch_add(new_size - old, Relaxed);
+            } else {
+                LIVE.fetch_sub(old - new_size, Relaxed);
+            }
+        }
+        p
+    }
+}
+
+/// The cap of a read of `input_len` bytes: twice the default [`ReadLimit`]
+/// budget (16 x the input, at least 64 MiB) plus [`SLACK`].
+pub fn read_cap(input_len: usize) -> usize {
+    let budget = ReadLimit::DEFAULT.budget(input_len as u64);
+    usize::try_from(budget.saturating_mul(2))
+        .unwrap_or(usize::MAX)
+        .saturating_add(SLACK)
+}
+
+/// Run a reader of an input of `input_len` bytes under [`read_cap`]. Panics (a
+/// finding) if the reader asked for more, even if it then failed cleanly.
+pub fn read_phase<T>(input_len: usize, f: impl FnOnce() -> T) -> T {
+    BASE.store(LIVE.load(Relaxed), Relaxed);
+    CAP.store(read_cap(input_len), Relaxed);
+    REFUSED.store(0, Relaxed);
+    let out = f();
+    let refused = REFUSED.swap(0, Relaxed);
+    CAP.store(COMPUTE_CAP, Relaxed);
+    if refused > 0 {
+        panic!(
+            "a reader of {input_len} bytes asked for memory beyond its cap of {} bytes \
+             ({refused} refusals, last {} bytes): the read limit was not checked first",
+            read_cap(input_len),
+            REFUSED_SIZE.load(Relaxed)
+        );
+    }
+    out
+}
+
+/// A scratch file path for the readers that take a path (unique per process; the
+/// folder is `$ARROW_SPARSE_FUZZ_TMP`, else the system's temporary folder).
+pub fn scratch_file(name: &str) -> PathBuf {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    let dir = DIR.get_or_init(|| {
+        let base = std::env::var_os("ARROW_SPARSE_FUZZ_TMP")
+            .map(PathBuf::from)
+            .unwrap_or_else(std::env::temp_dir);
+        let dir = base.join(format!("arrow-sparse-fuzz-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("scratch folder");
+        dir
+    });
+    dir.join(name)
+}
+
+/// Write `data` to the scratch file `name` and return its path.
+pub fn write_scratch(name: &str, data: &[u8]) -> PathBuf {
+    let p = scratch_file(name);
+    std::fs::write(&p, data).expect("write scratch file");
+    p
+}
+
+/// The IPC encoding of a tensor with its metadata (the canonical bytes two equal
+/// tensors share, NaN payloads included).
+fn encoding(t: &AnyTensor, md: &[(String, String)]) -> Vec<u8> {
+    match ipc::encode(t, md, &StreamWriteOptions::default()) {
+        Ok(e) => e.to_vec(),
+        Err(e) => panic!(
+            "a tensor that decoded does not re-encode: {e} ({:?}, {:?}, shape {:?})",
+            t.format(),
+            t.value_type(),
+            t.shape()
+        ),
+    }
+}
+
+/// Assert that `b` is the same tensor as `a`: the same IPC encoding (format,
+/// types, shape, layout, flags, buffers bit for bit).
+pub fn assert_same(what: &str, a: &AnyTensor, b: &AnyTensor) {
+    if encoding(a, &[]) != encoding(b, &[]) {
+        panic!("{what}: the tensor read back differs\n  first: {a:?}\n  again: {b:?}");
+    }
+}
+
+/// Encode the message as IPC, decode it, and assert the same tensor and metadata
+/// come back.
+pub fn ipc_round_trip(m: &TensorMessage) {
+    let bytes = Buffer::from(encoding(&m.tensor, &m.custom_metadata));
+    let (back, used) = match ipc::decode(&bytes, &StreamReadOptions::default()) {
+        Ok(Some(x)) => x,
+        Ok(None) => panic!("the re-encoded message decodes as end of stream"),
+        Err(e) => panic!("the re-encoded message does not decode: {e}"),
+    };
+    assert_eq!(used, bytes.len(), "re-encoded message length");
+    assert_same("IPC round trip", &m.tensor, &back.tensor);
+    assert_eq!(
+        m.custom_metadata, back.custom_metadata,
+        "IPC round trip metadata"
+    );
+}
+
+fn elements(shape: &[usize]) -> Option<usize> {
+    shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d))
+}
+
+/// Outputs of at most this many bytes are always computed.
+const CHEAP: usize = 8 << 20;
+
+/// Whether to compute an output of `bytes` bytes: cheap ones, and those no
+/// allocator here grants (which must be a typed error, not an abort). Between
+/// the two the work is legitimate, proportional to a declared extent, and would
+/// only make the input slow (a 19-byte `.tns` can declare 10^7 rows).
+fn worth(bytes: Option<usize>) -> bool {
+    match bytes {
+        None => true,
+        Some(b) => b <= CHEAP || b > 2 * MAX_ONE,
+    }
+}
+
+/// Whether to densify (see [`worth`]).
+fn try_dense(t: &AnyTensor) -> bool {
+    worth(elements(t.shape()).and_then(|n| n.checked_mul(t.value_type().byte_width())))
+}
+
+/// Whether to run conversions and kernels whose outputs grow with an extent
+/// (indptr arrays, SpMV results): by the largest extent in int64 (see [`worth`]).
+fn try_extents(t: &AnyTensor) -> bool {
+    worth(
+        t.shape()
+            .iter()
+            .max()
+            .and_then(|&m| m.checked_add(1)?.checked_mul(8)),
+    )
+}
+
+/// Install, once, the panic hook of `arrow_sparse::error::install_panic_hook` in
+/// front of libFuzzer's (which aborts on every panic, even a caught one): panics
+/// that the crate's guard catches inside a dependency (turned into typed errors,
+/// `src/guard.rs`) no longer abort; every other panic still does. Each distinct
+/// panic location is printed once (`arrow-sparse-fuzz: panic at ...`), guarded or
+/// not, so that a campaign's log lists the dependency panics it met
+/// (`fuzz/FINDINGS.md`).
+pub fn init() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        arrow_sparse::error::install_panic_hook();
+        let inner = std::panic::take_hook();
+        let seen = std::sync::Mutex::new(std::collections::HashSet::<String>::new());
+        std::panic::set_hook(Box::new(move |info| {
+            let at = info
+                .location()
+                .map(|l| format!("{}:{}", l.file(), l.line()))
+                .unwrap_or_default();
+            if seen
+                .lock()
+                .map(|mut s| s.insert(at.clone()))
+                .unwrap_or(false)
+            {
+                let msg = info
+                    .payload()
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| info.payload().downcast_ref::<String>().cloned())
+                    .unwrap_or_default();
+                eprintln!("arrow-sparse-fuzz: panic at {at}: {msg}");
+            }
+            inner(info)
+        }));
+    });
+}
+
+/// Every conversion and some kernels on a tensor that decoded, then the IPC round
+/// trip. Panics (a finding) on a broken invariant; typed errors are fine.
+pub fn exercise(m: &TensorMessage) {
+    ipc_round_trip(m);
+    let t = &m.tensor;
+    let ndim = t.shape().len();
+    let formats = [
+        Format::Coo,
+        Format::Csr,
+        Format::Csc,
+        Format::Csf,
+        Format::Gcs,
+        Format::Dm,
+        Format::Dense,
+    ];
+    let extents = try_extents(t);
+    for it in [
+        IndexType::Int64,
+        IndexType::Int32,
+        IndexType::UInt16,
+        IndexType::Int8,
+    ] {
+        for to in formats {
+            if to == Format::Dense && (it != IndexType::Int64 || !try_dense(t)) {
+                continue;
+            }
+            if !extents && to != Format::Coo && to != Format::Dense {
+                continue;
+            }
+            let Ok(c) = t.convert(to, it, None) else {
+                continue;
+            };
+            assert_eq!(c.format(), to, "convert to {to:?}");
+            assert_eq!(c.shape(), t.shape(), "convert to {to:?}: shape");
+            assert_eq!(
+                c.value_type(),
+                t.value_type(),
+                "convert to {to:?}: value type"
+            );
+            if to != Format::Dense && t.format() != Format::Dense {
+                assert_eq!(
+                    c.nnz(),
+                    t.nnz(),
+                    "convert {:?} to {to:?}: stored entries",
+                    t.format()
+                );
+            }
+            if it == IndexType::Int64 {
+                // and back to the source's format: the round trip of conversions
+                if let Ok(back) = c.convert(Format::Coo, IndexType::Int64, None) {
+                    let _ = back.nnz();
+                }
+                kernels(&c);
+            }
+        }
+    }
+    if ndim >= 2 && extents {
+        // a GCS with the reversed dimensions split after the first, and a DM
+        // transposing view over CSR storage
+        let order: Vec<usize> = (0..ndim).rev().collect();
+        if let Ok(map) = DimMap::try_new(t.shape().to_vec(), order.clone(), vec![1]) {
+            let _ = t.to_gcs(map.clone(), CompressedAxis::Column, IndexType::Int32);
+            if let Ok(dm) = t.to_dm(map, Format::Csr, IndexType::Int64) {
+                kernels(&dm);
+                ipc_round_trip(&dm.into());
+            }
+        }
+    }
+    kernels(t);
+}
+
+/// `sum_all`, `sum_axes` over the first dimension, and `spmv` with a vector of ones
+/// as long as the last extent (when that is small). Typed errors are fine.
+pub fn kernels(t: &AnyTensor) {
+    match t.value_type() {
+        ValueType::Int8 => kernels_typed::<i8>(t),
+        ValueType::Int16 => kernels_typed::<i16>(t),
+        ValueType::Int32 => kernels_typed::<i32>(t),
+        ValueType::Int64 => kernels_typed::<i64>(t),
+        ValueType::UInt8 => kernels_typed::<u8>(t),
+        ValueType::UInt16 => kernels_typed::<u16>(t),
+        ValueType::UInt32 => kernels_typed::<u32>(t),
+        ValueType::UInt64 => kernels_typed::<u64>(t),
+        ValueType::Float16 => kernels_typed::<half::f16>(t),
+        ValueType::Float32 => kernels_typed::<f32>(t),
+        ValueType::Float64 => kernels_typed::<f64>(t),
+        other => panic!("a value type the harness does not know: {other:?}"),
+    }
+}
+
+fn kernels_typed<V: Numeric>(t: &AnyTensor) {
+    let _ = reduce::sum_all::<V>(t);
+    if !try_extents(t) {
+        return;
+    }
+    if !t.shape().is_empty() {
+        let _ = reduce::sum_axes::<V>(t, &[0]);
+    }
+    if let Some(&cols) = t.shape().last()
+        && cols <= 1 << 16
+    {
+        let one = V::from_acc(V::acc_one()).expect("one");
+        let x = vec![one; cols];
+        let _ = spmv::spmv::<V>(t, &x);
+    }
+}

@@ -1,0 +1,131 @@
+"""arrow_sparse.write's options (the CLI convert's): to=, index_type=,
+axis_order=, dimensions=, partitioning=, compressed_axis=, storage=,
+row_group_size=, compression=, sync=; and the Tensor attributes they set."""
+
+import os
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import arrow_sparse
+
+
+def _x(shape=(3, 4, 5), seed=1):
+    rng = np.random.default_rng(seed)
+    return rng.integers(1, 9, shape) * (rng.random(shape) < 0.4)
+
+
+@pytest.mark.parametrize("ext", ["arrow", "parquet"])
+@pytest.mark.parametrize("axis", ["row", "column"])
+def test_gcs_map_options(tmp_path, ext, axis):
+    x = _x()
+    path = tmp_path / f"g.{ext}"
+    arrow_sparse.write(path, x, to="gcs", dimensions=[2, 0, 1], partitioning=[2], compressed_axis=axis,
+                       index_type="int32")
+    [t] = arrow_sparse.read(path)
+    assert (t.format, t.dimensions, t.partitioning, t.compressed_axis) == ("gcs", [2, 0, 1], [2], axis)
+    assert t.index_type == "int32" and t.reduced_shape == (5 * 3, 4)
+    assert np.array_equal(t.to_numpy(), x)
+
+
+def test_gcs_defaults_follow_the_cli(tmp_path):
+    x = _x((2, 3, 40))
+    path = tmp_path / "g.arrow"
+    arrow_sparse.write(path, x, to="gcs")
+    [best] = arrow_sparse.read(path)
+    # the default is the mapping with the fewest bytes, as `convert --to gcs`
+    want = arrow_sparse.Tensor.from_numpy(x).convert("gcs")
+    assert (best.dimensions, best.partitioning) == (want.dimensions, want.partitioning)
+    # only partitioning: identity dimensions
+    arrow_sparse.write(path, x, to="gcs", partitioning=[1])
+    [t] = arrow_sparse.read(path)
+    assert (t.dimensions, t.partitioning) == ([0, 1, 2], [1])
+    # only dimensions: the default map's partitioning
+    arrow_sparse.write(path, x, to="gcs", dimensions=[1, 2, 0])
+    [t] = arrow_sparse.read(path)
+    assert (t.dimensions, t.partitioning) == ([1, 2, 0], best.partitioning)
+    assert np.array_equal(t.to_numpy(), x)
+
+
+@pytest.mark.parametrize("storage", ["coo", "csr", "csc", "csf", "dense"])
+def test_dm_options(tmp_path, storage):
+    x = _x()
+    path = tmp_path / "d.arrow"
+    arrow_sparse.write(path, x, to="dm", dimensions=[1, 2, 0], partitioning=[1], storage=storage)
+    [t] = arrow_sparse.read(path)
+    assert (t.format, t.dimensions, t.partitioning, t.storage_format) == ("dm", [1, 2, 0], [1], storage)
+    assert np.array_equal(t.to_numpy(), x)
+    arrow_sparse.write(path, x, to="dm")
+    [t] = arrow_sparse.read(path)
+    assert (t.dimensions, t.partitioning, t.storage_format) == ([0, 1, 2], [1, 2], "coo")
+    arrow_sparse.write(path, x, to="dm", storage=storage, index_type="int16")
+    [t] = arrow_sparse.read(path)
+    assert t.index_type == "int16" and np.array_equal(t.to_numpy(), x)
+
+
+def test_csf_axis_order_and_index_type(tmp_path):
+    x = _x()
+    path = tmp_path / "c.parquet"
+    arrow_sparse.write(path, sp.coo_array(x.reshape(3, 20)), to="csr", index_type="uint16")
+    [t] = arrow_sparse.read(path)
+    assert (t.format, t.index_type) == ("csr", "uint16")
+    arrow_sparse.write(path, x, to="csf", axis_order=[2, 0, 1], index_type="int16")
+    [t] = arrow_sparse.read(path)
+    assert (t.format, t.axis_order, t.index_type) == ("csf", [2, 0, 1], "int16")
+    assert np.array_equal(t.to_numpy(), x)
+
+
+def test_option_misuse_is_a_value_error(tmp_path):
+    x = _x()
+    p = tmp_path / "x.arrow"
+    for kwargs in [
+        {"dimensions": [0, 1, 2]},
+        {"partitioning": [1]},
+        {"compressed_axis": "row"},
+        {"storage": "csr"},
+        {"to": "coo", "axis_order": [0, 1, 2]},
+        {"to": "csr", "dimensions": [0, 1]},
+        {"to": "dm", "compressed_axis": "row"},
+        {"to": "gcs", "storage": "coo"},
+        {"row_group_size": 10},
+        {"compression": "zstd"},
+    ]:
+        with pytest.raises(ValueError):
+            arrow_sparse.write(p, x, **kwargs)
+    with pytest.raises(arrow_sparse.ArrowSparseError):
+        arrow_sparse.write(p, x, to="gcs", dimensions=[0, 0, 1], partitioning=[1])
+    with pytest.raises(ValueError):
+        arrow_sparse.write(p, x, to="gcs", compressed_axis="diagonal")  # not row / column
+    with pytest.raises(ValueError):
+        arrow_sparse.write(tmp_path / "x.parquet", x, sync=False)
+    assert not p.exists()
+
+
+def test_parquet_options(tmp_path):
+    m = sp.random_array((50, 40), density=0.3, format="csr", rng=np.random.default_rng(2))
+    a, b = tmp_path / "a.parquet", tmp_path / "b.parquet"
+    arrow_sparse.write(a, m, row_group_size=100, compression="none")
+    arrow_sparse.write(b, m, row_group_size=100, compression="zstd:9")
+    import pyarrow.parquet as pq
+
+    meta = pq.ParquetFile(a).metadata
+    assert meta.num_row_groups > 1
+    assert meta.row_group(0).column(0).compression == "UNCOMPRESSED"
+    assert pq.ParquetFile(b).metadata.row_group(0).column(0).compression == "ZSTD"
+    for p in (a, b):
+        [t] = arrow_sparse.read(p)
+        assert (t.to_scipy() != m).nnz == 0
+
+
+def test_sync_false_is_still_atomic(tmp_path):
+    m = sp.random_array((300, 200), density=0.1, format="csr", rng=np.random.default_rng(3))
+    p = tmp_path / "m.arrow"
+    arrow_sparse.write(p, m, sync=False)
+    arrow_sparse.write(p, m)  # replaced, synced
+    synced = p.read_bytes()
+    arrow_sparse.write(p, m, sync=False)
+    assert p.read_bytes() == synced  # the same bytes either way
+    assert os.listdir(tmp_path) == ["m.arrow"]  # no temporary left behind
+    [t] = arrow_sparse.read(p)
+    assert (t.to_scipy() != m).nnz == 0
