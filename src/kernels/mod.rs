@@ -48,6 +48,7 @@
 //! ```
 
 mod alloc;
+pub mod cache;
 pub mod convert;
 pub mod csf;
 pub mod elementwise;
