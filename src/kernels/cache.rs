@@ -19,18 +19,8 @@
 use std::sync::OnceLock;
 
 /// Level-2 size assumed when the system does not say (see the module docs).
-///
-/// ```
-/// use arrow_sparse::kernels::cache::{CacheSizes, FALLBACK_L2};
-/// assert_eq!(CacheSizes::from_sysfs_entries(&[]).l2, FALLBACK_L2);
-/// ```
 pub const FALLBACK_L2: usize = 256 * 1024;
 /// Last-level size assumed when the system does not say (see the module docs).
-///
-/// ```
-/// use arrow_sparse::kernels::cache::{CacheSizes, FALLBACK_LAST_LEVEL};
-/// assert_eq!(CacheSizes::from_sysfs_entries(&[]).last_level, FALLBACK_LAST_LEVEL);
-/// ```
 pub const FALLBACK_LAST_LEVEL: usize = 8 * 1024 * 1024;
 
 /// Data cache sizes of one core, in bytes.
