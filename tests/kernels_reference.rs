@@ -98,7 +98,7 @@ fn entries(shape: &[usize], n: usize, seed: u64) -> Vec<(Vec<usize>, f64)> {
             .collect();
         let v = (r() % 64) as f64 / 8.0 - 4.0;
         out.push((c.clone(), v));
-        if r().is_multiple_of(8) {
+        if r() % 8 == 0 {
             out.push((c, 1.0)); // a duplicate
         }
     }

@@ -1273,7 +1273,7 @@ mod tests {
             let m = coo.nnz();
             let c = &coo.coords()[..];
             let order: Vec<usize> = (0..m).map(|k| (k * 7919 + 13) % m).collect();
-            assert!(!m.is_multiple_of(7919));
+            assert!(m % 7919 != 0);
             let mut coords = Vec::with_capacity(2 * m);
             for &k in &order {
                 coords.extend_from_slice(&c[2 * k..2 * k + 2]);
