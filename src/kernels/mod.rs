@@ -48,7 +48,6 @@
 //! ```
 
 mod alloc;
-pub mod cache;
 pub mod convert;
 pub mod csf;
 pub mod elementwise;
