@@ -4,30 +4,16 @@
 #![no_main]
 
 use arrow_sparse::io::{ImportOptions, TnsWriteOptions, tns};
-use arrow_sparse_fuzz::{
-    CappedAlloc, assert_same, exercise, read_phase, scratch_file, write_scratch,
-};
+use arrow_sparse_fuzz::{CappedAlloc, file_round_trip};
 
 #[global_allocator]
 static ALLOC: CappedAlloc = CappedAlloc;
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
-    arrow_sparse_fuzz::init();
-    let options = ImportOptions::default();
-    let path = write_scratch("input.tns", data);
-    let Ok(m) = read_phase(data.len(), || tns::read(&path, &options)) else {
-        return;
-    };
-    exercise(&m);
-    let again = scratch_file("again.tns");
-    if let Err(e) = tns::write(&again, &m, &TnsWriteOptions::default()) {
-        panic!("a .tns that read does not write back: {e}");
-    }
-    match tns::read(&again, &options) {
-        Ok(back) => assert_same(".tns round trip", &m.tensor, &back.tensor),
-        Err(e) => panic!(
-            "a .tns written from what read does not read: {e}\n{}",
-            String::from_utf8_lossy(&std::fs::read(&again).unwrap_or_default())
-        ),
-    }
+    file_round_trip(
+        "tns",
+        data,
+        |p| tns::read(p, &ImportOptions::default()),
+        |p, m| tns::write(p, m, &TnsWriteOptions::default()),
+    );
 });

@@ -207,7 +207,11 @@ pub fn assert_same(what: &str, a: &AnyTensor, b: &AnyTensor) {
 pub fn ipc_round_trip(m: &TensorMessage) {
     if !writable(&m.tensor) {
         // read-only uint64 indices: the writer must refuse them with a typed error
-        match ipc::encode(&m.tensor, &m.custom_metadata, &StreamWriteOptions::default()) {
+        match ipc::encode(
+            &m.tensor,
+            &m.custom_metadata,
+            &StreamWriteOptions::default(),
+        ) {
             Err(arrow_sparse::Error::Type { .. }) => return,
             Err(e) => panic!("uint64 indices refused with an unexpected error: {e}"),
             Ok(_) => panic!("uint64 indices were written (libarrow aborts on them)"),
@@ -401,5 +405,34 @@ fn kernels_typed<V: Numeric>(t: &AnyTensor) {
         let one = V::from_acc(V::acc_one()).expect("one");
         let x = vec![one; cols];
         let _ = spmv::spmv::<V>(t, &x);
+    }
+}
+
+/// The body of the file-kind targets (`.mtx`, `.tns`, `.npz`): write the input to a
+/// scratch file named `input.EXT`, read it with `read` under the read-phase cap,
+/// [`exercise`] what reads, write it back with `write` and read that again: the
+/// same tensor must come back.
+pub fn file_round_trip(
+    ext: &str,
+    data: &[u8],
+    read: impl Fn(&std::path::Path) -> arrow_sparse::Result<TensorMessage>,
+    write: impl Fn(&std::path::Path, &TensorMessage) -> arrow_sparse::Result<()>,
+) {
+    init();
+    let path = write_scratch(&format!("input.{ext}"), data);
+    let Ok(m) = read_phase(data.len(), || read(&path)) else {
+        return;
+    };
+    exercise(&m);
+    let again = scratch_file(&format!("again.{ext}"));
+    if let Err(e) = write(&again, &m) {
+        panic!("a .{ext} that read does not write back: {e}");
+    }
+    match read(&again) {
+        Ok(back) => assert_same(&format!(".{ext} round trip"), &m.tensor, &back.tensor),
+        Err(e) => panic!(
+            "a .{ext} written from what read does not read: {e}\n{}",
+            String::from_utf8_lossy(&std::fs::read(&again).unwrap_or_default())
+        ),
     }
 }
