@@ -37,7 +37,7 @@ mod atomic;
 pub mod buffer;
 pub mod column;
 mod compat;
-pub mod convert;
+mod convert;
 pub mod dims;
 pub mod dump;
 pub mod error;

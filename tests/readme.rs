@@ -1,6 +1,6 @@
-//! Every command of README.md's set-up (the main job), quick start and command-line
-//! sections, run in a scratch folder on the release binary, prints what the README
-//! shows. The commands and their output are read from the README's `console`
+//! Every command of README.md's set-up (the main job), quick start, command-line,
+//! GCS / DM, sparse tensor column and Parquet archive sections, run in a scratch
+//! folder on the release binary, prints what the README shows. The commands and their output are read from the README's `console`
 //! blocks (`$ command` lines, each followed by its exact standard output), so the
 //! README and this test cannot drift apart.
 //!
@@ -139,19 +139,23 @@ fn every_readme_command_prints_what_the_readme_shows() {
     let python = python();
     let scratch = tempfile::tempdir().unwrap();
     std::fs::create_dir(scratch.path().join("data")).unwrap();
-    std::fs::copy(
-        common::repo().join("data/sample.mtx"),
-        scratch.path().join("data/sample.mtx"),
-    )
-    .unwrap();
+    for sample in ["sample.mtx", "sample.tns"] {
+        std::fs::copy(
+            common::repo().join("data").join(sample),
+            scratch.path().join("data").join(sample),
+        )
+        .unwrap();
+    }
 
-    // the console blocks, in README order: quick start, then command line
+    // the console blocks, in README order: quick start, command line, GCS / DM,
+    // sparse tensor columns, Parquet archives (one session: later blocks use the
+    // files earlier ones wrote)
     let all: Vec<Step> = blocks(&readme, "console")
         .iter()
         .flat_map(|b| steps(b))
         .collect();
     assert!(
-        all.len() >= 8,
+        all.len() >= 20,
         "{} console commands in README.md",
         all.len()
     );

@@ -62,7 +62,8 @@ pub const CSC_NAME: &str = "arrow_sparse.csc";
 /// # Ok::<(), arrow_sparse::Error>(())
 /// ```
 pub const CSF_NAME: &str = "arrow_sparse.csf";
-/// Extension name of GCS columns.
+/// Extension name of GCS columns: the very name (one item, re-exported) a GCS
+/// tensor carries in an IPC message, [`crate::ipc::extension::GCS_NAME`].
 ///
 /// ```
 /// use arrow_sparse::column::{SparseTensorType, GCS_NAME};
@@ -75,7 +76,7 @@ pub const CSF_NAME: &str = "arrow_sparse.csf";
 /// assert_eq!(GCS_NAME, arrow_sparse::ipc::extension::GCS_NAME);
 /// # Ok::<(), arrow_sparse::Error>(())
 /// ```
-pub const GCS_NAME: &str = crate::ipc::extension::GCS_NAME;
+pub use crate::ipc::extension::GCS_NAME;
 /// The column metadata version (the `"version"` field of a sparse tensor column's
 /// extension metadata) this crate writes and reads.
 ///

@@ -414,7 +414,8 @@ pub(crate) fn raise_levels(
                 let names = names(&o, n)?;
                 AnyTensor::Dm(
                     AnyDm::try_new(map, cur, &TensorOptions::default())?
-                        .with_views(chain, names)?,
+                        .with_views(chain)?
+                        .with_dim_names(names)?,
                 )
             }
             other => return Err(parse_err(format!("unknown map kind {other:?}"))),

@@ -1206,7 +1206,8 @@ pub fn map_values<V: Value, W: Value>(
             let storage = map_values(d.storage(), f)?;
             AnyTensor::Dm(
                 AnyDm::try_new(d.map().clone(), storage, &TensorOptions::default())?
-                    .with_views(d.views().clone(), d.dim_names().to_vec())?,
+                    .with_views(d.views().clone())?
+                    .with_dim_names(d.dim_names().to_vec())?,
             )
         }
     })

@@ -372,7 +372,7 @@ impl AnyTensor {
                 &TensorOptions::trusted().with_dim_names(names),
             )?),
             AnyTensor::Gcs(t) => AnyTensor::Gcs(t.with_names(names)?),
-            AnyTensor::Dm(t) => AnyTensor::Dm(t.with_names(names)?),
+            AnyTensor::Dm(t) => AnyTensor::Dm(t.with_dim_names(names)?),
         })
     }
 

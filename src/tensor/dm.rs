@@ -103,7 +103,9 @@ impl AnyDm {
     }
 
     /// Apply a chain of views recorded elsewhere (e.g. read from extension
-    /// metadata). The chain must start from the map's shape.
+    /// metadata). The chain must start from the map's shape. The dimension names
+    /// are reset to empty ones of the views' rank; set them with
+    /// [`with_dim_names`](AnyDm::with_dim_names).
     ///
     /// ```
     /// use arrow_sparse::{AnyDm, CooTensor, DmTensor, Format, IndexType, dims::DimMap};
@@ -112,13 +114,13 @@ impl AnyDm {
     /// let dm: AnyDm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr, IndexType::Int64)?.into();
     /// use arrow_sparse::dims::{ViewChain, ViewOp};
     /// let views = ViewChain::new(vec![2, 3]).push(ViewOp::Select { dim: 0, index: 1 })?;
-    /// let row = dm.clone().with_views(views, vec!["col".into()])?;
-    /// assert_eq!((row.shape(), row.get::<f64>(&[2])?), (&[3usize][..], Some(3.0)));
+    /// let row = dm.clone().with_views(views)?;
+    /// assert_eq!((row.shape(), row.get::<f64>(&[2])?, row.dim_names()), (&[3usize][..], Some(3.0), &[String::new()][..]));
     /// // the chain must start from the map's shape (2, 3)
-    /// assert!(dm.with_views(ViewChain::new(vec![3, 2]), vec![]).is_err());
+    /// assert!(dm.with_views(ViewChain::new(vec![3, 2])).is_err());
     /// # Ok::<(), arrow_sparse::Error>(())
     /// ```
-    pub fn with_views(mut self, views: ViewChain, dim_names: Vec<String>) -> Result<Self> {
+    pub fn with_views(mut self, views: ViewChain) -> Result<Self> {
         if views.base_shape() != self.map.shape() {
             return Err(Error::shape(
                 "DM views",
@@ -126,14 +128,31 @@ impl AnyDm {
                 format!("{:?}", views.base_shape()),
             ));
         }
-        let dim_names = if dim_names.is_empty() {
-            vec![String::new(); views.output_shape().len()]
-        } else {
-            dim_names
-        };
-        check_dim_names(&dim_names, views.output_shape().len())?;
+        self.dim_names = vec![String::new(); views.output_shape().len()];
         self.views = views;
-        self.dim_names = dim_names;
+        Ok(self)
+    }
+
+    /// The same tensor with other dimension names: one per dimension of the
+    /// logical shape (after the views), or none for empty names.
+    ///
+    /// ```
+    /// use arrow_sparse::{AnyDm, CooTensor, DmTensor, Format, IndexType, dims::DimMap};
+    /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 1], 1.0)])?;
+    /// let dm: AnyDm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Coo, IndexType::Int64)?.into();
+    /// let named = dm.clone().with_dim_names(vec!["row".into(), "col".into()])?;
+    /// assert_eq!(named.dim_names(), &["row", "col"]);
+    /// assert!(dm.with_dim_names(vec!["row".into()]).is_err()); // one name for two dimensions
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
+    pub fn with_dim_names(mut self, names: Vec<String>) -> Result<Self> {
+        let names = if names.is_empty() {
+            vec![String::new(); self.shape().len()]
+        } else {
+            names
+        };
+        check_dim_names(&names, self.shape().len())?;
+        self.dim_names = names;
         Ok(self)
     }
 
@@ -455,11 +474,6 @@ impl AnyDm {
         self.storage.get::<V>(&r)
     }
 
-    pub(crate) fn with_names(mut self, names: Vec<String>) -> Result<Self> {
-        check_dim_names(&names, self.shape().len())?;
-        self.dim_names = names;
-        Ok(self)
-    }
 }
 
 /// A DM tensor with values `V` (the storage keeps its own index types).
