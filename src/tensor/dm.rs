@@ -473,7 +473,6 @@ impl AnyDm {
         self.map.reduce_into(&base, &mut r);
         self.storage.get::<V>(&r)
     }
-
 }
 
 /// A DM tensor with values `V` (the storage keeps its own index types).
