@@ -6,7 +6,10 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 exec </dev/null
 
-step() { printf '\n==> %s\n' "$*"; }
+# Each step prints its start time and the time since the run began, so a CI log
+# shows which suite takes how long.
+START=$SECONDS
+step() { printf '\n==> [%s, +%dm%02ds] %s\n' "$(date -u +%H:%M:%S)" $(((SECONDS - START) / 60)) $(((SECONDS - START) % 60)) "$*"; }
 
 # Every temporary folder of this run lives under one, removed on exit.
 SCRATCH="$(mktemp -d "${TMPDIR:-/tmp}/arrow-sparse-test-all.XXXXXX")"
@@ -89,3 +92,5 @@ FUZZ_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}/fuzz" FUZZ_JOBS=2 FUZZ_PROFILE
 step "the README's main job (its commands ran in tests/readme.rs), and the CLI on a golden file written by libarrow"
 cargo run --release --locked -- inspect data/sample.mtx
 cargo run --release --locked --quiet -- dump format/golden/csf_f32_i16_order201.arrow
+
+step "all tests passed"
