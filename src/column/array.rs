@@ -240,7 +240,7 @@ impl SparseTensorArray {
     /// let ty = SparseTensorType::of(&t)?;
     /// let column = SparseTensorArray::from_rows(&ty, [Some(&t), None, Some(&t)])?;
     /// assert_eq!(column.len(), 3);
-    /// assert!(column.is_null(1));
+    /// assert!(column.is_null(1)?);
     /// assert_eq!(column.value(2)?, Some(t));
     /// // unlike from_tensors, an empty column is fine: the type is given
     /// assert!(SparseTensorArray::from_rows(&ty, [])?.is_empty());
@@ -448,18 +448,33 @@ impl SparseTensorArray {
     pub fn is_empty(&self) -> bool {
         self.array.is_empty()
     }
-    /// Whether row `i` is null.
+    /// Whether row `i` is null; [`Error::IndexOutOfBounds`] when there is no row
+    /// `i` (like [`value`](Self::value); arrow-rs's `Array::is_null` panics there).
     ///
     /// ```
     /// use arrow_sparse::column::{SparseTensorArray, SparseTensorType};
-    /// use arrow_sparse::{AnyTensor, CooTensor};
+    /// use arrow_sparse::{AnyTensor, CooTensor, Error};
     /// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![3], &[(vec![2], 1.0)])?.into();
     /// let column = SparseTensorArray::from_rows(&SparseTensorType::of(&t)?, [Some(&t), None])?;
-    /// assert_eq!((column.is_null(0), column.is_null(1)), (false, true));
+    /// assert_eq!((column.is_null(0)?, column.is_null(1)?), (false, true));
+    /// assert!(matches!(column.is_null(2), Err(Error::IndexOutOfBounds { position: 2, .. })));
     /// # Ok::<(), arrow_sparse::Error>(())
     /// ```
-    pub fn is_null(&self, i: usize) -> bool {
-        self.array.is_null(i)
+    pub fn is_null(&self, i: usize) -> Result<bool> {
+        self.check_row(i)?;
+        Ok(self.array.is_null(i))
+    }
+
+    fn check_row(&self, i: usize) -> Result<()> {
+        if i >= self.len() {
+            return Err(Error::IndexOutOfBounds {
+                buffer: "rows of the sparse tensor column".into(),
+                position: i,
+                value: i as i128,
+                bound: self.len() as u64,
+            });
+        }
+        Ok(())
     }
     /// The storage struct array.
     ///
@@ -546,14 +561,7 @@ impl SparseTensorArray {
     /// # Ok::<(), arrow_sparse::Error>(())
     /// ```
     pub fn value(&self, i: usize) -> Result<Option<AnyTensor>> {
-        if i >= self.len() {
-            return Err(Error::IndexOutOfBounds {
-                buffer: "rows of the sparse tensor column".into(),
-                position: i,
-                value: i as i128,
-                bound: self.len() as u64,
-            });
-        }
+        self.check_row(i)?;
         if self.array.is_null(i) {
             return Ok(None);
         }
@@ -693,5 +701,32 @@ impl SparseTensorArray {
                 )?)
             }
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::CooTensor;
+
+    #[test]
+    fn rows_past_the_end_are_errors_not_panics() {
+        let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![3], &[(vec![2], 1.0)])
+            .unwrap()
+            .into();
+        let ty = SparseTensorType::of(&t).unwrap();
+        // with a null buffer (arrow-rs's is_null asserts on the index there) and without
+        for rows in [vec![Some(&t), None], vec![Some(&t)]] {
+            let column = SparseTensorArray::from_rows(&ty, rows.clone()).unwrap();
+            for i in [rows.len(), rows.len() + 7, usize::MAX] {
+                assert!(
+                    matches!(column.is_null(i), Err(Error::IndexOutOfBounds { position, .. }) if position == i)
+                );
+                assert!(matches!(
+                    column.value(i),
+                    Err(Error::IndexOutOfBounds { .. })
+                ));
+            }
+        }
     }
 }
