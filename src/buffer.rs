@@ -172,8 +172,19 @@ fn huge_pages_enabled() -> bool {
 /// systems and vectors under 8 MiB are left alone. `ARROW_SPARSE_HUGE_PAGES=0`
 /// turns it off.
 pub(crate) fn advise_huge_pages<T>(v: &Vec<T>) {
+    advise_huge_pages_over(v, HUGE_PAGE_MIN_BYTES);
+}
+
+/// [`advise_huge_pages`] for a working buffer read and written at random
+/// positions (an accumulator): there every access may miss the TLB, so huge
+/// pages pay from the first whole 2 MiB page on.
+pub(crate) fn advise_huge_pages_random<T>(v: &Vec<T>) {
+    advise_huge_pages_over(v, 2 * HUGE_PAGE);
+}
+
+fn advise_huge_pages_over<T>(v: &Vec<T>, min_bytes: usize) {
     let bytes = v.capacity().saturating_mul(std::mem::size_of::<T>());
-    if bytes < HUGE_PAGE_MIN_BYTES || !huge_pages_enabled() {
+    if bytes < min_bytes || !huge_pages_enabled() {
         return;
     }
     let start = (v.as_ptr() as usize).next_multiple_of(HUGE_PAGE);

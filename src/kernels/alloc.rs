@@ -22,6 +22,16 @@ pub(crate) fn filled<T: Clone>(n: usize, value: T, what: &str) -> Result<Vec<T>>
     Ok(v)
 }
 
+/// `n` copies of `value` in a working buffer accessed at random positions
+/// (backed by huge pages where the OS allows, see
+/// [`crate::buffer::advise_huge_pages_random`]).
+pub(crate) fn filled_random<T: Clone>(n: usize, value: T, what: &str) -> Result<Vec<T>> {
+    let mut v = with_capacity(n, what)?;
+    crate::buffer::advise_huge_pages_random(&v);
+    v.resize(n, value);
+    Ok(v)
+}
+
 /// An empty vector with room for exactly `n` elements.
 pub(crate) fn with_capacity<T>(n: usize, what: &str) -> Result<Vec<T>> {
     let mut v = Vec::new();
@@ -32,6 +42,14 @@ pub(crate) fn with_capacity<T>(n: usize, what: &str) -> Result<Vec<T>> {
 /// Room for `additional` more elements in `v` (exactly, no doubling).
 pub(crate) fn reserve<T>(v: &mut Vec<T>, additional: usize, what: &str) -> Result<()> {
     v.try_reserve_exact(additional)
+        .map_err(|_| Error::allocation(what, v.len().saturating_add(additional), size_of::<T>()))
+}
+
+/// Room for `additional` more elements in `v`, growing by doubling (amortized):
+/// for vectors appended to in many steps, where [`reserve`] would copy the
+/// whole vector at every step.
+pub(crate) fn grow<T>(v: &mut Vec<T>, additional: usize, what: &str) -> Result<()> {
+    v.try_reserve(additional)
         .map_err(|_| Error::allocation(what, v.len().saturating_add(additional), size_of::<T>()))
 }
 

@@ -372,24 +372,7 @@ pub fn ttv<V: Numeric, I: Index, P: Index>(
     v: &[V],
 ) -> Result<CooTensor<V, i64>> {
     let n = t.ndim();
-    if mode >= n {
-        return Err(Error::shape(
-            "TTV mode",
-            format!("a mode below {n}"),
-            mode.to_string(),
-        ));
-    }
-    if v.len() != t.shape()[mode] {
-        return Err(Error::shape(
-            "TTV vector",
-            format!("length {}", t.shape()[mode]),
-            format!("length {}", v.len()),
-        ));
-    }
-    let out_shape: Vec<usize> = (0..n)
-        .filter(|&d| d != mode)
-        .map(|d| t.shape()[d])
-        .collect();
+    let out_shape = check_ttv(t.shape(), mode, v.len())?;
     let order = t.axis_order();
     let level = order.iter().position(|&d| d == mode).unwrap_or(0);
     // the output dimensions in the order the walk produces them
@@ -432,13 +415,279 @@ pub fn ttv<V: Numeric, I: Index, P: Index>(
     }
 }
 
+/// The output shape of a TTV along `mode` (the other extents), after checking
+/// the mode and the vector's length.
+fn check_ttv(shape: &[usize], mode: usize, v_len: usize) -> Result<Vec<usize>> {
+    let n = shape.len();
+    if mode >= n {
+        return Err(Error::shape(
+            "TTV mode",
+            format!("a mode below {n}"),
+            mode.to_string(),
+        ));
+    }
+    if v_len != shape[mode] {
+        return Err(Error::shape(
+            "TTV vector",
+            format!("length {}", shape[mode]),
+            format!("length {v_len}"),
+        ));
+    }
+    Ok((0..n).filter(|&d| d != mode).map(|d| shape[d]).collect())
+}
+
+/// [`ttv`] with a dense result: `Y[x without x[mode]] = sum value * v[x[mode]]`
+/// as a row-major dense tensor of the other dimensions (in increasing order),
+/// zero where nothing is stored. This is what `v @ A` gives in scipy for a
+/// matricized tensor, and the faster choice when the result is dense or nearly
+/// so; it allocates the product of the other extents (an
+/// [`Error::Allocation`] when that cannot be had), where [`ttv`] allocates in
+/// proportion to the result's non-zeros.
+///
+/// The tree is read once, whatever the mode's level: each leaf adds its value
+/// times `v` at its mode coordinate into the output element its other
+/// coordinates name (for the mode at the last level, each fiber's dot product
+/// with `v` into one element). Floats accumulate in the output itself.
+///
+/// ```
+/// use arrow_sparse::kernels::csf::{ttv, ttv_dense};
+/// use arrow_sparse::{Convert, CooTensor};
+/// let x = CooTensor::<f64, i64>::from_entries(vec![2, 2, 3], &[(vec![0, 1, 1], 1.0), (vec![1, 1, 1], 2.0), (vec![1, 0, 2], 3.0)])?
+///     .to_csf::<i32, i32>(&[0, 1, 2])?;
+/// let y = ttv_dense(&x, 0, &[10.0, 100.0])?; // the root level: a dense 2 x 3 result
+/// assert_eq!((y.shape(), y.values().as_ref()), (&[2usize, 3][..], &[0.0, 0.0, 300.0, 0.0, 210.0, 0.0][..]));
+/// assert_eq!(ttv(&x, 0, &[10.0, 100.0])?.to_dense()?, y); // the sparse result, densified
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
+pub fn ttv_dense<V: Numeric, I: Index, P: Index>(
+    t: &CsfTensor<V, I, P>,
+    mode: usize,
+    v: &[V],
+) -> Result<DenseTensor<V>> {
+    let n = t.ndim();
+    let out_shape = check_ttv(t.shape(), mode, v.len())?;
+    let size = out_shape
+        .iter()
+        .try_fold(1usize, |a, &d| a.checked_mul(d))
+        .ok_or_else(|| Error::allocation("TTV result", usize::MAX, size_of::<V>()))?;
+    // row-major strides of the output, by tensor dimension (0 for the mode)
+    let mut ostride = vec![0usize; n];
+    let mut s = 1usize;
+    for d in (0..n).rev().filter(|&d| d != mode) {
+        ostride[d] = s;
+        s *= t.shape()[d];
+    }
+    let order = t.axis_order();
+    let walk = DenseTtv {
+        lv: Levels::of(t),
+        shape: t.shape(),
+        order,
+        ostride: order.iter().map(|&d| ostride[d]).collect(),
+        mode_level: order.iter().position(|&d| d == mode).unwrap_or(0),
+        vals: &t.values()[..],
+        v,
+    };
+    // zero pages from the OS (no write pass), huge where it allows
+    let mut values: Vec<V> = alloc::zeroed(size, "TTV result")?;
+    crate::buffer::advise_huge_pages_random(&values);
+    let roots = t.indices().first().map_or(0, |r| r.len());
+    if let Some(acc) = V::as_acc_mut(&mut values) {
+        walk.level(acc, 0, 0, roots, 0, V::acc_one())?;
+    } else {
+        let mut acc = alloc::filled_random(size, V::acc_zero(), "TTV accumulator")?;
+        walk.level(&mut acc, 0, 0, roots, 0, V::acc_one())?;
+        for (o, &a) in values.iter_mut().zip(&acc) {
+            *o = narrow::<V>(a, "TTV sum")?;
+        }
+    }
+    DenseTensor::try_new(out_shape, values.into())
+}
+
+/// The walk of [`ttv_dense`].
+struct DenseTtv<'a, V: Numeric, I: Index, P: Index> {
+    lv: Levels<'a, I, P>,
+    shape: &'a [usize],
+    order: &'a [usize],
+    /// Output stride of each level's dimension (0 at the mode's level).
+    ostride: Vec<usize>,
+    mode_level: usize,
+    vals: &'a [V],
+    v: &'a [V],
+}
+
+impl<V: Numeric, I: Index, P: Index> DenseTtv<'_, V, I, P> {
+    /// The checked coordinates of nodes `lo..hi` of level `l`.
+    fn coords(&self, l: usize, lo: usize, hi: usize) -> Result<&[I]> {
+        let idx = self.lv.idx[l]
+            .get(lo..hi)
+            .ok_or_else(|| Error::invariant("CSF tree", Some(hi), "child range past the end"))?;
+        let ext = self.shape[self.order[l]];
+        match idx.iter().position(|x| x.as_usize() >= ext) {
+            Some(k) => Err(oob(l, lo + k, idx[k].as_usize(), ext)),
+            None => Ok(idx),
+        }
+    }
+
+    /// The parents of the leaves (level `n - 2`, not the mode's level), all
+    /// nodes `lo..hi` in one flat loop: each leaf adds `value * w` at
+    /// `base + x * stride(n - 2) + leaf * stride(n - 1)`, or, with the mode at
+    /// the leaf level, each node adds its fiber's dot product with `v` (times
+    /// `w`) at `base + x * stride(n - 2)`. Out-of-range positions
+    /// (possible only in unvalidated trees) are clamped and reported after the
+    /// loop, so the loop itself has no early exit.
+    fn leaf_parents(
+        &self,
+        acc: &mut [V::Acc],
+        lo: usize,
+        hi: usize,
+        idx: &[I],
+        base: usize,
+        w: V::Acc,
+    ) -> Result<()> {
+        let l = self.shape.len() - 2;
+        let (os, ols) = (self.ostride[l], self.ostride[l + 1]);
+        let ptr = &self.lv.ptr[l][..];
+        let leaves = &self.lv.idx[l + 1][..];
+        let (Some(first), Some(last)) = (ptr.get(lo), ptr.get(hi)) else {
+            return Err(Error::invariant(
+                format!("indptr[{l}]"),
+                Some(hi),
+                "bad child range",
+            ));
+        };
+        let (start, end) = (first.as_usize(), last.as_usize());
+        if start > end || end > leaves.len() || end > self.vals.len() {
+            return Err(Error::invariant(
+                format!("indptr[{l}]"),
+                Some(lo),
+                "bad child range",
+            ));
+        }
+        let leaf_ext = self.shape[self.order[l + 1]];
+        let top = acc.len().saturating_sub(1);
+        let fiber_dot = self.mode_level == l + 1;
+        // v.len() is the mode's extent: with leaves present and the mode at the
+        // leaf level, an empty v means every leaf is out of range (flagged)
+        let vlast = self.v.len().saturating_sub(1);
+        let mut bad = (acc.is_empty() || (fiber_dot && self.v.is_empty())) && start < end;
+        let mut prev = start;
+        for (node, &x) in (lo..hi).zip(idx) {
+            let b = ptr[node + 1].as_usize();
+            // child ranges must be consecutive and increasing
+            if b < prev || b > end {
+                return Err(Error::invariant(
+                    format!("indptr[{l}]"),
+                    Some(node),
+                    "bad child range",
+                ));
+            }
+            let row = base + x.as_usize() * os;
+            let (cs, vs) = (&leaves[prev..b], &self.vals[prev..b]);
+            if fiber_dot {
+                // the mode is the leaf level: each fiber's dot product with v
+                let mut dot = V::acc_zero();
+                for (&c, &val) in cs.iter().zip(vs) {
+                    let c = c.as_usize();
+                    bad |= c >= leaf_ext;
+                    dot = V::madd(dot, val, self.v[c.min(vlast)]);
+                }
+                bad |= row > top;
+                let k = row.min(top);
+                acc[k] = V::acc_add(acc[k], V::acc_mul(dot, w));
+            } else {
+                for (&c, &val) in cs.iter().zip(vs) {
+                    let c = c.as_usize();
+                    let k = row + c * ols;
+                    bad |= (c >= leaf_ext) | (k > top);
+                    let k = k.min(top);
+                    acc[k] = V::acc_add(acc[k], V::acc_mul(val.to_acc(), w));
+                }
+            }
+            prev = b;
+        }
+        if bad {
+            let k = (start..end)
+                .find(|&k| leaves[k].as_usize() >= leaf_ext)
+                .unwrap_or(start);
+            return Err(oob(l + 1, k, leaves[k].as_usize(), leaf_ext));
+        }
+        Ok(())
+    }
+
+    /// The weight of coordinate `x` at the mode's level.
+    #[inline(always)]
+    fn weight(&self, x: usize) -> V::Acc {
+        self.v[x].to_acc() // x < shape[mode] == v.len(), checked by `coords`
+    }
+
+    /// Nodes `lo..hi` of level `l`: `base` is the output offset of their
+    /// ancestors' coordinates, `w` the weight from the mode's level (one above).
+    fn level(
+        &self,
+        acc: &mut [V::Acc],
+        l: usize,
+        lo: usize,
+        hi: usize,
+        base: usize,
+        w: V::Acc,
+    ) -> Result<()> {
+        let n = self.shape.len();
+        let idx = self.coords(l, lo, hi)?;
+        if l == n - 1 {
+            let vals = self
+                .vals
+                .get(lo..hi)
+                .ok_or_else(|| Error::invariant("CSF tree", Some(hi), "leaf without a value"))?;
+            if self.mode_level == l {
+                // a fiber along the mode: its dot product with v, into one element
+                let mut dot = V::acc_zero();
+                for (&x, &val) in idx.iter().zip(vals) {
+                    dot = V::madd(dot, val, self.v[x.as_usize()]);
+                }
+                acc[base] = V::acc_add(acc[base], V::acc_mul(dot, w));
+            } else {
+                let os = self.ostride[l];
+                for (&x, &val) in idx.iter().zip(vals) {
+                    let k = base + x.as_usize() * os;
+                    acc[k] = V::acc_add(acc[k], V::acc_mul(val.to_acc(), w));
+                }
+            }
+            return Ok(());
+        }
+        let os = self.ostride[l];
+        if l == n - 2 && self.mode_level != l {
+            return self.leaf_parents(acc, lo, hi, idx, base, w);
+        }
+        for (node, &x) in (lo..hi).zip(idx) {
+            let x = x.as_usize();
+            let (a, b) = self.lv.children(l, node)?;
+            if l == self.mode_level {
+                self.level(acc, l + 1, a, b, base, V::acc_mul(w, self.weight(x)))?;
+            } else {
+                self.level(acc, l + 1, a, b, base + x * os, w)?;
+            }
+        }
+        Ok(())
+    }
+}
+
 /// Typed views of a CSF tree's levels.
 struct Levels<'a, I: Index, P: Index> {
     ptr: &'a [ScalarBuffer<P>],
     idx: &'a [ScalarBuffer<I>],
+    /// The extent of each level's dimension.
+    ext: Vec<usize>,
 }
 
-impl<I: Index, P: Index> Levels<'_, I, P> {
+impl<'a, I: Index, P: Index> Levels<'a, I, P> {
+    fn of<V: Numeric>(t: &'a CsfTensor<V, I, P>) -> Self {
+        Levels {
+            ptr: t.indptr(),
+            idx: t.indices(),
+            ext: t.axis_order().iter().map(|&d| t.shape()[d]).collect(),
+        }
+    }
+
     /// Children of `node` at `level`, checked.
     #[inline(always)]
     fn children(&self, level: usize, node: usize) -> Result<(usize, usize)> {
@@ -464,10 +713,7 @@ fn ttv_fibers<V: Numeric, I: Index, P: Index>(
     v: &[V],
 ) -> Result<(Vec<i64>, Vec<V>)> {
     let n = t.ndim();
-    let lv = Levels {
-        ptr: t.indptr(),
-        idx: t.indices(),
-    };
+    let lv = Levels::of(t);
     let fibers = t.indices()[n - 2].len();
     let mut coords = alloc::with_capacity::<i64>(fibers * (n - 1), "TTV coordinates")?;
     let mut values = alloc::with_capacity::<V>(fibers, "TTV values")?;
@@ -489,8 +735,12 @@ fn ttv_fibers<V: Numeric, I: Index, P: Index>(
         values: &mut Vec<V>,
     ) -> Result<()> {
         let n = path.len();
+        let ext = lv.ext[level];
         for node in lo..hi {
             path[level] = lv.idx[level][node].as_usize();
+            if path[level] >= ext {
+                return Err(oob(level, node, path[level], ext));
+            }
             let (a, b) = lv.children(level, node)?;
             if level < n - 2 {
                 go(
@@ -561,7 +811,14 @@ fn ttv_fibers<V: Numeric, I: Index, P: Index>(
 
 /// TTV along level `level < n - 1` with a dense accumulator over the levels
 /// below it, reset and read back in order after each node of level
-/// `level - 1`. `None` when the accumulator would be too large.
+/// `level - 1` (the whole tree when `level` is the root). `None` when the
+/// accumulator would be too large.
+///
+/// Per parent, the subtree's leaf count (two indptr descents) picks how the
+/// touched positions are found again: when the leaves are at least an eighth of
+/// the accumulator, the leaf loop only marks a flag and the read-back scans the
+/// flags in order (coordinates by an odometer, no division); otherwise it also
+/// records each newly touched position and sorts those.
 #[allow(clippy::type_complexity)]
 fn ttv_dense_accumulator<V: Numeric, I: Index, P: Index>(
     t: &CsfTensor<V, I, P>,
@@ -579,9 +836,9 @@ fn ttv_dense_accumulator<V: Numeric, I: Index, P: Index>(
     if size > (4 * t.nnz()).max(1 << 16) {
         return Ok(None);
     }
-    let (Ok(mut acc), Ok(mut seen)) = (
-        alloc::filled(size, V::acc_zero(), "TTV accumulator"),
-        alloc::filled(size, false, "TTV accumulator"),
+    let (Ok(acc), Ok(seen)) = (
+        alloc::filled_random(size, V::acc_zero(), "TTV accumulator"),
+        alloc::filled_random(size, false, "TTV accumulator"),
     ) else {
         return Ok(None);
     };
@@ -592,152 +849,247 @@ fn ttv_dense_accumulator<V: Numeric, I: Index, P: Index>(
         stride[l] = s;
         s *= shape[order[l]];
     }
-    let lv = Levels {
-        ptr: t.indptr(),
-        idx: t.indices(),
+    let mut st = TtvAcc {
+        lv: Levels::of(t),
+        shape,
+        order,
+        stride,
+        vals: &t.values()[..],
+        level,
+        acc,
+        seen,
+        touched: Vec::new(),
+        coords: Vec::new(),
+        values: Vec::new(),
+        path: vec![0usize; n],
+        odometer: vec![0usize; n],
     };
-    let vals = &t.values()[..];
-    let mut touched: Vec<usize> = Vec::new();
-    let mut coords: Vec<i64> = Vec::new();
-    let mut values: Vec<V> = Vec::new();
-    let mut path = vec![0usize; n];
+    st.prefix(0, 0, t.indices()[0].len(), v)?;
+    Ok(Some((st.coords, st.values)))
+}
 
-    struct Ctx<'a, V: Numeric, I: Index, P: Index> {
-        lv: Levels<'a, I, P>,
-        shape: &'a [usize],
-        order: &'a [usize],
-        stride: &'a [usize],
-        vals: &'a [V],
-        level: usize,
+/// The state of [`ttv_dense_accumulator`]'s walk.
+struct TtvAcc<'a, V: Numeric, I: Index, P: Index> {
+    lv: Levels<'a, I, P>,
+    shape: &'a [usize],
+    order: &'a [usize],
+    /// Accumulator stride of each level below the mode's (0 above).
+    stride: Vec<usize>,
+    vals: &'a [V],
+    /// The mode's level.
+    level: usize,
+    acc: Vec<V::Acc>,
+    seen: Vec<bool>,
+    /// Positions first touched under the current parent (tracked mode only).
+    touched: Vec<usize>,
+    coords: Vec<i64>,
+    values: Vec<V>,
+    /// Coordinates of the current parent's ancestors, by level.
+    path: Vec<usize>,
+    /// Scratch: the coordinates of the levels below the mode's, by level.
+    odometer: Vec<usize>,
+}
+
+impl<V: Numeric, I: Index, P: Index> TtvAcc<'_, V, I, P> {
+    /// The leaves below nodes `lo..hi` of level `l`: a range of the last level.
+    fn leaf_range(&self, mut l: usize, mut lo: usize, mut hi: usize) -> Result<(usize, usize)> {
+        let n = self.shape.len();
+        while l < n - 1 && lo < hi {
+            let (a, _) = self.lv.children(l, lo)?;
+            let (_, b) = self.lv.children(l, hi - 1)?;
+            (lo, hi, l) = (a, b.max(a), l + 1);
+        }
+        Ok((lo, hi))
     }
-    /// Add the subtree of `node` at level `l > level` into `acc`.
-    #[allow(clippy::too_many_arguments)]
-    fn add<V: Numeric, I: Index, P: Index>(
-        c: &Ctx<'_, V, I, P>,
+
+    /// Visit the nodes of level `l <= level`; at the mode's level accumulate
+    /// every child subtree, weighted, then emit.
+    fn prefix(&mut self, l: usize, lo: usize, hi: usize, v: &[V]) -> Result<()> {
+        if l < self.level {
+            let ext = self.shape[self.order[l]];
+            for node in lo..hi {
+                let x = self.lv.idx[l][node].as_usize();
+                if x >= ext {
+                    return Err(oob(l, node, x, ext));
+                }
+                self.path[l] = x;
+                let (a, b) = self.lv.children(l, node)?;
+                self.prefix(l + 1, a, b, v)?;
+            }
+            return Ok(());
+        }
+        let (leaf_lo, leaf_hi) = self.leaf_range(l, lo, hi)?;
+        let track = (leaf_hi - leaf_lo) < self.acc.len() / 8;
+        for node in lo..hi {
+            let i = self.lv.idx[l][node].as_usize();
+            let w = *v.get(i).ok_or_else(|| Error::IndexOutOfBounds {
+                buffer: format!("indices[{l}]"),
+                position: node,
+                value: i as i128,
+                bound: v.len() as u64,
+            })?;
+            let (a, b) = self.lv.children(l, node)?;
+            if track {
+                self.add::<true>(l + 1, a, b, 0, w)?;
+            } else {
+                self.add::<false>(l + 1, a, b, 0, w)?;
+            }
+        }
+        if track {
+            self.emit_touched()
+        } else {
+            self.emit_scan()
+        }
+    }
+
+    /// Add the subtrees of nodes `lo..hi` at level `l > level` into the
+    /// accumulator at offset `base`, weighted by `w`.
+    fn add<const TRACK: bool>(
+        &mut self,
         l: usize,
         lo: usize,
         hi: usize,
         base: usize,
         w: V,
-        acc: &mut [V::Acc],
-        seen: &mut [bool],
-        touched: &mut Vec<usize>,
     ) -> Result<()> {
-        let n = c.shape.len();
-        let ext = c.shape[c.order[l]];
-        for node in lo..hi {
-            let x = c.lv.idx[l][node].as_usize();
-            if x >= ext {
-                return Err(Error::IndexOutOfBounds {
-                    buffer: format!("indices[{l}]"),
-                    position: node,
-                    value: x as i128,
-                    bound: ext as u64,
-                });
-            }
-            let key = base + x * c.stride[l];
-            if l == n - 1 {
-                let val = *c.vals.get(node).ok_or_else(|| {
-                    Error::invariant("CSF tree", Some(node), "leaf without a value")
-                })?;
-                acc[key] = V::madd(acc[key], val, w);
-                if !seen[key] {
-                    seen[key] = true;
-                    alloc::push(touched, key, "TTV positions")?;
+        let n = self.shape.len();
+        let ext = self.shape[self.order[l]];
+        let idx = &self.lv.idx[l][lo..hi];
+        if l < n - 1 {
+            let stride = self.stride[l];
+            for (node, x) in (lo..hi).zip(idx) {
+                let x = x.as_usize();
+                if x >= ext {
+                    return Err(oob(l, node, x, ext));
                 }
-            } else {
-                let (a, b) = c.lv.children(l, node)?;
-                add(c, l + 1, a, b, key, w, acc, seen, touched)?;
-            }
-        }
-        Ok(())
-    }
-    let ctx = Ctx {
-        lv,
-        shape,
-        order,
-        stride: &stride,
-        vals,
-        level,
-    };
-    // Visit the nodes of level `level - 1` (or the root), accumulate, emit.
-    #[allow(clippy::too_many_arguments)]
-    fn prefix<V: Numeric, I: Index, P: Index>(
-        c: &Ctx<'_, V, I, P>,
-        l: usize,
-        lo: usize,
-        hi: usize,
-        v: &[V],
-        path: &mut [usize],
-        acc: &mut [V::Acc],
-        seen: &mut [bool],
-        touched: &mut Vec<usize>,
-        coords: &mut Vec<i64>,
-        values: &mut Vec<V>,
-    ) -> Result<()> {
-        let n = c.shape.len();
-        let level = c.level;
-        if l == level {
-            // the mode's level: add each child subtree, weighted
-            for node in lo..hi {
-                let i = c.lv.idx[l][node].as_usize();
-                let w = *v.get(i).ok_or_else(|| Error::IndexOutOfBounds {
-                    buffer: format!("indices[{l}]"),
-                    position: node,
-                    value: i as i128,
-                    bound: v.len() as u64,
-                })?;
-                let (a, b) = c.lv.children(l, node)?;
-                add(c, l + 1, a, b, 0, w, acc, seen, touched)?;
-            }
-            // read back in order: scan the flags when most are set, else sort
-            if touched.len() * 16 >= acc.len() {
-                touched.clear();
-                touched.extend((0..acc.len()).filter(|&k| seen[k]));
-            } else {
-                touched.sort_unstable();
-            }
-            let m = n - 1;
-            alloc::reserve(coords, touched.len() * m, "TTV coordinates")?;
-            alloc::reserve(values, touched.len(), "TTV values")?;
-            for &key in touched.iter() {
-                coords.extend(path[..level].iter().map(|&x| x as i64));
-                let mut rem = key;
-                let start = coords.len();
-                coords.resize(start + (n - 1 - level), 0);
-                for (slot, lb) in coords[start..].iter_mut().zip(level + 1..n).rev() {
-                    let ext = c.shape[c.order[lb]].max(1);
-                    *slot = (rem % ext) as i64;
-                    rem /= ext;
+                let (a, b) = self.lv.children(l, node)?;
+                if l + 1 == n - 1 {
+                    self.add_leaves::<TRACK>(a, b, base + x * stride, w)?;
+                } else {
+                    self.add::<TRACK>(l + 1, a, b, base + x * stride, w)?;
                 }
-                values.push(narrow::<V>(acc[key], "TTV sum")?);
-                acc[key] = V::acc_zero();
-                seen[key] = false;
             }
-            touched.clear();
             return Ok(());
         }
-        for node in lo..hi {
-            path[l] = c.lv.idx[l][node].as_usize();
-            let (a, b) = c.lv.children(l, node)?;
-            prefix(c, l + 1, a, b, v, path, acc, seen, touched, coords, values)?;
+        self.add_leaves::<TRACK>(lo, hi, base, w)
+    }
+
+    /// [`add`](Self::add) at the leaf level: one tight loop over a contiguous
+    /// range of leaves (accumulator stride 1).
+    #[inline(always)]
+    fn add_leaves<const TRACK: bool>(
+        &mut self,
+        lo: usize,
+        hi: usize,
+        base: usize,
+        w: V,
+    ) -> Result<()> {
+        let l = self.shape.len() - 1;
+        let ext = self.shape[self.order[l]];
+        let idx = self.lv.idx[l]
+            .get(lo..hi)
+            .ok_or_else(|| Error::invariant("CSF tree", Some(hi), "leaf range past the end"))?;
+        let vals = self
+            .vals
+            .get(lo..hi)
+            .ok_or_else(|| Error::invariant("CSF tree", Some(hi), "leaf without a value"))?;
+        if let Some(k) = idx.iter().position(|x| x.as_usize() >= ext) {
+            return Err(oob(l, lo + k, idx[k].as_usize(), ext));
+        }
+        let acc = &mut self.acc[base..base + ext];
+        let seen = &mut self.seen[base..base + ext];
+        for (&x, &val) in idx.iter().zip(vals) {
+            let x = x.as_usize();
+            acc[x] = V::madd(acc[x], val, w);
+            if TRACK {
+                if !seen[x] {
+                    seen[x] = true;
+                    alloc::push(&mut self.touched, base + x, "TTV positions")?;
+                }
+            } else {
+                seen[x] = true;
+            }
         }
         Ok(())
     }
-    prefix(
-        &ctx,
-        0,
-        0,
-        t.indices()[0].len(),
-        v,
-        &mut path,
-        &mut acc,
-        &mut seen,
-        &mut touched,
-        &mut coords,
-        &mut values,
-    )?;
-    Ok(Some((coords, values)))
+
+    /// Append the entry at accumulator position `key` (coordinates of the levels
+    /// below the mode's in `odometer`) and reset the position.
+    #[inline(always)]
+    fn push_entry(&mut self, key: usize) -> Result<()> {
+        let (level, n) = (self.level, self.shape.len());
+        self.coords
+            .extend(self.path[..level].iter().map(|&x| x as i64));
+        self.coords
+            .extend(self.odometer[level + 1..n].iter().map(|&x| x as i64));
+        self.values.push(narrow::<V>(self.acc[key], "TTV sum")?);
+        self.acc[key] = V::acc_zero();
+        self.seen[key] = false;
+        Ok(())
+    }
+
+    /// Read back the positions recorded in `touched`, in order.
+    fn emit_touched(&mut self) -> Result<()> {
+        let (level, n) = (self.level, self.shape.len());
+        let mut touched = std::mem::take(&mut self.touched);
+        touched.sort_unstable();
+        alloc::grow(&mut self.coords, touched.len() * (n - 1), "TTV coordinates")?;
+        alloc::grow(&mut self.values, touched.len(), "TTV values")?;
+        for &key in &touched {
+            let mut rem = key;
+            for l in (level + 1..n).rev() {
+                let ext = self.shape[self.order[l]].max(1);
+                self.odometer[l] = rem % ext;
+                rem /= ext;
+            }
+            self.push_entry(key)?;
+        }
+        touched.clear();
+        self.touched = touched;
+        Ok(())
+    }
+
+    /// Read back every flagged position by a scan in order.
+    fn emit_scan(&mut self) -> Result<()> {
+        let (level, n) = (self.level, self.shape.len());
+        let count = self.seen.iter().filter(|&&f| f).count();
+        alloc::grow(&mut self.coords, count * (n - 1), "TTV coordinates")?;
+        alloc::grow(&mut self.values, count, "TTV values")?;
+        self.odometer[level + 1..n].fill(0);
+        let last_ext = self.shape[self.order[n - 1]];
+        let size = self.acc.len();
+        let mut key = 0;
+        while key < size {
+            // one run of the last level at a time
+            for k in 0..last_ext {
+                if self.seen[key + k] {
+                    self.odometer[n - 1] = k;
+                    self.push_entry(key + k)?;
+                }
+            }
+            key += last_ext;
+            // carry into the levels above the last
+            let mut l = n - 1;
+            while l > level + 1 {
+                l -= 1;
+                self.odometer[l] += 1;
+                if self.odometer[l] < self.shape[self.order[l]] {
+                    break;
+                }
+                self.odometer[l] = 0;
+            }
+        }
+        Ok(())
+    }
+}
+
+fn oob(level: usize, node: usize, x: usize, ext: usize) -> Error {
+    Error::IndexOutOfBounds {
+        buffer: format!("indices[{level}]"),
+        position: node,
+        value: x as i128,
+        bound: ext as u64,
+    }
 }
 
 /// TTV by projecting every entry and summing duplicates (a sort): for an
