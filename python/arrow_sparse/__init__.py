@@ -32,7 +32,8 @@ from .errors import *  # noqa: F401,F403
 from .errors import __all__ as _error_names
 
 __all__ = [
-    "Tensor", "Reader", "read", "open", "write", "spmv", "spmm", "mttkrp", "ttv", "sum", "add", "subtract",
+    "Tensor", "Reader", "read", "open", "write", "spmv", "spmm", "mttkrp", "ttv", "sum", "sum_duplicates", "add",
+    "subtract",
     "multiply", "scale", "allclose",
 ] + list(
     _error_names
@@ -808,20 +809,41 @@ def mttkrp(a, mode, factors):
     return flat.reshape(t.shape[mode], rank)
 
 
-def ttv(a, mode, v):
+def ttv(a, mode, v, *, dense=False):
     """Tensor times vector along ``mode``: ``Y[..] = sum_i X[.., i, ..] v[i]``, a
-    COO :class:`Tensor` over the other dimensions (int64 coordinates, sorted). ``v``
-    has ``shape[mode]`` elements of the tensor's dtype. Runs on the CSF tree,
-    converting other formats as :func:`mttkrp` does.
+    COO :class:`Tensor` over the other dimensions (int64 coordinates, sorted), or
+    with ``dense=True`` a dense one (what scipy's ``v @ A`` gives for a
+    matricized tensor: faster when the result is dense or nearly so, and it
+    allocates every element of the other dimensions). ``v`` has ``shape[mode]``
+    elements of the tensor's dtype. Runs on the CSF tree, converting other
+    formats as :func:`mttkrp` does.
 
     >>> import arrow_sparse, numpy as np
     >>> x = np.arange(24.0).reshape(2, 3, 4)
     >>> y = arrow_sparse.ttv(arrow_sparse.Tensor.from_numpy(x), 2, np.ones(4))
     >>> y.format, y.to_numpy().tolist()
     ('coo', [[6.0, 22.0, 38.0], [54.0, 70.0, 86.0]])
+    >>> arrow_sparse.ttv(arrow_sparse.Tensor.from_numpy(x), 0, np.ones(2), dense=True).format
+    'dense'
     """
     t = _as_tensor(a)
-    return Tensor(_native.ttv(t._t, mode, _vector(v, t.dtype, "v")))
+    return Tensor(_native.ttv(t._t, mode, _vector(v, t.dtype, "v"), bool(dense)))
+
+
+def sum_duplicates(a):
+    """The COO tensor ``a`` with the values of repeated coordinates summed and its
+    entries sorted (canonical, like scipy's ``coo_array.sum_duplicates``, which
+    works in place; this returns a new tensor). Integers accumulate wide: only a
+    total that does not fit the value type raises :class:`NumericOverflowError`.
+    Entries that sum to zero stay (they were stored).
+
+    >>> import arrow_sparse, numpy as np, scipy.sparse as sp
+    >>> m = sp.coo_array((np.array([1.0, 2.0, 5.0]), (np.array([1, 0, 1]), np.array([2, 0, 2]))), shape=(2, 3))
+    >>> s = arrow_sparse.sum_duplicates(arrow_sparse.Tensor.from_scipy(m))
+    >>> s.nnz, s.is_canonical, s.to_numpy().tolist()
+    (2, True, [[2.0, 0.0, 0.0], [0.0, 0.0, 6.0]])
+    """
+    return Tensor(_native.sum_duplicates(_as_tensor(a)._t))
 
 
 def scale(a, alpha):
@@ -853,10 +875,12 @@ def allclose(a, b, rtol=1e-05, atol=1e-08):
     return bool(_native.allclose(_as_tensor(a)._t, _as_tensor(b)._t, float(rtol), float(atol)))
 
 
-def sum(a, axis=None):  # noqa: A001  (numpy's name)
+def sum(a, axis=None, *, output="auto"):  # noqa: A001  (numpy's name)
     """The sum of every entry (``axis=None``: a Python scalar) or over the
-    dimensions ``axis`` (an int or a tuple: a :class:`Tensor` over the others, dense
-    when it has at most max(4 nnz, 65536) elements, sparse otherwise).
+    dimensions ``axis`` (an int or a tuple: a :class:`Tensor` over the others).
+    ``output`` chooses its format: ``"auto"`` (dense when it has at most
+    max(4 nnz, 65536) elements, sparse otherwise), ``"dense"`` or ``"sparse"``
+    (canonical COO with an entry wherever something was stored).
     Accumulates in float64 / float32 / checked integers (overflow raises
     :class:`NumericOverflowError`).
 
@@ -864,12 +888,14 @@ def sum(a, axis=None):  # noqa: A001  (numpy's name)
     >>> t = arrow_sparse.Tensor.from_numpy(np.arange(6).reshape(2, 3))
     >>> int(arrow_sparse.sum(t)), arrow_sparse.sum(t, axis=0).to_numpy().tolist()
     (15, [3, 5, 7])
+    >>> arrow_sparse.sum(t, axis=1, output="sparse").format
+    'coo'
     """
     t = _as_tensor(a)
     if axis is None:
         return _native.sum(t._t)
     axes = [axis] if isinstance(axis, int) else list(axis)
-    return Tensor(_native.sum_over(t._t, [d % t.ndim for d in axes]))
+    return Tensor(_native.sum_over(t._t, [d % t.ndim for d in axes], output))
 
 
 def _binary(a, b, op):

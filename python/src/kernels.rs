@@ -5,9 +5,13 @@
 
 use arrow_buffer::{Buffer, ScalarBuffer};
 use arrow_sparse::kernels::Numeric;
-use arrow_sparse::kernels::csf::{mttkrp as mttkrp_kernel, ttv as ttv_kernel};
-use arrow_sparse::kernels::elementwise::{BinaryOp, binary, scale as scale_kernel};
-use arrow_sparse::kernels::reduce::{allclose as allclose_kernel, sum_all, sum_axes};
+use arrow_sparse::kernels::csf::{mttkrp as mttkrp_kernel, ttv as ttv_kernel, ttv_dense};
+use arrow_sparse::kernels::elementwise::{
+    BinaryOp, binary, scale as scale_kernel, sum_duplicates as sum_duplicates_kernel,
+};
+use arrow_sparse::kernels::reduce::{
+    SumOutput, allclose as allclose_kernel, sum_all, sum_axes_with,
+};
 use arrow_sparse::kernels::spmv::{spmm_scaled_into, spmv as spmv_kernel, spmv_scaled_into};
 use arrow_sparse::{AnyCsf, AnyTensor, DenseTensor, Error, Format, IndexType, Value, ValueType};
 use half::f16;
@@ -403,13 +407,15 @@ pub(crate) fn mttkrp(
 }
 
 /// TTV (see `arrow_sparse.ttv`): the tensor times vector `v` along `mode`, a
-/// COO tensor over the other dimensions.
+/// COO tensor over the other dimensions, or with `dense` a dense one.
 #[pyfunction]
+#[pyo3(signature = (a, mode, v, dense = false))]
 pub(crate) fn ttv(
     py: Python<'_>,
     a: &Tensor,
     mode: usize,
     v: &Bound<'_, PyAny>,
+    dense: bool,
 ) -> PyResult<Tensor> {
     let t = &a.message.tensor;
     let vt = t.value_type();
@@ -417,12 +423,53 @@ pub(crate) fn ttv(
     let c = csf_of(py, t)?;
     with_value!(vt, V => {
         let vs = ScalarBuffer::<V>::from(vb);
-        let r = with_csf_index!(c, I => {
+        let r: AnyTensor = with_csf_index!(c, I => {
             let typed = c.downcast::<V, I, I>().ok_or_else(|| type_mismatch("TTV tensor", vt, c.value_type()))?;
-            guarded(py, || ttv_kernel::<V, I, I>(&typed, mode, &vs))?
+            if dense {
+                guarded(py, || ttv_dense::<V, I, I>(&typed, mode, &vs))?.into()
+            } else {
+                guarded(py, || ttv_kernel::<V, I, I>(&typed, mode, &vs))?.into()
+            }
         });
-        Ok(Tensor::new(AnyTensor::from(r).into()))
+        Ok(Tensor::new(r.into()))
     })
+}
+
+/// The COO tensor `a` with its duplicate coordinates summed (kernels'
+/// accumulation rule), sorted: canonical.
+#[pyfunction]
+pub(crate) fn sum_duplicates(py: Python<'_>, a: &Tensor) -> PyResult<Tensor> {
+    let AnyTensor::Coo(c) = &a.message.tensor else {
+        return Err(to_py(Error::Unsupported(format!(
+            "sum_duplicates of a {} tensor (it is for COO; other formats hold no duplicates to sum)",
+            a.message.tensor.format()
+        ))));
+    };
+    macro_rules! run {
+        ($I:ty) => {
+            with_value!(c.value_type(), V => {
+                let typed = c.downcast::<V, $I>().ok_or_else(|| {
+                    to_py(Error::Unsupported(format!("a COO tensor of {}", c.value_type().name())))
+                })?;
+                let r = guarded(py, || sum_duplicates_kernel::<V, $I>(&typed))?;
+                Ok(Tensor::new(AnyTensor::from(r).into()))
+            })
+        };
+    }
+    match c.index_type() {
+        IndexType::Int8 => run!(i8),
+        IndexType::Int16 => run!(i16),
+        IndexType::Int32 => run!(i32),
+        IndexType::Int64 => run!(i64),
+        IndexType::UInt8 => run!(u8),
+        IndexType::UInt16 => run!(u16),
+        IndexType::UInt32 => run!(u32),
+        IndexType::UInt64 => run!(u64),
+        other => Err(to_py(Error::Unsupported(format!(
+            "sum_duplicates with {} indices",
+            other.name()
+        )))),
+    }
 }
 
 /// Every stored value times `alpha` (checked for integers), same format.
@@ -477,13 +524,29 @@ fn vec_scalar<V: arrow_buffer::ArrowNativeType>(
     Ok(a.bind(py).get_item(0)?.unbind())
 }
 
-/// The sums over `axes`: a tensor over the remaining dimensions, dense or sparse by
-/// the rule of `kernels::reduce::sum_axes`.
+/// The sums over `axes`: a tensor over the remaining dimensions, dense or sparse as
+/// `output` says (`"auto"`: the rule of `kernels::reduce::SumOutput::Auto`).
 #[pyfunction]
-pub(crate) fn sum_over(py: Python<'_>, a: &Tensor, axes: Vec<usize>) -> PyResult<Tensor> {
+#[pyo3(signature = (a, axes, output = "auto"))]
+pub(crate) fn sum_over(
+    py: Python<'_>,
+    a: &Tensor,
+    axes: Vec<usize>,
+    output: &str,
+) -> PyResult<Tensor> {
+    let output = match output {
+        "auto" => SumOutput::Auto,
+        "dense" => SumOutput::Dense,
+        "sparse" => SumOutput::Sparse,
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "output must be \"auto\", \"dense\" or \"sparse\", not {other:?}"
+            )));
+        }
+    };
     let t = &a.message.tensor;
     with_value!(t.value_type(), V => {
-        let s = guarded(py, || sum_axes::<V>(t, &axes))?;
+        let s = guarded(py, || sum_axes_with::<V>(t, &axes, output))?;
         Ok(Tensor::new(s.into()))
     })
 }

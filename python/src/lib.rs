@@ -28,6 +28,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(kernels::spmm, m)?)?;
     m.add_function(wrap_pyfunction!(kernels::mttkrp, m)?)?;
     m.add_function(wrap_pyfunction!(kernels::ttv, m)?)?;
+    m.add_function(wrap_pyfunction!(kernels::sum_duplicates, m)?)?;
     m.add_function(wrap_pyfunction!(kernels::scale, m)?)?;
     m.add_function(wrap_pyfunction!(kernels::allclose, m)?)?;
     Ok(())

@@ -164,6 +164,70 @@ def test_ttv_matches_tensordot(dtype, order):
         arrow_sparse.ttv(t, 0, np.ones(3, dtype=dtype))
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("order", [[0, 1, 2], [2, 1, 0], [1, 0, 2]])
+def test_dense_ttv_matches_tensordot(dtype, order):
+    x = _tensor3(dtype, seed=17)
+    t = arrow_sparse.Tensor.from_numpy(x).convert("csf", "int32", order)
+    rng = np.random.default_rng(18)
+    for mode in range(3):
+        v = rng.integers(0, 4, x.shape[mode]).astype(dtype)
+        y = arrow_sparse.ttv(t, mode, v, dense=True)
+        want = np.tensordot(x.astype(np.float64), v.astype(np.float64), axes=([mode], [0]))
+        assert y.format == "dense" and y.shape == want.shape and y.dtype == np.dtype(dtype)
+        assert _close(y.to_numpy(), want, dtype)
+        # the same elements as the sparse result
+        assert np.array_equal(y.to_numpy(), arrow_sparse.ttv(t, mode, v).to_numpy())
+    with pytest.raises(arrow_sparse.ShapeError):
+        arrow_sparse.ttv(t, 1, np.ones(x.shape[1] + 1, dtype=dtype), dense=True)
+
+
+def test_dense_ttv_integer_overflow_raises():
+    x = np.zeros((2, 2, 2), dtype=np.int8)
+    x[0, 1, 1] = x[1, 1, 1] = 100
+    t = arrow_sparse.Tensor.from_numpy(x)
+    assert arrow_sparse.ttv(t, 0, np.array([1, -1], dtype=np.int8), dense=True).to_numpy().sum() == 0
+    with pytest.raises(arrow_sparse.NumericOverflowError):
+        arrow_sparse.ttv(t, 0, np.array([1, 1], dtype=np.int8), dense=True)
+
+
+@pytest.mark.parametrize("output", ["auto", "dense", "sparse"])
+def test_sum_output_formats(output):
+    x = _tensor3(np.float64, seed=19)
+    t = arrow_sparse.Tensor.from_numpy(x).convert("coo", "int32")
+    s = arrow_sparse.sum(t, axis=(0, 2), output=output)
+    assert s.format == {"auto": "dense", "dense": "dense", "sparse": "coo"}[output]
+    assert np.allclose(s.to_numpy(), x.sum(axis=(0, 2)))
+    with pytest.raises(ValueError, match="output"):
+        arrow_sparse.sum(t, axis=0, output="csr")
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("index_type", [np.int32, np.int64])
+def test_sum_duplicates_matches_scipy(dtype, index_type):
+    rng = np.random.default_rng(20)
+    rows = rng.integers(0, 6, 40).astype(index_type)
+    cols = rng.integers(0, 5, 40).astype(index_type)
+    vals = rng.integers(0, 3, 40).astype(dtype)
+    m = sp.coo_array((vals, (rows, cols)), shape=(6, 5))
+    s = arrow_sparse.sum_duplicates(arrow_sparse.Tensor.from_scipy(m))
+    want = m.copy()
+    want.sum_duplicates()
+    assert s.format == "coo" and s.is_canonical and s.nnz == want.nnz
+    assert s.dtype == np.dtype(dtype)
+    assert np.array_equal(s.to_numpy(), want.toarray())
+
+
+def test_sum_duplicates_accumulates_wide_and_only_takes_coo():
+    m = sp.coo_array((np.array([100, 100, -100], dtype=np.int8), (np.array([0, 0, 0]), np.array([1, 1, 1]))), shape=(1, 2))
+    assert arrow_sparse.sum_duplicates(arrow_sparse.Tensor.from_scipy(m)).to_numpy().tolist() == [[0, 100]]
+    big = sp.coo_array((np.array([100, 100], dtype=np.int8), (np.array([0, 0]), np.array([1, 1]))), shape=(1, 2))
+    with pytest.raises(arrow_sparse.NumericOverflowError):
+        arrow_sparse.sum_duplicates(arrow_sparse.Tensor.from_scipy(big))
+    with pytest.raises(arrow_sparse.UnsupportedError):
+        arrow_sparse.sum_duplicates(arrow_sparse.Tensor.from_numpy(np.eye(2)).convert("csr"))
+
+
 @pytest.mark.parametrize("fmt", ["coo", "csr", "csc", "csf", "dense", "gcs"])
 def test_scale_keeps_the_format(fmt):
     x = _tensor3(np.int32, seed=15)[:, :, 0] if fmt in ("csr", "csc") else _tensor3(np.int32, seed=15)
