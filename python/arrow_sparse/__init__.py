@@ -660,10 +660,13 @@ def _reshape(t, to, index_type, axis_order, dimensions, partitioning, compressed
 
 
 def write(path, tensors, *, to=None, index_type=None, axis_order=None, dimensions=None, partitioning=None,
-          compressed_axis=None, storage=None, row_group_size=None, compression=None, sync=True):
+          compressed_axis=None, storage=None, row_group_size=None, compression=None, sync=True,
+          as_column=False, npz_flavor=None, mtx_symmetry=None):
     """Write tensors to ``path`` atomically (a temporary file renamed into place),
-    the kind chosen by extension as in :func:`read`: an Arrow IPC stream holds any
-    number of tensors, the other kinds one.
+    the kind chosen by extension as in :func:`read` (``.arrow``, ``.arrows`` or
+    ``.ipc`` streams, ``.parquet``, ``.mtx``, ``.tns``, ``.npz``; another extension
+    is a ValueError): an Arrow IPC stream holds any number of tensors, the other
+    kinds one.
 
     ``tensors`` is one object or a list of :class:`Tensor`, ``scipy.sparse``
     arrays / matrices (CSR, CSC, COO), pydata/sparse ``COO`` / ``GCXS``, pyarrow
@@ -685,7 +688,19 @@ def write(path, tensors, *, to=None, index_type=None, axis_order=None, dimension
     * ``compressed_axis`` (GCS): ``"row"`` (default) or ``"column"``;
     * ``storage`` (DM): the storage format of the reduced tensor (default coo);
     * ``.parquet`` only: ``row_group_size`` and ``compression`` (``"zstd"``,
-      ``"zstd:LEVEL"``, ``"none"``).
+      ``"zstd:LEVEL"``, ``"none"``);
+    * ``.npz`` only: ``npz_flavor``, ``"scipy"`` (``scipy.sparse.load_npz``:
+      CSR, CSC, COO) or ``"pydata"`` (``sparse.load_npz``: COO, GCXS); default: the
+      flavor the tensor was read with, else by format;
+    * ``.mtx`` only: ``mtx_symmetry``, ``"general"`` (default), ``"symmetric"`` or
+      ``"skew-symmetric"`` (one triangle stored; the matrix must have the
+      symmetry);
+    * ``as_column=True``: instead of SparseTensor messages / an archive, one
+      record batch with an ``id`` column and a sparse tensor column ``tensor``
+      (extension type ``arrow_sparse.<format>``, readable by pyarrow with
+      :mod:`arrow_sparse.ext`): an Arrow IPC *file* for ``.arrow``, a Parquet
+      table for ``.parquet``; the tensors must share format, value and index
+      types and ndim.
 
     ``sync`` (``.arrow`` streams only): ``True`` (the default) syncs the file to
     storage before it is renamed into place, so that after the call returns it
@@ -712,7 +727,8 @@ def write(path, tensors, *, to=None, index_type=None, axis_order=None, dimension
     for obj in tensors:
         t = _reshape(_as_tensor(obj), to, index_type, axis_order, dimensions, partitioning, compressed_axis, storage)
         out.append(t._t)
-    _native.write(path, out, row_group_size=row_group_size, compression=compression, sync=sync)
+    _native.write(path, out, row_group_size=row_group_size, compression=compression, sync=sync,
+                  as_column=bool(as_column), npz_flavor=npz_flavor, mtx_symmetry=mtx_symmetry)
 
 
 # ---------------------------------------------------------------- kernels

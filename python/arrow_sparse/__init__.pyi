@@ -121,6 +121,9 @@ def write(
     row_group_size: int | None = None,
     compression: str | None = None,
     sync: bool = True,
+    as_column: bool = False,
+    npz_flavor: Literal["scipy", "pydata"] | None = None,
+    mtx_symmetry: Literal["general", "symmetric", "skew-symmetric"] | None = None,
 ) -> None: ...
 def spmv(
     a: TensorLike,

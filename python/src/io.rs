@@ -139,9 +139,78 @@ fn compression(name: &str) -> PyResult<Compression> {
     name.parse::<Compression>().py_err()
 }
 
+/// The kind of file `write` makes of `path`: by a known extension only (an
+/// unknown one is refused, as by the CLI, rather than written as a stream).
+fn write_kind(path: &Path) -> PyResult<Kind> {
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase);
+    match ext.as_deref() {
+        Some("arrow" | "arrows" | "ipc") => Ok(Kind::Arrow),
+        Some("parquet") => Ok(Kind::Parquet),
+        Some("mtx" | "tns" | "npz") => Ok(Kind::Text),
+        _ => Err(PyValueError::new_err(format!(
+            "{}: unknown output extension (write .arrow / .arrows / .ipc streams, .parquet, .mtx, .tns or .npz)",
+            path.display()
+        ))),
+    }
+}
+
+/// The `.npz` / `.mtx` export options from `write`'s keywords, checked against
+/// the file kind.
+fn export_options(
+    path: &Path,
+    npz_flavor: Option<&str>,
+    mtx_symmetry: Option<&str>,
+) -> PyResult<fileio::ExportOptions> {
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase);
+    let mut options = fileio::ExportOptions::default();
+    if let Some(f) = npz_flavor {
+        if ext.as_deref() != Some("npz") {
+            return Err(PyValueError::new_err(
+                "npz_flavor applies to .npz files only",
+            ));
+        }
+        let flavor = match f.to_ascii_lowercase().as_str() {
+            "scipy" => fileio::NpzFlavor::Scipy,
+            "pydata" => fileio::NpzFlavor::Pydata,
+            _ => {
+                return Err(PyValueError::new_err(format!(
+                    "npz_flavor must be \"scipy\" or \"pydata\", not {f:?}"
+                )));
+            }
+        };
+        options.npz = options.npz.with_flavor(flavor);
+    }
+    if let Some(sym) = mtx_symmetry {
+        if ext.as_deref() != Some("mtx") {
+            return Err(PyValueError::new_err(
+                "mtx_symmetry applies to .mtx files only",
+            ));
+        }
+        let symmetry = match sym.to_ascii_lowercase().as_str() {
+            "general" => fileio::MtxSymmetry::General,
+            "symmetric" => fileio::MtxSymmetry::Symmetric,
+            "skew-symmetric" => fileio::MtxSymmetry::SkewSymmetric,
+            _ => {
+                return Err(PyValueError::new_err(format!(
+                    "mtx_symmetry must be \"general\", \"symmetric\" or \"skew-symmetric\", not {sym:?}"
+                )));
+            }
+        };
+        options.mtx = options.mtx.with_symmetry(symmetry);
+    }
+    Ok(options)
+}
+
 /// Write `tensors` to `path` by extension, atomically (see `arrow_sparse.write`).
 #[pyfunction]
-#[pyo3(signature = (path, tensors, *, row_group_size=None, compression=None, sync=true))]
+#[pyo3(signature = (path, tensors, *, row_group_size=None, compression=None, sync=true, as_column=false, npz_flavor=None, mtx_symmetry=None))]
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn write(
     py: Python<'_>,
     path: PathBuf,
@@ -149,9 +218,28 @@ pub(crate) fn write(
     row_group_size: Option<usize>,
     compression: Option<&str>,
     sync: bool,
+    as_column: bool,
+    npz_flavor: Option<&str>,
+    mtx_symmetry: Option<&str>,
 ) -> PyResult<()> {
     let messages: Vec<TensorMessage> = tensors.iter().map(|t| t.get().message.clone()).collect();
-    let k = kind(&path);
+    let k = write_kind(&path)?;
+    let export = export_options(&path, npz_flavor, mtx_symmetry)?;
+    if as_column {
+        if k == Kind::Text {
+            return Err(PyValueError::new_err(
+                "as_column writes .arrow (an Arrow IPC file) or .parquet (a table) only",
+            ));
+        }
+        if row_group_size.is_some() || compression.is_some() || !sync {
+            return Err(PyValueError::new_err(
+                "row_group_size, compression and sync=False do not apply to as_column tables",
+            ));
+        }
+        return guarded(py, || {
+            column::files::write_tensors(&path, messages.iter().map(|m| &m.tensor))
+        });
+    }
     if k != Kind::Arrow && messages.len() != 1 {
         return Err(PyValueError::new_err(format!(
             "{} holds exactly one tensor, {} given (write a stream, .arrow, for several)",
@@ -182,6 +270,6 @@ pub(crate) fn write(
             ipc::write_tensor_stream(&path, &messages, &options)
         }
         Kind::Parquet => archive::write_archive(&path, &messages[0], &parquet_options).map(|_| ()),
-        Kind::Text => fileio::write_path(&path, &messages[0]),
+        Kind::Text => fileio::write_path_with(&path, &messages[0], &export),
     })
 }

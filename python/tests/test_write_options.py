@@ -1,6 +1,7 @@
 """arrow_sparse.write's options (the CLI convert's): to=, index_type=,
 axis_order=, dimensions=, partitioning=, compressed_axis=, storage=,
-row_group_size=, compression=, sync=; and the Tensor attributes they set."""
+row_group_size=, compression=, sync=, npz_flavor=, mtx_symmetry=, as_column=; and
+the Tensor attributes they set; unknown extensions refused."""
 
 import os
 
@@ -134,3 +135,74 @@ def test_sync_false_is_still_atomic(tmp_path):
     assert os.listdir(tmp_path) == ["m.arrow"]  # no temporary left behind
     [t] = arrow_sparse.read(p)
     assert (t.to_scipy() != m).nnz == 0
+
+
+def test_npz_flavor_picks_the_reader(tmp_path):
+    import sparse
+
+    d = np.zeros((3, 4))
+    d[0, 1], d[2, 3] = 1.5, -2.0
+    t = arrow_sparse.Tensor.from_numpy(d).convert("coo")
+    p = tmp_path / "t.npz"
+    arrow_sparse.write(p, t, npz_flavor="pydata")
+    assert np.array_equal(sparse.load_npz(p).todense(), d)
+    arrow_sparse.write(p, t, npz_flavor="scipy")
+    assert np.array_equal(sp.load_npz(p).toarray(), d)
+    [back] = arrow_sparse.read(p)
+    assert back.metadata["arrow_sparse.npz.flavor"] == "scipy"
+    with pytest.raises(ValueError, match="npz_flavor"):
+        arrow_sparse.write(p, t, npz_flavor="matlab")
+    with pytest.raises(ValueError, match=r"\.npz files only"):
+        arrow_sparse.write(tmp_path / "t.arrow", t, npz_flavor="scipy")
+
+
+def test_mtx_symmetry_stores_one_triangle(tmp_path):
+    d = np.array([[2.0, 1.0, 0.0], [1.0, 0.0, -3.0], [0.0, -3.0, 5.0]])
+    p = tmp_path / "s.mtx"
+    arrow_sparse.write(p, d, to="coo", mtx_symmetry="symmetric")
+    text = p.read_text()
+    assert "coordinate real symmetric" in text
+    assert text.splitlines()[-5].split() == ["3", "3", "4"]  # 4 of the 6 stored entries
+    [back] = arrow_sparse.read(p)
+    assert np.array_equal(back.to_numpy(), d)
+    skew = np.array([[0.0, 1.0], [-1.0, 0.0]])
+    arrow_sparse.write(p, skew, to="coo", mtx_symmetry="skew-symmetric")
+    assert np.array_equal(arrow_sparse.read(p)[0].to_numpy(), skew)
+    with pytest.raises(arrow_sparse.ArrowSparseError):
+        arrow_sparse.write(p, np.array([[0.0, 1.0], [2.0, 0.0]]), to="coo", mtx_symmetry="symmetric")
+    with pytest.raises(ValueError, match=r"\.mtx files only"):
+        arrow_sparse.write(tmp_path / "s.npz", d, mtx_symmetry="symmetric")
+
+
+@pytest.mark.parametrize("ext", ["arrow", "parquet"])
+def test_as_column_writes_a_record_batch(tmp_path, ext):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    import arrow_sparse.ext  # noqa: F401  (registers the extension types)
+
+    rng = np.random.default_rng(3)
+    ds = [rng.random((4, 5)) * (rng.random((4, 5)) < 0.4) for _ in range(3)]
+    ts = [arrow_sparse.Tensor.from_numpy(d).convert("csr", "int32") for d in ds]
+    p = tmp_path / f"table.{ext}"
+    arrow_sparse.write(p, ts, as_column=True)
+    table = pa.ipc.open_file(p).read_all() if ext == "arrow" else pq.read_table(p)
+    assert table.column_names == ["id", "tensor"] and table.num_rows == 3
+    assert str(table.schema.field("tensor").type.extension_name) == "arrow_sparse.csr"
+    back = arrow_sparse.read(p)
+    assert [b.format for b in back] == ["csr"] * 3
+    for b, d in zip(back, ds):
+        assert np.array_equal(b.to_numpy(), d)
+    with pytest.raises(ValueError, match="as_column"):
+        arrow_sparse.write(tmp_path / "t.npz", ts[0], as_column=True)
+    with pytest.raises(arrow_sparse.ArrowSparseError):  # one column type for all rows
+        arrow_sparse.write(p, [ts[0], ts[1].convert("coo")], as_column=True)
+
+
+def test_unknown_extensions_are_refused(tmp_path):
+    with pytest.raises(ValueError, match="unknown output extension"):
+        arrow_sparse.write(tmp_path / "t.csv", np.eye(2))
+    assert not (tmp_path / "t.csv").exists()
+    for ext in ("arrows", "ipc", "ARROW"):
+        arrow_sparse.write(tmp_path / f"t.{ext}", np.eye(2))
+        assert np.array_equal(arrow_sparse.read(tmp_path / f"t.{ext}")[0].to_numpy(), np.eye(2))

@@ -475,6 +475,39 @@ pub fn write_batches(
     })
 }
 
+/// Write `tensors` as one record batch of two columns, `id` (int64: 0, 1, ...)
+/// and the sparse tensor column `tensor`, to an Arrow IPC file or, when `path`
+/// ends in `.parquet`, a Parquet table (see [`write_batches`]): what
+/// `arrow-sparse convert --as-column` writes. The tensors share one column type
+/// (format, value and index types, ndim); custom metadata is not kept.
+///
+/// ```
+/// use arrow_sparse::column::files;
+/// use arrow_sparse::{AnyTensor, CooTensor};
+/// let dir = tempfile::tempdir()?;
+/// let a: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![3], &[(vec![2], 1.0)])?.into();
+/// let b: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![5], &[(vec![0], 2.0)])?.into();
+/// let path = dir.path().join("t.parquet");
+/// files::write_tensors(&path, [&a, &b])?;
+/// assert_eq!(files::read_tensors(&path)?, Some(vec![a, b]));
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
+pub fn write_tensors<'a>(
+    path: impl AsRef<Path>,
+    tensors: impl IntoIterator<Item = &'a AnyTensor>,
+) -> Result<()> {
+    let column = SparseTensorArray::from_tensors(tensors)?;
+    let schema = std::sync::Arc::new(arrow_schema::Schema::new(vec![
+        arrow_schema::Field::new("id", arrow_schema::DataType::Int64, false),
+        column.field("tensor"),
+    ]));
+    let ids: arrow_array::ArrayRef = std::sync::Arc::new(
+        arrow_array::Int64Array::from_iter_values(0..column.len() as i64),
+    );
+    let batch = RecordBatch::try_new(schema.clone(), vec![ids, column.into_array()])?;
+    write_batches(path, schema, &[batch])
+}
+
 fn detect_name_parquet(path: &Path) -> bool {
     path.extension()
         .and_then(|e| e.to_str())

@@ -3,12 +3,9 @@
 //! inputs, and `convert --as-column` outputs.
 
 use std::path::Path;
-use std::sync::Arc;
 
-use arrow_array::{ArrayRef, Int64Array, RecordBatch};
-use arrow_schema::{DataType, Field, Schema};
 use arrow_sparse::Error;
-use arrow_sparse::column::{SparseTensorArray, files};
+use arrow_sparse::column::files;
 use arrow_sparse::ipc::TensorMessage;
 
 /// The tensors of the first sparse tensor column of `path` (null rows skipped),
@@ -18,16 +15,10 @@ pub fn read(path: &Path) -> Result<Option<Vec<TensorMessage>>, Error> {
 }
 
 /// Write `messages` as one record batch with an `id` column (0, 1, ...) and a
-/// sparse tensor column `tensor`: a Parquet table when `path` ends in
-/// `.parquet`, else an Arrow IPC file. Custom metadata of the messages is not
-/// kept (a column has one type, described by its extension metadata).
+/// sparse tensor column `tensor` (`column::files::write_tensors`): a Parquet table
+/// when `path` ends in `.parquet`, else an Arrow IPC file. Custom metadata of the
+/// messages is not kept (a column has one type, described by its extension
+/// metadata).
 pub fn write(path: &Path, messages: &[TensorMessage]) -> Result<(), Error> {
-    let column = SparseTensorArray::from_tensors(messages.iter().map(|m| &m.tensor))?;
-    let schema = Arc::new(Schema::new(vec![
-        Field::new("id", DataType::Int64, false),
-        column.field("tensor"),
-    ]));
-    let ids: ArrayRef = Arc::new(Int64Array::from_iter_values(0..messages.len() as i64));
-    let batch = RecordBatch::try_new(schema.clone(), vec![ids, column.into_array()])?;
-    files::write_batches(path, schema, &[batch])
+    files::write_tensors(path, messages.iter().map(|m| &m.tensor))
 }
