@@ -157,6 +157,33 @@ fn write_kind(path: &Path) -> PyResult<Kind> {
     }
 }
 
+/// A keyword that applies to one file kind only.
+fn only_for(ext: Option<&str>, kind: &str, keyword: &str) -> PyResult<()> {
+    if ext == Some(kind) {
+        Ok(())
+    } else {
+        Err(PyValueError::new_err(format!(
+            "{keyword} applies to .{kind} files only"
+        )))
+    }
+}
+
+/// The value named `given` (any case) among `choices`, or a ValueError listing them.
+fn choice<T: Copy>(keyword: &str, given: &str, choices: &[(&str, T)]) -> PyResult<T> {
+    let lower = given.to_ascii_lowercase();
+    choices
+        .iter()
+        .find(|(name, _)| *name == lower)
+        .map(|&(_, v)| v)
+        .ok_or_else(|| {
+            let names: Vec<String> = choices.iter().map(|(n, _)| format!("{n:?}")).collect();
+            PyValueError::new_err(format!(
+                "{keyword} must be one of {}, not {given:?}",
+                names.join(", ")
+            ))
+        })
+}
+
 /// The `.npz` / `.mtx` export options from `write`'s keywords, checked against
 /// the file kind.
 fn export_options(
@@ -170,39 +197,23 @@ fn export_options(
         .map(str::to_ascii_lowercase);
     let mut options = fileio::ExportOptions::default();
     if let Some(f) = npz_flavor {
-        if ext.as_deref() != Some("npz") {
-            return Err(PyValueError::new_err(
-                "npz_flavor applies to .npz files only",
-            ));
-        }
-        let flavor = match f.to_ascii_lowercase().as_str() {
-            "scipy" => fileio::NpzFlavor::Scipy,
-            "pydata" => fileio::NpzFlavor::Pydata,
-            _ => {
-                return Err(PyValueError::new_err(format!(
-                    "npz_flavor must be \"scipy\" or \"pydata\", not {f:?}"
-                )));
-            }
-        };
-        options.npz = options.npz.with_flavor(flavor);
+        only_for(ext.as_deref(), "npz", "npz_flavor")?;
+        let flavors = [
+            ("scipy", fileio::NpzFlavor::Scipy),
+            ("pydata", fileio::NpzFlavor::Pydata),
+        ];
+        options.npz = options.npz.with_flavor(choice("npz_flavor", f, &flavors)?);
     }
     if let Some(sym) = mtx_symmetry {
-        if ext.as_deref() != Some("mtx") {
-            return Err(PyValueError::new_err(
-                "mtx_symmetry applies to .mtx files only",
-            ));
-        }
-        let symmetry = match sym.to_ascii_lowercase().as_str() {
-            "general" => fileio::MtxSymmetry::General,
-            "symmetric" => fileio::MtxSymmetry::Symmetric,
-            "skew-symmetric" => fileio::MtxSymmetry::SkewSymmetric,
-            _ => {
-                return Err(PyValueError::new_err(format!(
-                    "mtx_symmetry must be \"general\", \"symmetric\" or \"skew-symmetric\", not {sym:?}"
-                )));
-            }
-        };
-        options.mtx = options.mtx.with_symmetry(symmetry);
+        only_for(ext.as_deref(), "mtx", "mtx_symmetry")?;
+        let symmetries = [
+            ("general", fileio::MtxSymmetry::General),
+            ("symmetric", fileio::MtxSymmetry::Symmetric),
+            ("skew-symmetric", fileio::MtxSymmetry::SkewSymmetric),
+        ];
+        options.mtx = options
+            .mtx
+            .with_symmetry(choice("mtx_symmetry", sym, &symmetries)?);
     }
     Ok(options)
 }
