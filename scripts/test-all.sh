@@ -32,7 +32,7 @@ step "API docs: no rustdoc warnings, a runnable example on every public item"
 RUSTDOCFLAGS="-D warnings" cargo doc --locked --no-deps --lib
 python3 scripts/check-doc-examples.py
 
-step "module graph flows one way (types -> buffer -> dims -> tensor -> kernels -> convert -> ipc/column/archive/io)"
+step "module graph flows one way (types -> buffer -> dims -> tensor -> convert -> kernels -> ipc/column/archive/io; paths and method calls)"
 python3 scripts/check-module-graph.py
 
 # Tests that need the C++ peer or the venv are #[ignore]d ("needs the libarrow

@@ -4,16 +4,31 @@
 //! CSF and dense strided tensors, read and written as Arrow `SparseTensor` /
 //! `Tensor` IPC messages byte-compatible with Arrow C++ (libarrow 26).
 //!
+//! The modules, from the lowest layer up ([`error`] and [`limit`] serve them all):
+//!
+//! * [`types`], [`buffer`]: value and index types ([`Value`], [`Index`],
+//!   [`ValueType`], [`IndexType`]) and the typed zero-copy buffers every tensor
+//!   holds, owned, received or memory-mapped ([`ValueBuffer`], [`IndexBuffer`]).
+//! * [`dims`]: dimension maps (the N-D to 2-D reduction of GCS, DM's maps) and views
+//!   (permute, select, slice, reshape, broadcast, rotate).
 //! * [`tensor`]: the formats. Typed tensors ([`CooTensor`], [`CsxMatrix`],
-//!   [`CsfTensor`], [`DenseTensor`]) are generic over the value type ([`Value`])
-//!   and index type ([`Index`]); [`AnyTensor`] holds a tensor of unknown type.
-//!   Each format has one validating constructor; [`Convert`] converts between them.
+//!   [`CsfTensor`], [`DenseTensor`], [`GcsTensor`], [`DmTensor`]) are generic over
+//!   the value type and index type; [`AnyTensor`] holds a tensor of unknown type.
+//!   Each format has one validating constructor (`try_new`, with [`TensorOptions`]);
+//!   [`Convert`] converts between them.
+//! * [`kernels`]: SpMV / SpMM, TTV / MTTKRP, element-wise operations and reductions
+//!   on the buffers where they lie, and the conversion kernels.
 //! * [`ipc`]: encode / decode one message, [`ipc::TensorStreamWriter`] /
 //!   [`ipc::TensorStreamReader`] for a sequence of messages, and [`ipc::MmapReader`] for
 //!   zero-copy reads from memory-mapped files.
 //! * [`column`](mod@column): many tensors in one Arrow column (extension types
 //!   `arrow_sparse.coo` / `.csr` / `.csc` / `.csf` / `.gcs`), in record batches
 //!   written with arrow-ipc or Parquet and read by pyarrow.
+//! * [`archive`] (feature `parquet`): Parquet archives of tensors, one row per
+//!   stored element, read back exactly or by coordinate range.
+//! * [`io`]: Matrix Market (`.mtx`), FROSTT (`.tns`) and NumPy (`.npz`) files.
+//! * [`limit`]: how much memory a reader may use for the bytes it reads;
+//!   [`error`]: the one [`Error`] type every fallible function returns.
 //! * [`dump`]: the JSON-lines and human-readable summaries the CLI prints.
 //!
 //! ```
@@ -31,6 +46,7 @@
 #![warn(missing_docs)]
 #![warn(unreachable_pub)]
 
+mod alloc;
 #[cfg(feature = "parquet")]
 pub mod archive;
 mod atomic;

@@ -68,7 +68,7 @@ pub fn sum_duplicates<V: Numeric, I: Index>(coo: &CooTensor<V, I>) -> Result<Coo
     for a in sums {
         values.push(narrow::<V>(a, "sum of duplicate entries")?);
     }
-    super::convert::canonical_coo(coo, coords, values)
+    crate::convert::kernels::canonical_coo(coo, coords, values)
 }
 
 /// The coordinates of `coo` sorted row-major without duplicates, and each one's
@@ -83,7 +83,9 @@ pub(super) fn canonical_sums<V: Numeric, I: Index>(
         coords.extend_from_slice(coo.coords());
         return Ok((coords, sums));
     }
-    super::convert::fold_duplicates(coo, V::to_acc, |sum, v: V| Ok(V::acc_add(sum, v.to_acc())))
+    crate::convert::kernels::fold_duplicates(coo, V::to_acc, |sum, v: V| {
+        Ok(V::acc_add(sum, v.to_acc()))
+    })
 }
 
 /// The operation of [`binary`].

@@ -47,7 +47,6 @@
 //! # Ok::<(), arrow_sparse::Error>(())
 //! ```
 
-mod alloc;
 pub mod convert;
 pub mod csf;
 pub mod elementwise;
@@ -59,6 +58,7 @@ use std::fmt::Debug;
 
 use half::f16;
 
+use crate::alloc;
 use crate::types::Value;
 
 /// Values kernels can compute with (every [`Value`] type).
@@ -349,10 +349,6 @@ pub(crate) fn narrow<V: Numeric>(a: V::Acc, what: &str) -> crate::Result<V> {
     V::from_acc(a)
         .ok_or_else(|| crate::Error::overflow(what.to_string(), format!("{a:?}"), V::TYPE.name()))
 }
-
-/// Work is split into chunks of this many rows / entries, independent of the
-/// thread count (determinism).
-pub(crate) const CHUNK: usize = 1 << 14;
 
 /// The values of a dense tensor packed row-major, in place (no copy, no
 /// allocation), or `None` when its strides say otherwise.

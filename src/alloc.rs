@@ -1,6 +1,7 @@
-//! Fallible allocation of kernel outputs and working buffers.
+//! Fallible allocation of the outputs and working buffers of conversions and
+//! kernels.
 //!
-//! Every buffer a kernel allocates goes through these helpers, so an extent a
+//! Every buffer a conversion or kernel allocates goes through these helpers, so an extent a
 //! tensor declares (a `.tns` file of 16 bytes may declare 88,888,888,888 rows) can
 //! never abort the process or panic with "capacity overflow": the size is checked
 //! and the allocator's refusal becomes [`Error::Allocation`](crate::Error::Allocation).

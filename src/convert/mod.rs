@@ -3,9 +3,10 @@
 //! ([`CooTensor::canonicalize`], [`GcsTensor::from_coo`], [`DmTensor::from_coo`],
 //! [`AnyTensor::convert`], [`AnyTensor::to_gcs`], [`AnyTensor::to_dm`]).
 //!
-//! This layer sits above the formats ([`crate::tensor`], which never calls a
-//! kernel) and uses the conversion kernels of [`crate::kernels::convert`]
-//! (counting and radix sorts).
+//! This layer sits above the formats ([`crate::tensor`], which never converts)
+//! and below the compute kernels ([`crate::kernels`], which convert an operand
+//! once where an operation needs it). Its own kernels, the counting and radix
+//! sorts behind every conversion, are public as [`crate::kernels::convert`].
 //!
 //! ```
 //! use arrow_sparse::{AnyTensor, CompressedAxis, Convert, CooTensor, Format, IndexType};
@@ -16,9 +17,10 @@
 //! # Ok::<(), arrow_sparse::Error>(())
 //! ```
 
+pub(crate) mod kernels;
+
 use crate::dims::DimMap;
 use crate::error::{Error, Result};
-use crate::kernels::convert as kernels;
 use crate::tensor::TensorOptions;
 use crate::tensor::{
     AnyDm, AnyTensor, CompressedAxis, CooTensor, CsfTensor, CsxMatrix, DenseTensor, DmTensor,
@@ -156,7 +158,7 @@ impl<V: Value, I: Index, P: Index> Convert<V> for CsfTensor<V, I, P> {
             )?
             .with_dim_names(self.dim_names().to_vec());
         }
-        crate::kernels::convert::coo_to_csf(&self.coo_entries::<J>()?, axis_order)
+        kernels::coo_to_csf(&self.coo_entries::<J>()?, axis_order)
     }
 }
 
@@ -199,7 +201,7 @@ impl<V: Value, I: Index> CooTensor<V, I> {
     /// # Ok::<(), arrow_sparse::Error>(())
     /// ```
     pub fn canonicalize(&self) -> Result<Self> {
-        crate::kernels::convert::canonicalize(self)
+        kernels::canonicalize(self)
     }
 }
 
@@ -264,7 +266,7 @@ impl<V: Value, I: Index, P: Index> GcsTensor<V, I, P> {
             &[],
             None,
         )?;
-        let wide = crate::kernels::convert::coo_to_csx::<V, i64, P>(&flat, axis)?;
+        let wide = kernels::coo_to_csx::<V, i64, P>(&flat, axis)?;
         let indices = recast::<i64, I>(wide.indices(), "GCS matrix indices")?;
         let matrix = CsxMatrix::try_new_with(
             map.reduced_shape().to_vec(),

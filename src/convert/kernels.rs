@@ -1,0 +1,892 @@
+//! The conversion kernels, public as [`crate::kernels::convert`] (documented
+//! there): counting and radix sorts, zero-copy shortcuts, parallel passes.
+
+use crate::tensor::{EntryOrder, TensorOptions};
+use arrow_buffer::ScalarBuffer;
+use rayon::prelude::*;
+
+use crate::buffer::advise_huge_pages;
+use crate::error::{Error, Result};
+use crate::tensor::{CompressedAxis, CooTensor, CoordLayout, CsfTensor, CsxMatrix, DenseTensor};
+use crate::types::{Index, Value};
+
+/// Work is split into chunks of this many rows / entries, independent of the
+/// thread count (determinism).
+const CHUNK: usize = 1 << 14;
+
+/// Below this many entries, passes run on one thread.
+const PARALLEL_MIN: usize = 1 << 18;
+
+fn alloc_zeroed(n: usize, what: &str) -> Result<Vec<usize>> {
+    crate::alloc::filled(n, 0usize, what)
+}
+
+fn to_index<T: Index>(x: usize, what: &str) -> Result<T> {
+    T::try_from_usize(x)
+        .ok_or_else(|| Error::overflow(what.to_string(), x.to_string(), T::TYPE.name()))
+}
+
+/// Coordinate `d` of every entry, as a closure over the raw buffer.
+#[inline(always)]
+fn coord_fn<I: Index>(
+    coords: &[I],
+    layout: CoordLayout,
+    nnz: usize,
+    ndim: usize,
+    d: usize,
+) -> impl Fn(usize) -> usize + Sync + '_ {
+    move |k| match layout {
+        CoordLayout::RowMajor => coords[k * ndim + d].as_usize(),
+        CoordLayout::ColumnMajor => coords[d * nnz + k].as_usize(),
+    }
+}
+
+/// Per-key counts turned into start offsets (`offsets[key]`), with the total.
+fn histogram(
+    n: usize,
+    extent: usize,
+    key: &(impl Fn(usize) -> usize + Sync),
+) -> Result<Vec<usize>> {
+    let mut counts = alloc_zeroed(extent + 1, "histogram")?;
+    for k in 0..n {
+        let c = key(k);
+        if c >= extent {
+            // `as_usize` sign-extended negative coordinates: report them as such
+            return Err(Error::IndexOutOfBounds {
+                buffer: "coordinates".into(),
+                position: k,
+                value: c as isize as i128,
+                bound: extent as u64,
+            });
+        }
+        counts[c + 1] += 1;
+    }
+    for i in 1..=extent {
+        counts[i] += counts[i - 1];
+    }
+    Ok(counts)
+}
+
+/// Split keys `0..extent` into at most `parts` ranges of about equal entry counts.
+fn bands(offsets: &[usize], parts: usize) -> Vec<(usize, usize)> {
+    let extent = offsets.len() - 1;
+    let total = offsets[extent];
+    let mut out = Vec::new();
+    let mut start = 0;
+    for p in 1..=parts {
+        let target = total * p / parts;
+        let end = if p == parts {
+            extent
+        } else {
+            offsets
+                .partition_point(|&o| o <= target)
+                .saturating_sub(1)
+                .clamp(start, extent)
+        };
+        if end > start || p == parts {
+            out.push((start, end));
+            start = end;
+        }
+    }
+    out
+}
+
+/// Stable counting scatter: for every entry `k` (in order) with key `key(k)`,
+/// write `minor(k)` and `value(k)` at the next free slot of its key. Runs one band
+/// of keys per task; each band owns a contiguous part of the output.
+fn scatter<I: Index, V: Value>(
+    n: usize,
+    offsets: &[usize],
+    key: &(impl Fn(usize) -> usize + Sync),
+    minor: &(impl Fn(usize) -> I + Sync),
+    value: &(impl Fn(usize) -> V + Sync),
+) -> Result<(Vec<I>, Vec<V>)> {
+    let mut idx = crate::alloc::zeroed::<I>(n, "scatter indices")?;
+    let mut val = crate::alloc::zeroed::<V>(n, "scatter values")?;
+    let parts = if n >= PARALLEL_MIN {
+        rayon::current_num_threads().max(1)
+    } else {
+        1
+    };
+    let bands = bands(offsets, parts);
+    // carve the outputs into the bands' contiguous regions
+    let mut idx_parts = Vec::with_capacity(bands.len());
+    let mut val_parts = Vec::with_capacity(bands.len());
+    let (mut ri, mut rv) = (idx.as_mut_slice(), val.as_mut_slice());
+    for &(lo, hi) in &bands {
+        let len = offsets[hi] - offsets[lo];
+        let (a, b) = ri.split_at_mut(len);
+        let (c, d) = rv.split_at_mut(len);
+        idx_parts.push(a);
+        val_parts.push(c);
+        ri = b;
+        rv = d;
+    }
+    type Job<'a, I, V> = ((usize, usize), (&'a mut [I], &'a mut [V]));
+    let work = |((lo, hi), (oi, ov)): Job<'_, I, V>| {
+        let base = offsets[lo];
+        let mut next: Vec<usize> = offsets[lo..hi].iter().map(|o| o - base).collect();
+        for k in 0..n {
+            let c = key(k);
+            if c >= lo && c < hi {
+                let p = next[c - lo];
+                next[c - lo] = p + 1;
+                oi[p] = minor(k);
+                ov[p] = value(k);
+            }
+        }
+    };
+    let jobs: Vec<_> = bands
+        .iter()
+        .copied()
+        .zip(idx_parts.into_iter().zip(val_parts))
+        .collect();
+    if jobs.len() > 1 {
+        jobs.into_par_iter().for_each(work);
+    } else {
+        jobs.into_iter().for_each(work);
+    }
+    Ok((idx, val))
+}
+
+fn indptr_from<P: Index>(offsets: &[usize]) -> Result<Vec<P>> {
+    let total = offsets.last().copied().unwrap_or(0);
+    to_index::<P>(total, "indptr")?;
+    let mut out = crate::alloc::with_capacity::<P>(offsets.len(), "indptr")?;
+    out.extend(offsets.iter().map(|&o| P::usize_as(o)));
+    Ok(out)
+}
+
+/// COO (2-D) to CSR or CSC by a stable counting sort on the compressed
+/// coordinate: O(nnz + extent). Entries keep their storage order within a row
+/// (column), so a canonical COO gives sorted indices. A canonical COO converted
+/// to CSR is not scattered at all: indptr comes from the row runs and the values
+/// (and, for column-major coordinates, the indices) are shared, not copied.
+///
+/// ```
+/// use arrow_sparse::kernels::convert::coo_to_csx;
+/// use arrow_sparse::{CompressedAxis, CooTensor};
+/// // [[0, 2, 0], [1, 0, 3]], entries out of order
+/// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![1, 2], 3.0), (vec![0, 1], 2.0), (vec![1, 0], 1.0)])?;
+/// let csc = coo_to_csx::<f64, i64, i32>(&coo, CompressedAxis::Column)?;
+/// assert_eq!(csc.indptr().as_ref(), &[0, 1, 2, 3]);
+/// assert_eq!((csc.indices().as_ref(), csc.values().as_ref()), (&[1i64, 0, 1][..], &[1.0, 2.0, 3.0][..]));
+/// // only matrices
+/// let t3 = CooTensor::<f64, i64>::from_entries(vec![2, 2, 2], &[])?;
+/// assert!(coo_to_csx::<f64, i64, i64>(&t3, CompressedAxis::Row).is_err());
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
+pub fn coo_to_csx<V: Value, I: Index, P: Index>(
+    coo: &CooTensor<V, I>,
+    axis: CompressedAxis,
+) -> Result<CsxMatrix<V, I, P>> {
+    if coo.ndim() != 2 {
+        return Err(Error::shape(
+            "CSR/CSC conversion",
+            "a 2-D tensor",
+            format!("{}-D", coo.ndim()),
+        ));
+    }
+    let (major, minor) = axis.dims();
+    let (nnz, extent) = (coo.nnz(), coo.shape()[major]);
+    let (c, layout) = (&coo.coords()[..], coo.layout());
+    let key = coord_fn(c, layout, nnz, 2, major);
+    let out = if coo.is_canonical() && axis == CompressedAxis::Row {
+        to_index::<P>(nnz, "indptr")?;
+        let (indptr, indices): (Vec<P>, ScalarBuffer<I>) = match layout {
+            // the column indices are the second half as they lie: no copy
+            CoordLayout::ColumnMajor => (
+                sorted_indptr::<I, P>(&c[..nnz], 1, extent)?.0,
+                coo.coords().slice(nnz, nnz),
+            ),
+            // one pass over the interleaved pairs: indptr and the column indices
+            CoordLayout::RowMajor => {
+                let (ptr, idx) = sorted_indptr::<I, P>(c, 2, extent)?;
+                (ptr, idx.into())
+            }
+        };
+        CsxMatrix::try_new_with(
+            coo.shape().to_vec(),
+            axis,
+            indptr.into(),
+            indices,
+            coo.values().clone(),
+            &TensorOptions::trusted(),
+        )?
+    } else {
+        let offsets = histogram(nnz, extent, &key)?;
+        let mi = coord_fn(c, layout, nnz, 2, minor);
+        let vals = &coo.values()[..];
+        let (idx, val) = scatter(nnz, &offsets, &key, &|k| I::usize_as(mi(k)), &|k| vals[k])?;
+        CsxMatrix::try_new_with(
+            coo.shape().to_vec(),
+            axis,
+            indptr_from::<P>(&offsets)?.into(),
+            idx.into(),
+            val.into(),
+            &TensorOptions::trusted(),
+        )?
+    };
+    out.with_dim_names(coo.dim_names().to_vec())
+}
+
+/// The indptr of entries whose row coordinates `rows[stride * k]` are sorted, and
+/// (for `stride == 2`, interleaved `[row, col]` pairs) the column coordinates
+/// `rows[2 k + 1]`, in one pass. `indptr[q]` is the first entry whose row is at
+/// least `q`. Runs in parts on all threads for large inputs: the part holding
+/// entries `a..b` writes exactly `indptr[row(a - 1) + 1 ..= row(b - 1)]`, a
+/// range of its own. Unsorted or out-of-range rows are an error (the canonical
+/// flag of a tensor built without validation was wrong).
+fn sorted_indptr<I: Index, P: Index>(
+    rows: &[I],
+    stride: usize,
+    extent: usize,
+) -> Result<(Vec<P>, Vec<I>)> {
+    let nnz = rows.len() / stride;
+    let alloc = |what: &str, n: usize| {
+        Error::overflow(format!("{what} allocation"), n.to_string(), "memory")
+    };
+    let mut indptr: Vec<P> = Vec::new();
+    indptr
+        .try_reserve_exact(extent + 1)
+        .map_err(|_| alloc("indptr", extent + 1))?;
+    indptr.resize(extent + 1, P::usize_as(0));
+    // nnz elements, like the input: `vec!` of zeros is a zeroed allocation
+    // (fresh pages, no write pass before the real one)
+    let mut cols: Vec<I> =
+        crate::alloc::zeroed::<I>(if stride == 2 { nnz } else { 0 }, "CSR indices")?;
+    let unsorted = |k: usize| {
+        Error::invariant(
+            "COO canonical flag",
+            Some(k),
+            "row coordinates are not sorted (or not below the row count)",
+        )
+    };
+    let row = |k: usize| rows[k * stride].as_usize();
+    if nnz > 0 && row(nnz - 1) >= extent {
+        return Err(unsorted(nnz - 1));
+    }
+    let parts = if nnz >= PARALLEL_MIN {
+        rayon::current_num_threads().max(1)
+    } else {
+        1
+    };
+    let starts: Vec<usize> = (0..=parts).map(|p| p * nnz / parts).collect();
+    // the first row each part may close: row(a - 1) + 1, or 1 for the first part
+    let lows: Vec<usize> = starts[..parts]
+        .iter()
+        .map(|&a| if a == 0 { 1 } else { row(a - 1) + 1 })
+        .chain(std::iter::once(if nnz == 0 { 1 } else { row(nnz - 1) + 1 }))
+        .collect();
+    if lows.windows(2).any(|w| w[0] > w[1]) {
+        return Err(unsorted(0));
+    }
+    // split indptr[1..] and cols into the parts' disjoint ranges
+    let mut ptr_parts = Vec::with_capacity(parts);
+    let mut rest = &mut indptr[1..];
+    let mut at = 1;
+    for &hi in &lows[1..] {
+        let (mine, tail) = rest.split_at_mut(hi - at);
+        ptr_parts.push(mine);
+        rest = tail;
+        at = hi;
+    }
+    let tail = rest;
+    let mut col_parts = Vec::with_capacity(parts);
+    let mut crest = &mut cols[..];
+    for p in 0..parts {
+        let len = if stride == 2 {
+            starts[p + 1] - starts[p]
+        } else {
+            0
+        };
+        let (mine, t) = crest.split_at_mut(len);
+        col_parts.push(mine);
+        crest = t;
+    }
+    let work = |(p, (ptr, col)): (usize, (&mut [P], &mut [I]))| -> Result<()> {
+        let (a, b) = (starts[p], starts[p + 1]);
+        let mut q = lows[p]; // the next indptr position to write
+        let mut prev = q - 1;
+        // sorted rows of this part end at row(b - 1) = lows[p + 1] - 1
+        let last = lows[p + 1] - 1;
+        for k in a..b {
+            let r = row(k);
+            if r < prev || r > last {
+                return Err(unsorted(k));
+            }
+            prev = r;
+            while q <= r {
+                ptr[q - lows[p]] = P::usize_as(k);
+                q += 1;
+            }
+            if stride == 2 {
+                col[k - a] = rows[2 * k + 1];
+            }
+        }
+        Ok(())
+    };
+    if parts > 1 {
+        ptr_parts
+            .into_par_iter()
+            .zip(col_parts)
+            .enumerate()
+            .try_for_each(work)?;
+    } else {
+        ptr_parts
+            .into_iter()
+            .zip(col_parts)
+            .enumerate()
+            .try_for_each(work)?;
+    }
+    tail.fill(P::usize_as(nnz));
+    Ok((indptr, cols))
+}
+
+/// The same matrix compressed along the other axis (CSR <-> CSC), by a stable
+/// counting sort on the indices: O(nnz + extent); indices come out sorted.
+///
+/// ```
+/// use arrow_sparse::kernels::convert::transpose_csx;
+/// use arrow_sparse::{CompressedAxis, CsxMatrix};
+/// // [[1, 0, 2], [0, 3, 4]] as CSR
+/// let csr = CsxMatrix::<i32, i32>::try_new(
+///     vec![2, 3], CompressedAxis::Row, vec![0, 2, 4].into(), vec![0, 2, 1, 2].into(), vec![1, 2, 3, 4].into())?;
+/// let csc = transpose_csx(&csr)?;
+/// assert_eq!((csc.axis(), csc.shape()), (CompressedAxis::Column, &[2usize, 3][..]));
+/// assert_eq!(csc.indptr().as_ref(), &[0, 1, 2, 4]);
+/// assert_eq!((csc.indices().as_ref(), csc.values().as_ref()), (&[0, 1, 0, 1][..], &[1, 3, 2, 4][..]));
+/// assert_eq!(transpose_csx(&csc)?, csr); // and back
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
+pub fn transpose_csx<V: Value, I: Index, P: Index>(
+    m: &CsxMatrix<V, I, P>,
+) -> Result<CsxMatrix<V, I, P>> {
+    let (major, minor) = m.axis().dims();
+    let other = match m.axis() {
+        CompressedAxis::Row => CompressedAxis::Column,
+        CompressedAxis::Column => CompressedAxis::Row,
+    };
+    let nnz = m.nnz();
+    let (ptr, idx, vals) = (&m.indptr()[..], &m.indices()[..], &m.values()[..]);
+    // the major coordinate of entry k, from indptr: expand once (nnz reads)
+    let mut owner: Vec<u32> = Vec::new();
+    let wide = m.shape()[major] > u32::MAX as usize;
+    let mut owner64: Vec<usize> = Vec::new();
+    if wide {
+        crate::alloc::reserve(&mut owner64, nnz, "transpose rows")?;
+    } else {
+        crate::alloc::reserve(&mut owner, nnz, "transpose rows")?;
+    }
+    for (r, w) in ptr.windows(2).enumerate() {
+        let (lo, hi) = (w[0].as_usize(), w[1].as_usize());
+        if lo > hi || hi > nnz {
+            return Err(Error::invariant(
+                "indptr",
+                Some(r),
+                "indptr decreases or exceeds nnz (trusted input was invalid)",
+            ));
+        }
+        if wide {
+            owner64.extend(std::iter::repeat_n(r, hi - lo));
+        } else {
+            owner.extend(std::iter::repeat_n(r as u32, hi - lo));
+        }
+    }
+    let key = |k: usize| idx[k].as_usize();
+    let offsets = histogram(nnz, m.shape()[minor], &key)?;
+    let owner_of = |k: usize| if wide { owner64[k] } else { owner[k] as usize };
+    let (new_idx, new_val) = scatter(nnz, &offsets, &key, &|k| I::usize_as(owner_of(k)), &|k| {
+        vals[k]
+    })?;
+    CsxMatrix::try_new_with(
+        m.shape().to_vec(),
+        other,
+        indptr_from::<P>(&offsets)?.into(),
+        new_idx.into(),
+        new_val.into(),
+        &TensorOptions::trusted(),
+    )?
+    .with_dim_names(m.dim_names().to_vec())
+}
+
+/// The permutation that sorts the entries stably by their coordinates taken in
+/// `order` (most significant first): LSD radix sort with one counting pass per
+/// dimension when the extents are small enough (O(ndim · (nnz + extent))), a
+/// comparison sort otherwise.
+///
+/// ```
+/// use arrow_sparse::kernels::convert::sort_permutation;
+/// use arrow_sparse::CooTensor;
+/// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![1, 0], 1.0), (vec![0, 2], 2.0), (vec![0, 1], 3.0)])?;
+/// assert_eq!(sort_permutation(&coo, &[0, 1])?, vec![2, 1, 0]); // by row, then column
+/// assert_eq!(sort_permutation(&coo, &[1, 0])?, vec![0, 2, 1]); // by column, then row
+/// assert!(sort_permutation(&coo, &[0, 0]).is_err()); // not a permutation
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
+pub fn sort_permutation<V: Value, I: Index>(
+    coo: &CooTensor<V, I>,
+    order: &[usize],
+) -> Result<Vec<usize>> {
+    let (nnz, ndim) = (coo.nnz(), coo.ndim());
+    crate::tensor::validate::check_permutation("sort order", order, ndim)?;
+    let cheap = order.iter().all(|&d| coo.shape()[d] <= 4 * nnz + (1 << 16));
+    if !cheap {
+        return coo.sort_permutation(order);
+    }
+    let (c, layout) = (&coo.coords()[..], coo.layout());
+    let mut perm: Vec<usize> = crate::alloc::with_capacity(nnz, "sort permutation")?;
+    perm.extend(0..nnz);
+    let mut tmp = crate::alloc::filled(nnz, 0usize, "sort permutation")?;
+    advise_huge_pages(&tmp);
+    for &d in order.iter().rev() {
+        let key = coord_fn(c, layout, nnz, ndim, d);
+        let extent = coo.shape()[d];
+        let mut next = histogram(nnz, extent, &|i| key(perm[i]))?;
+        for &k in &perm {
+            let kk = key(k);
+            tmp[next[kk]] = k;
+            next[kk] += 1;
+        }
+        std::mem::swap(&mut perm, &mut tmp);
+    }
+    Ok(perm)
+}
+
+/// Sort lexicographically and sum duplicates (radix sort, then one merge pass).
+/// Integer sums are checked. The result is row-major and canonical.
+///
+/// ```
+/// use arrow_sparse::kernels::convert::canonicalize;
+/// use arrow_sparse::CooTensor;
+/// let coo = CooTensor::<i32, i64>::from_entries(vec![3], &[(vec![2], 1), (vec![0], 2), (vec![2], 3)])?;
+/// let c = canonicalize(&coo)?;
+/// assert_eq!((c.nnz(), c.get(&[2]), c.is_canonical()), (2, Some(4), true));
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
+pub fn canonicalize<V: Value, I: Index>(coo: &CooTensor<V, I>) -> Result<CooTensor<V, I>> {
+    if coo.is_canonical() && coo.layout() == CoordLayout::RowMajor {
+        return Ok(coo.clone());
+    }
+    let (coords, values) = fold_duplicates(
+        coo,
+        |v| v,
+        |sum: V, v: V| {
+            sum.checked_sum(v).ok_or_else(|| {
+                Error::overflow(
+                    "sum of duplicate entries",
+                    format!("{sum:?} + {v:?}"),
+                    V::TYPE.name(),
+                )
+            })
+        },
+    )?;
+    canonical_coo(coo, coords, values)
+}
+
+/// The coordinates of `coo` sorted row-major without duplicates, and for each
+/// one its values folded in storage order: `start` on the first, `add` on the
+/// others (the radix sort is stable).
+pub(crate) fn fold_duplicates<V: Value, I: Index, A: Copy>(
+    coo: &CooTensor<V, I>,
+    start: impl Fn(V) -> A,
+    add: impl Fn(A, V) -> Result<A>,
+) -> Result<(Vec<I>, Vec<A>)> {
+    let (nnz, ndim) = (coo.nnz(), coo.ndim());
+    let order: Vec<usize> = (0..ndim).collect();
+    let perm = sort_permutation(coo, &order)?;
+    let (c, layout, vals) = (&coo.coords()[..], coo.layout(), &coo.values()[..]);
+    let at = |k: usize, d: usize| match layout {
+        CoordLayout::RowMajor => c[k * ndim + d],
+        CoordLayout::ColumnMajor => c[d * nnz + k],
+    };
+    let mut coords: Vec<I> = crate::alloc::with_capacity(nnz * ndim, "coordinates")?;
+    let mut folded: Vec<A> = crate::alloc::with_capacity(nnz, "summed values")?;
+    let mut prev: Option<usize> = None;
+    for &k in &perm {
+        if let Some(last) = folded.last_mut()
+            && prev.is_some_and(|p| (0..ndim).all(|d| at(p, d) == at(k, d)))
+        {
+            *last = add(*last, vals[k])?;
+        } else {
+            coords.extend((0..ndim).map(|d| at(k, d)));
+            folded.push(start(vals[k]));
+        }
+        prev = Some(k);
+    }
+    Ok((coords, folded))
+}
+
+/// A canonical row-major COO tensor with `coo`'s shape and dimension names, from
+/// coordinates and values that are sorted and unique by construction.
+pub(crate) fn canonical_coo<V: Value, I: Index>(
+    coo: &CooTensor<V, I>,
+    coords: Vec<I>,
+    values: Vec<V>,
+) -> Result<CooTensor<V, I>> {
+    CooTensor::try_new_with(
+        coo.shape().to_vec(),
+        CoordLayout::RowMajor,
+        EntryOrder::Canonical,
+        coords.into(),
+        values.into(),
+        &TensorOptions::trusted(),
+    )?
+    .with_dim_names(coo.dim_names().to_vec())
+}
+
+/// COO to CSF with any axis order: a radix sort by the permuted coordinates
+/// (skipped for a canonical COO in natural order), then one pass building the
+/// levels.
+///
+/// ```
+/// use arrow_sparse::kernels::convert::coo_to_csf;
+/// use arrow_sparse::CooTensor;
+/// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3, 2], &[(vec![1, 2, 0], 1.0), (vec![0, 0, 1], 2.0)])?;
+/// let csf = coo_to_csf::<f64, i64, i32>(&coo, &[1, 2, 0])?;
+/// assert_eq!((csf.axis_order(), csf.get(&[1, 2, 0])), (&[1usize, 2, 0][..], Some(1.0)));
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
+pub fn coo_to_csf<V: Value, I: Index, P: Index>(
+    coo: &CooTensor<V, I>,
+    axis_order: &[usize],
+) -> Result<CsfTensor<V, I, P>> {
+    let n = coo.ndim();
+    if n < 2 {
+        return Err(Error::shape(
+            "CSF conversion",
+            "ndim >= 2",
+            format!("ndim {n}"),
+        ));
+    }
+    crate::tensor::validate::check_permutation("axis_order", axis_order, n)?;
+    let natural = axis_order.iter().enumerate().all(|(i, &a)| i == a);
+    let nnz = coo.nnz();
+    let perm: Option<Vec<usize>> = if coo.is_canonical() && natural {
+        None
+    } else {
+        Some(sort_permutation(coo, axis_order)?)
+    };
+    let (c, layout) = (&coo.coords()[..], coo.layout());
+    let at = |k: usize, d: usize| match layout {
+        CoordLayout::RowMajor => c[k * n + d],
+        CoordLayout::ColumnMajor => c[d * nnz + k],
+    };
+    let entry = |i: usize| perm.as_ref().map_or(i, |p| p[i]);
+    let mut indptr: Vec<Vec<P>> = vec![Vec::new(); n - 1];
+    let mut indices: Vec<Vec<I>> = vec![Vec::new(); n];
+    crate::alloc::reserve(&mut indices[n - 1], nnz, "CSF indices")?;
+    to_index::<P>(nnz, "CSF indptr")?;
+    let mut prev: Option<usize> = None;
+    for i in 0..nnz {
+        let k = entry(i);
+        let first_diff = match prev {
+            None => 0,
+            Some(p) => axis_order
+                .iter()
+                .position(|&d| at(p, d) != at(k, d))
+                .unwrap_or(n - 1),
+        };
+        for lev in first_diff..n {
+            if lev < n - 1 {
+                indptr[lev].push(P::usize_as(indices[lev + 1].len()));
+            }
+            indices[lev].push(at(k, axis_order[lev]));
+        }
+        prev = Some(k);
+    }
+    for lev in 0..n - 1 {
+        let len = indices[lev + 1].len();
+        indptr[lev].push(P::usize_as(len));
+    }
+    let values: ScalarBuffer<V> = match &perm {
+        None => coo.values().clone(),
+        Some(p) => {
+            let mut v = crate::alloc::with_capacity::<V>(p.len(), "CSF values")?;
+            v.extend(p.iter().map(|&k| coo.values()[k]));
+            v.into()
+        }
+    };
+    CsfTensor::try_new_with(
+        coo.shape().to_vec(),
+        axis_order.to_vec(),
+        indptr.into_iter().map(ScalarBuffer::from).collect(),
+        indices.into_iter().map(ScalarBuffer::from).collect(),
+        values,
+        &TensorOptions::trusted(),
+    )?
+    .with_dim_names(coo.dim_names().to_vec())
+}
+
+/// The non-zeros of a row-major dense tensor, in parallel row blocks: returns,
+/// per block of `CHUNK` leading-dimension rows, the flat offsets of non-zeros.
+fn dense_nonzeros<V: Value>(d: &DenseTensor<V>) -> Result<(Vec<usize>, usize)> {
+    let size: usize = d.shape().iter().product();
+    if size == 0 {
+        return Ok((Vec::new(), 0));
+    }
+    let contiguous = d.as_any().is_row_major() && d.values().len() >= size;
+    if !contiguous {
+        return Err(Error::Unsupported(
+            "fast dense conversions need a row-major tensor".into(),
+        ));
+    }
+    let vals = &d.values()[..size];
+    let block = CHUNK * 8;
+    let parts: Vec<Vec<usize>> = vals
+        .par_chunks(block)
+        .enumerate()
+        .map(|(b, chunk)| {
+            chunk
+                .iter()
+                .enumerate()
+                .filter(|(_, v)| !v.is_zero())
+                .map(|(i, _)| b * block + i)
+                .collect()
+        })
+        .collect();
+    let total = parts.iter().map(Vec::len).sum();
+    let mut flat = crate::alloc::with_capacity(total, "dense non-zeros")?;
+    advise_huge_pages(&flat);
+    for p in parts {
+        flat.extend(p);
+    }
+    Ok((flat, total))
+}
+
+/// Dense (row-major or strided) to canonical COO, scanning in parallel.
+///
+/// ```
+/// use arrow_sparse::kernels::convert::dense_to_coo;
+/// use arrow_sparse::DenseTensor;
+/// // [[0, 5, 0], [7, 0, 0]]
+/// let d = DenseTensor::<i32>::try_new(vec![2, 3], vec![0, 5, 0, 7, 0, 0].into())?;
+/// let coo = dense_to_coo::<i32, i16>(&d)?;
+/// assert_eq!((coo.nnz(), coo.is_canonical()), (2, true));
+/// assert_eq!((coo.coords().as_ref(), coo.values().as_ref()), (&[0i16, 1, 1, 0][..], &[5, 7][..]));
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
+pub fn dense_to_coo<V: Value, I: Index>(d: &DenseTensor<V>) -> Result<CooTensor<V, I>> {
+    let d = if d.as_any().is_row_major() {
+        d.clone()
+    } else {
+        d.to_row_major()?
+    };
+    let shape = d.shape().to_vec();
+    if let Some(&big) = shape.iter().max()
+        && big > 0
+    {
+        to_index::<I>(big - 1, "coordinate")?;
+    }
+    let (flat, nnz) = dense_nonzeros(&d)?;
+    let ndim = shape.len();
+    let strides = crate::tensor::dense::row_major_strides(&shape);
+    let mut coords = crate::alloc::zeroed::<I>(
+        nnz.checked_mul(ndim)
+            .ok_or_else(|| Error::allocation("COO coordinates", usize::MAX, size_of::<I>()))?,
+        "COO coordinates",
+    )?;
+    coords
+        .par_chunks_mut(ndim.max(1) * CHUNK)
+        .zip(flat.par_chunks(CHUNK))
+        .for_each(|(out, offs)| {
+            for (row, &o) in out.chunks_mut(ndim).zip(offs) {
+                let mut rem = o;
+                for (x, &s) in row.iter_mut().zip(&strides) {
+                    *x = I::usize_as(rem / s);
+                    rem %= s;
+                }
+            }
+        });
+    let vals = &d.values()[..];
+    let mut values = crate::alloc::with_capacity::<V>(flat.len(), "COO values")?;
+    flat.par_iter()
+        .map(|&o| vals[o])
+        .collect_into_vec(&mut values);
+    CooTensor::try_new_with(
+        shape,
+        CoordLayout::RowMajor,
+        EntryOrder::Canonical,
+        coords.into(),
+        values.into(),
+        &TensorOptions::trusted(),
+    )?
+    .with_dim_names(d.dim_names().to_vec())
+}
+
+/// Dense to CSR / CSC. CSR from a row-major tensor needs no sort at all.
+///
+/// ```
+/// use arrow_sparse::kernels::convert::dense_to_csx;
+/// use arrow_sparse::{CompressedAxis, DenseTensor};
+/// // [[0, 5, 0], [7, 0, 8]]
+/// let d = DenseTensor::<f32>::try_new(vec![2, 3], vec![0.0, 5.0, 0.0, 7.0, 0.0, 8.0].into())?;
+/// let csr = dense_to_csx::<f32, i32, i64>(&d, CompressedAxis::Row)?;
+/// assert_eq!(csr.indptr().as_ref(), &[0, 1, 3]);
+/// assert_eq!((csr.indices().as_ref(), csr.values().as_ref()), (&[1, 0, 2][..], &[5.0, 7.0, 8.0][..]));
+/// let csc = dense_to_csx::<f32, i32, i64>(&d, CompressedAxis::Column)?;
+/// assert_eq!(csc.indptr().as_ref(), &[0, 1, 2, 3]);
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
+pub fn dense_to_csx<V: Value, I: Index, P: Index>(
+    d: &DenseTensor<V>,
+    axis: CompressedAxis,
+) -> Result<CsxMatrix<V, I, P>> {
+    if d.ndim() != 2 {
+        return Err(Error::shape(
+            "CSR/CSC conversion",
+            "a 2-D tensor",
+            format!("{}-D", d.ndim()),
+        ));
+    }
+    let coo = dense_to_coo::<V, I>(d)?;
+    coo_to_csx(&coo, axis)
+}
+
+/// Dense to CSF with any axis order.
+///
+/// ```
+/// use arrow_sparse::kernels::convert::dense_to_csf;
+/// use arrow_sparse::DenseTensor;
+/// // shape (2, 2, 2) with non-zeros at [0, 1, 1] = 3 and [1, 1, 0] = 4
+/// let d = DenseTensor::<f64>::try_new(vec![2, 2, 2], vec![0.0, 0.0, 0.0, 3.0, 0.0, 0.0, 4.0, 0.0].into())?;
+/// let csf = dense_to_csf::<f64, i32, i32>(&d, &[2, 0, 1])?; // the tree's root level is dimension 2
+/// assert_eq!((csf.axis_order(), csf.nnz()), (&[2usize, 0, 1][..], 2));
+/// assert_eq!((csf.get(&[0, 1, 1]), csf.get(&[1, 1, 0]), csf.get(&[0, 0, 0])), (Some(3.0), Some(4.0), Some(0.0)));
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
+pub fn dense_to_csf<V: Value, I: Index, P: Index>(
+    d: &DenseTensor<V>,
+    axis_order: &[usize],
+) -> Result<CsfTensor<V, I, P>> {
+    let coo = dense_to_coo::<V, I>(d)?;
+    coo_to_csf(&coo, axis_order)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Convert;
+
+    fn random(n: usize, shape: &[usize], seed: u64) -> CooTensor<f64, i64> {
+        let mut s = seed | 1;
+        let mut next = || {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            s
+        };
+        let entries: Vec<(Vec<usize>, f64)> = (0..n)
+            .map(|_| {
+                (
+                    shape
+                        .iter()
+                        .map(|&d| (next() % d as u64) as usize)
+                        .collect(),
+                    (next() % 1000) as f64,
+                )
+            })
+            .collect();
+        CooTensor::from_entries(shape.to_vec(), &entries).unwrap()
+    }
+
+    /// The same canonical row-major COO tensor with its coordinates in `layout`.
+    fn with_layout(coo: &CooTensor<f64, i64>, layout: CoordLayout) -> CooTensor<f64, i64> {
+        assert_eq!(coo.layout(), CoordLayout::RowMajor);
+        let (n, nd, c) = (coo.nnz(), coo.ndim(), coo.coords());
+        let coords: Vec<i64> = match layout {
+            CoordLayout::RowMajor => c.to_vec(),
+            CoordLayout::ColumnMajor => (0..nd)
+                .flat_map(|d| (0..n).map(move |k| c[k * nd + d]))
+                .collect(),
+        };
+        CooTensor::try_new(
+            coo.shape().to_vec(),
+            layout,
+            EntryOrder::Canonical,
+            coords.into(),
+            coo.values().clone(),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn canonical_coo_to_csr_checks_the_flag_in_both_layouts() {
+        let coo = canonicalize(&random(300_000, &[5000, 40], 11)).unwrap();
+        let want = coo.coo_to_csx::<i64>(CompressedAxis::Row).unwrap();
+        let cm = with_layout(&coo, CoordLayout::ColumnMajor);
+        assert!(cm.is_canonical());
+        assert_eq!(
+            coo_to_csx::<f64, i64, i64>(&cm, CompressedAxis::Row).unwrap(),
+            want
+        );
+        // a wrong canonical flag on a tensor built without validation: an error,
+        // wherever the disorder is (first entry, a part boundary, the last entry)
+        let nnz = coo.nnz();
+        for at in [0, nnz / 2 - 1, nnz / 2, nnz - 2] {
+            for layout in [CoordLayout::RowMajor, CoordLayout::ColumnMajor] {
+                let t = with_layout(&coo, layout);
+                let mut c = t.coords().to_vec();
+                let (i, j) = match layout {
+                    CoordLayout::RowMajor => (2 * at, 2 * at + 2),
+                    CoordLayout::ColumnMajor => (at, at + 1),
+                };
+                if c[i] == c[j] {
+                    c[j] += 1; // rows equal: make the first one larger than the next
+                }
+                c.swap(i, j);
+                let bad = CooTensor::<f64, i64>::try_new_with(
+                    coo.shape().to_vec(),
+                    layout,
+                    EntryOrder::Canonical,
+                    c.into(),
+                    t.values().clone(),
+                    &TensorOptions::trusted(),
+                )
+                .unwrap();
+                assert!(
+                    coo_to_csx::<f64, i64, i64>(&bad, CompressedAxis::Row).is_err(),
+                    "{layout:?} at {at}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn fast_paths_agree_with_the_reference() {
+        for (n, shape) in [
+            (0usize, vec![3usize, 4]),
+            (50, vec![7, 9]),
+            (300_000, vec![1000, 700]),
+            // most rows empty, on several threads
+            (300_000, vec![2_000_000, 5]),
+        ] {
+            let coo = random(n, &shape, 7);
+            let canon = canonicalize(&coo).unwrap();
+            assert_eq!(canon, coo.canonicalize_by_comparison().unwrap());
+            for axis in [CompressedAxis::Row, CompressedAxis::Column] {
+                let fast = coo_to_csx::<f64, i64, i32>(&canon, axis).unwrap();
+                let slow = canon.coo_to_csx::<i32>(axis).unwrap();
+                assert_eq!(fast, slow, "{axis:?}");
+                let t = transpose_csx(&fast).unwrap();
+                assert_eq!(t.to_coo::<i64>().unwrap().canonicalize().unwrap(), canon);
+                // non-canonical input: same multiset of entries per row
+                let unsorted = coo_to_csx::<f64, i64, i64>(&coo, axis).unwrap();
+                assert_eq!(
+                    unsorted.to_coo::<i64>().unwrap().canonicalize().unwrap(),
+                    canon
+                );
+            }
+        }
+        let coo = random(5000, &[6, 7, 8], 3);
+        for order in [[0, 1, 2], [2, 0, 1], [1, 2, 0]] {
+            let fast = coo_to_csf::<f64, i64, i64>(&coo, &order).unwrap();
+            assert_eq!(fast, coo.coo_to_csf::<i64>(&order).unwrap());
+        }
+        let dense = coo.to_dense().unwrap();
+        assert_eq!(
+            dense_to_coo::<f64, i32>(&dense).unwrap(),
+            dense.to_coo::<i32>().unwrap()
+        );
+    }
+}
