@@ -706,11 +706,20 @@ def write(path, tensors, *, to=None, index_type=None, axis_order=None, dimension
       table for ``.parquet``; the tensors must share format, value and index
       types and ndim.
 
-    ``sync`` (``.arrow`` streams only): ``True`` (the default) syncs the file to
-    storage before it is renamed into place, so that after the call returns it
-    survives an OS crash or power loss; ``False`` skips the sync (still atomic
-    for readers and for a crash of this process; what ``numpy.save`` and
-    ``scipy.sparse.save_npz`` do), roughly halving the time of a large write.
+    Durability. Every write is atomic: readers see the old file or the complete
+    new one, never a partial file, whatever happens to this process. ``sync``
+    (``.arrow`` streams; the other kinds always sync) chooses what survives an
+    operating-system crash or power loss:
+
+    * ``sync=True`` (the default): the file is fsynced before the rename and its
+      directory after it, so when ``write`` returns the new file is on storage
+      and survives a crash or power loss;
+    * ``sync=False``: no fsync; the file sits in the OS page cache and reaches
+      storage when the kernel writes it back (typically within 30 s): a crash or
+      power loss before that may leave the old, an empty or a partial file. This
+      is what ``numpy.save`` and ``scipy.sparse.save_npz`` give, and it is faster
+      (python/benches/bench_scipy.py measures both against ``save_npz`` with and
+      without an fsync).
 
     >>> import arrow_sparse, numpy as np, tempfile, os
     >>> path = os.path.join(tempfile.mkdtemp(), "t.parquet")

@@ -120,6 +120,8 @@ def main():
         "as_nosync": lambda: arrow_sparse.write(arrow, m, sync=False),
         "as_sync": lambda: arrow_sparse.write(arrow, m),
     }
+    for f in writers.values():  # warm-up, not counted (first-call set-up of either library)
+        f()
     w = {k: [] for k in writers}
     wpeak = {k: 0 for k in writers}
     r_np, r_as, r_trust = [], [], []
