@@ -303,8 +303,6 @@ impl<R: Read> Iterator for TensorStreamReader<R> {
 
 #[cfg(test)]
 mod sync_tests {
-    use super::*;
-
     /// A stream written with and without the sync holds exactly the bytes given
     /// (pieces smaller and larger than a write buffer, at odd offsets); an
     /// unsynced write is renamed into place like a synced one and leaves no
