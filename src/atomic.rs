@@ -1,5 +1,6 @@
 //! Atomic file writes: everything goes to a temporary file in the destination's
-//! directory, which is synced and then renamed over the destination, so that a
+//! directory, which is synced and then renamed over the destination (and the
+//! directory synced, so that the new name is on storage too), so that a
 //! failed write never leaves a partial file there. Every writer of the crate (IPC
 //! streams, text and npz files, sparse tensor columns) goes through
 //! [`write_atomic`]; the Parquet writer, which streams row groups over many calls,
@@ -149,7 +150,10 @@ impl AtomicFile {
         self.commit_with(true)
     }
 
-    /// [`commit`](Self::commit), with the sync only when `sync` is set.
+    /// [`commit`](Self::commit), with the syncs only when `sync` is set: the file
+    /// before the rename (its contents are on storage), the directory after it
+    /// (the rename is too: after an OS crash or power loss the destination holds
+    /// the new file, not the old one).
     pub(crate) fn commit_with(mut self, sync: bool) -> Result<u64> {
         let file = self.file.as_ref().expect("present until commit or drop");
         let result = (|| {
@@ -159,6 +163,9 @@ impl AtomicFile {
             }
             let bytes = file.metadata()?.len();
             std::fs::rename(&self.tmp, &self.dest)?;
+            if sync {
+                sync_folder(folder(&self.dest))?;
+            }
             Ok(bytes)
         })();
         let bytes = result.map_err(|e| dest_error(&self.dest, e))?;
@@ -218,6 +225,23 @@ pub fn remove_stale_temporaries(dir: impl AsRef<Path>) -> Result<Vec<PathBuf>> {
     }
     removed.sort();
     Ok(removed)
+}
+
+/// Sync directory `dir` (its entries: a rename into it) to storage. File systems
+/// that cannot sync a directory (EINVAL, as some network and FUSE file systems
+/// answer) are skipped: their renames are as durable as they get.
+#[cfg(unix)]
+fn sync_folder(dir: &Path) -> std::io::Result<()> {
+    match File::open(dir)?.sync_all() {
+        Err(e) if e.kind() == std::io::ErrorKind::InvalidInput => Ok(()),
+        other => other,
+    }
+}
+
+/// Elsewhere directories cannot be opened as files; the rename is what it is.
+#[cfg(not(unix))]
+fn sync_folder(_dir: &Path) -> std::io::Result<()> {
+    Ok(())
 }
 
 /// The folder of `dest` (`.` for a bare file name).

@@ -209,30 +209,6 @@ fn advise(start: usize, len: usize) {
 #[cfg(not(target_os = "linux"))]
 fn advise(_start: usize, _len: usize) {}
 
-/// Ask the OS to start writing `len` bytes of `file` at `offset` to storage now,
-/// without waiting for it (Linux `sync_file_range(SYNC_FILE_RANGE_WRITE)`), so
-/// that a later `fsync` finds most of a large file already written. Only advice:
-/// errors are ignored, other systems do nothing, and durability still comes from
-/// the `fsync`.
-#[cfg(target_os = "linux")]
-pub(crate) fn start_writeback(file: &std::fs::File, offset: u64, len: u64) {
-    use std::os::fd::AsRawFd;
-    let (Ok(offset), Ok(len)) = (i64::try_from(offset), i64::try_from(len)) else {
-        return;
-    };
-    // SAFETY: sync_file_range reads only its integer arguments (no memory is
-    // passed); `file` is open for the duration of the call. It never changes the
-    // file's contents; a refused request (bad range, unsupported file system) is an
-    // error return, ignored here.
-    unsafe {
-        libc::sync_file_range(file.as_raw_fd(), offset, len, libc::SYNC_FILE_RANGE_WRITE);
-    }
-}
-
-/// Elsewhere: nothing (the final sync writes everything).
-#[cfg(not(target_os = "linux"))]
-pub(crate) fn start_writeback(_file: &std::fs::File, _offset: u64, _len: u64) {}
-
 // The doc examples inside the macro are shared by both expansions: type names are
 // spliced in with `concat!` / `stringify!`, so they only use variants (Int8 ... Int64,
 // UInt8 ... UInt64) that both the value and the index enums have.

@@ -32,9 +32,8 @@ from .errors import *  # noqa: F401,F403
 from .errors import __all__ as _error_names
 
 __all__ = [
-    "Tensor", "Reader", "read", "open", "write", "spmv", "spmm", "mttkrp", "ttv", "sum", "sum_duplicates", "add",
-    "subtract",
-    "multiply", "scale", "allclose",
+    "Tensor", "Reader", "read", "open", "write", "spmv", "spmm", "mttkrp", "ttv", "sum", "sum_duplicates",
+    "canonicalize", "transpose", "map_values", "add", "subtract", "multiply", "scale", "allclose",
 ] + list(
     _error_names
 )
@@ -198,6 +197,11 @@ class Tensor:
         """The same entries in format ``to`` (``"coo"``, ``"csr"``, ``"csc"``,
         ``"csf"``, ``"dense"``, ``"gcs"``, ``"dm"``) with indices of ``index_type``;
         ``axis_order`` for CSF. Entries are kept as stored (duplicates too).
+        CSR <-> CSC with the index type kept (``index_type`` equal to the
+        tensor's index and indptr type) runs the library's ``transpose_csx``
+        kernel directly (one radix scatter, like scipy's ``tocsc``); every other
+        conversion goes through COO. (For the transposed matrix, see
+        :func:`transpose`.)
 
         >>> import arrow_sparse, numpy as np
         >>> t = arrow_sparse.Tensor.from_numpy(np.array([[0, 2.0], [3.0, 0]]))
@@ -702,11 +706,20 @@ def write(path, tensors, *, to=None, index_type=None, axis_order=None, dimension
       table for ``.parquet``; the tensors must share format, value and index
       types and ndim.
 
-    ``sync`` (``.arrow`` streams only): ``True`` (the default) syncs the file to
-    storage before it is renamed into place, so that after the call returns it
-    survives an OS crash or power loss; ``False`` skips the sync (still atomic
-    for readers and for a crash of this process; what ``numpy.save`` and
-    ``scipy.sparse.save_npz`` do), roughly halving the time of a large write.
+    Durability. Every write is atomic: readers see the old file or the complete
+    new one, never a partial file, whatever happens to this process. ``sync``
+    (``.arrow`` streams; the other kinds always sync) chooses what survives an
+    operating-system crash or power loss:
+
+    * ``sync=True`` (the default): the file is fsynced before the rename and its
+      directory after it, so when ``write`` returns the new file is on storage
+      and survives a crash or power loss;
+    * ``sync=False``: no fsync; the file sits in the OS page cache and reaches
+      storage when the kernel writes it back (typically within 30 s): a crash or
+      power loss before that may leave the old, an empty or a partial file. This
+      is what ``numpy.save`` and ``scipy.sparse.save_npz`` give, and it is faster
+      (python/benches/bench_scipy.py measures both against ``save_npz`` with and
+      without an fsync).
 
     >>> import arrow_sparse, numpy as np, tempfile, os
     >>> path = os.path.join(tempfile.mkdtemp(), "t.parquet")
@@ -799,7 +812,7 @@ def _out_flat(out):
     return out.reshape(-1)
 
 
-def mttkrp(a, mode, factors):
+def mttkrp(a, mode, factors, *, shape=None):
     """MTTKRP (matricized tensor times Khatri-Rao product) along ``mode``:
     ``M[i, r] = sum of value * prod_{d != mode} factors[d][x[d], r]`` over the
     stored entries ``x`` with ``x[mode] = i``. ``factors`` holds one
@@ -809,20 +822,35 @@ def mttkrp(a, mode, factors):
     or a CSF tensor with indices other than int32 / int64, is converted to an
     int64 CSF tensor first (a copy).
 
-    >>> import arrow_sparse, numpy as np
+    With ``shape`` (the tensor's shape), ``a`` is instead the tensor matricized
+    along ``mode``, as a CSR matrix of ``shape[mode]`` rows whose column is the
+    row-major linear index of the other coordinates (in increasing dimension
+    order): the library's ``mttkrp_csr`` kernel, which recomputes each entry's
+    coordinates from its column. The result is the same; use it when the data
+    already is such a matrix (a scipy ``csr_array`` is read in place).
+
+    >>> import arrow_sparse, numpy as np, scipy.sparse as sp
     >>> x = np.zeros((2, 3, 4)); x[0, 1, 2] = 2.0; x[1, 2, 3] = 3.0
     >>> t = arrow_sparse.Tensor.from_numpy(x).convert("csf", "int32")
     >>> f = [None, np.ones((3, 2)), np.arange(8.0).reshape(4, 2)]
     >>> arrow_sparse.mttkrp(t, 0, f)
     array([[ 8., 10.],
            [18., 21.]])
+    >>> arrow_sparse.mttkrp(sp.csr_array(x.reshape(2, 12)), 0, f, shape=(2, 3, 4))
+    array([[ 8., 10.],
+           [18., 21.]])
     """
     t = _as_tensor(a)
-    if not 0 <= mode < t.ndim:
-        raise IndexError(f"mode {mode} out of range for a {t.ndim}-dimensional tensor")
+    ndim = t.ndim if shape is None else len(shape)
+    if not 0 <= mode < ndim:
+        raise IndexError(f"mode {mode} out of range for a {ndim}-dimensional tensor")
     fs = [None if f is None else _vector(f, t.dtype, f"factors[{d}]") for d, f in enumerate(factors)]
-    flat, rank = _native.mttkrp(t._t, mode, fs)
-    return flat.reshape(t.shape[mode], rank)
+    if shape is None:
+        flat, rank = _native.mttkrp(t._t, mode, fs)
+        return flat.reshape(t.shape[mode], rank)
+    shape = [int(n) for n in shape]
+    flat, rank = _native.mttkrp(t._t, mode, fs, shape)
+    return flat.reshape(shape[mode], rank)
 
 
 def ttv(a, mode, v, *, dense=False):
@@ -859,7 +887,100 @@ def sum_duplicates(a):
     >>> s.nnz, s.is_canonical, s.to_numpy().tolist()
     (2, True, [[2.0, 0.0, 0.0], [0.0, 0.0, 6.0]])
     """
-    return Tensor(_native.sum_duplicates(_as_tensor(a)._t))
+    return Tensor(_native.coo_fold(_as_tensor(a)._t, "sum_duplicates"))
+
+
+def canonicalize(a):
+    """The COO tensor ``a`` in canonical form: entries sorted lexicographically
+    by coordinate (row-major coordinate layout), repeated coordinates summed.
+    Unlike :func:`sum_duplicates`, an integer sum is checked at every step (a
+    partial sum that overflows the value type raises
+    :class:`NumericOverflowError`), and a tensor that already is canonical and
+    row-major is returned with its buffers shared (no copy). Other formats raise
+    :class:`UnsupportedError` (CSR / CSC / CSF hold no duplicates; convert to COO
+    first).
+
+    >>> import arrow_sparse, numpy as np, scipy.sparse as sp
+    >>> m = sp.coo_array((np.array([1, 2, 5]), (np.array([1, 0, 1]), np.array([2, 0, 2]))), shape=(2, 3))
+    >>> c = arrow_sparse.canonicalize(m)
+    >>> c.is_canonical, c.buffers()["coords"].tolist(), c.buffers()["values"].tolist()
+    (True, [[0, 0], [1, 2]], [2, 6])
+    """
+    return Tensor(_native.coo_fold(_as_tensor(a)._t, "canonicalize"))
+
+
+def transpose(a):
+    """The transposed tensor (axes reversed, as numpy's ``.T``), sharing the
+    buffers of ``a`` where the format allows it: a CSR ``m x n`` matrix becomes
+    the CSC ``n x m`` matrix over the same ``indptr`` / ``indices`` / ``values``
+    (and CSC becomes CSR), a CSF tensor keeps its tree with the axis order
+    renumbered, a dense tensor gets reversed strides: no copy, O(1). A COO
+    tensor shares its values and gets new coordinates (a copy of the coordinate
+    buffer, columns reversed). Dimension names are reversed too. GCS and DM
+    tensors raise :class:`UnsupportedError` (convert them first).
+
+    To keep the matrix and change only its compression (CSR <-> CSC, the
+    library's ``transpose_csx``), use :meth:`Tensor.convert`.
+
+    >>> import arrow_sparse, numpy as np, scipy.sparse as sp
+    >>> m = sp.csr_array(np.array([[1.0, 0, 2], [0, 3, 0]]))
+    >>> t = arrow_sparse.transpose(m)
+    >>> t.format, t.shape, t.to_numpy().tolist()
+    ('csc', (3, 2), [[1.0, 0.0], [0.0, 3.0], [2.0, 0.0]])
+    >>> np.shares_memory(t.buffers()["indices"], arrow_sparse.Tensor.from_scipy(m).buffers()["indices"])
+    True
+    """
+    t = _as_tensor(a)
+    shape = tuple(reversed(t.shape))
+    names = list(reversed(t.dim_names)) if t.dim_names else None
+    b, f, n = t.buffers(), t.format, t.ndim
+    if f in ("csr", "csc"):
+        return Tensor(_native.Tensor._from_arrays("csc" if f == "csr" else "csr", list(shape), b, dim_names=names,
+                                                  validate=False))
+    if f == "dense":
+        return Tensor(_native.Tensor._from_arrays("dense", list(shape), b, dim_names=names,
+                                                  strides=list(reversed(t.strides)), validate=False))
+    if f == "csf":
+        return Tensor(_native.Tensor._from_arrays("csf", list(shape), b, dim_names=names,
+                                                  axis_order=[n - 1 - d for d in t.axis_order], validate=False))
+    if f == "coo":
+        # buffers() shows the coordinates as nnz x ndim whatever their layout
+        rev = _np.ascontiguousarray(b["coords"][:, ::-1]).reshape(-1)
+        return Tensor(_native.Tensor._from_arrays("coo", list(shape), {"coords": rev, "values": b["values"]},
+                                                  dim_names=names, validate=False))
+    raise UnsupportedError(f"transpose of a {f} tensor: convert it to COO, CSR, CSC, CSF or dense first")
+
+
+def map_values(a, func, *, dtype=None):
+    """The tensor with every stored value replaced by ``func(values)``, in the same
+    format and shape, over the same index buffers (shared, not copied). ``func``
+    is called once, with the read-only numpy array of the stored values (a view
+    of the tensor's buffer; for GCS / DM tensors, of their storage), and must
+    return an array of the same length: a numpy ufunc (``np.sqrt``,
+    ``np.negative``), ``lambda v: v * 2 + 1``, ``np.abs``... It runs under the
+    GIL (it is Python); rebuilding the tensor is O(1). ``dtype`` casts the
+    result (default: whatever ``func`` returns, which must be one of the 11 value
+    types). Like the library's ``map_values``, stored zeros stay stored (a value
+    mapped to 0 is kept as an explicit entry).
+
+    >>> import arrow_sparse, numpy as np, scipy.sparse as sp
+    >>> m = sp.csr_array(np.array([[4.0, 0], [0, 9.0]]))
+    >>> r = arrow_sparse.map_values(m, np.sqrt)
+    >>> r.format, r.to_numpy().tolist()
+    ('csr', [[2.0, 0.0], [0.0, 3.0]])
+    >>> arrow_sparse.map_values(m, lambda v: v > 5, dtype=np.int8).buffers()["values"]
+    array([0, 1], dtype=int8)
+    """
+    t = _as_tensor(a)
+    b = t.buffers()
+    values = b["storage.values"] if t.format == "dm" else b["values"]
+    out = _np.asarray(func(values))
+    if dtype is not None:
+        out = out.astype(dtype, copy=False)
+    if out.ndim != 1 or out.shape[0] != values.shape[0]:
+        raise LengthError(f"map_values: func returned an array of shape {out.shape}, "
+                          f"expected {values.shape[0]} values (one per stored value)")
+    return Tensor(_native.with_values(t._t, _np.ascontiguousarray(out)))
 
 
 def scale(a, alpha):

@@ -5,15 +5,21 @@
 
 use arrow_buffer::{Buffer, ScalarBuffer};
 use arrow_sparse::kernels::Numeric;
-use arrow_sparse::kernels::csf::{mttkrp as mttkrp_kernel, ttv as ttv_kernel, ttv_dense};
+use arrow_sparse::kernels::convert::{canonicalize as canonicalize_kernel, transpose_csx};
+use arrow_sparse::kernels::csf::{
+    mttkrp as mttkrp_kernel, mttkrp_csr, ttv as ttv_kernel, ttv_dense,
+};
 use arrow_sparse::kernels::elementwise::{
     BinaryOp, binary, scale as scale_kernel, sum_duplicates as sum_duplicates_kernel,
+    with_values as with_values_kernel,
 };
 use arrow_sparse::kernels::reduce::{
     SumOutput, allclose as allclose_kernel, sum_all, sum_axes_with,
 };
 use arrow_sparse::kernels::spmv::{spmm_scaled_into, spmv as spmv_kernel, spmv_scaled_into};
-use arrow_sparse::{AnyCsf, AnyTensor, DenseTensor, Error, Format, IndexType, Value, ValueType};
+use arrow_sparse::{
+    AnyCsf, AnyCsx, AnyTensor, DenseTensor, Error, Format, IndexType, Value, ValueType,
+};
 use half::f16;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -109,6 +115,53 @@ macro_rules! with_value {
                 type $V = f64;
                 $body
             }
+        }
+    };
+}
+
+/// Run `$body` (a `PyResult`) with `$I` bound to the Rust type of index type
+/// `$t`; an index type this binding does not know is an `UnsupportedError` about
+/// `$what`.
+macro_rules! with_index {
+    ($t:expr, $what:expr, $I:ident => $body:expr) => {
+        match $t {
+            IndexType::Int8 => {
+                type $I = i8;
+                $body
+            }
+            IndexType::Int16 => {
+                type $I = i16;
+                $body
+            }
+            IndexType::Int32 => {
+                type $I = i32;
+                $body
+            }
+            IndexType::Int64 => {
+                type $I = i64;
+                $body
+            }
+            IndexType::UInt8 => {
+                type $I = u8;
+                $body
+            }
+            IndexType::UInt16 => {
+                type $I = u16;
+                $body
+            }
+            IndexType::UInt32 => {
+                type $I = u32;
+                $body
+            }
+            IndexType::UInt64 => {
+                type $I = u64;
+                $body
+            }
+            other => Err(to_py(Error::Unsupported(format!(
+                "{} with {} indices",
+                $what,
+                other.name()
+            )))),
         }
     };
 }
@@ -340,10 +393,70 @@ fn csf_of(py: Python<'_>, t: &AnyTensor) -> PyResult<AnyCsf> {
     }
 }
 
-/// Run `$body` with `$I` bound to the index type of a CSF tensor from [`csf_of`].
-macro_rules! with_csf_index {
-    ($c:expr, $I:ident => $body:expr) => {
-        match $c.index_type() {
+fn type_mismatch(what: &str, expected: ValueType, found: ValueType) -> PyErr {
+    to_py(Error::Type {
+        what: what.into(),
+        expected: expected.name().into(),
+        found: found.name().into(),
+    })
+}
+
+/// The factor matrices of an MTTKRP on a tensor of `shape`: `factors[d]` a
+/// C-contiguous `shape[d] x rank` array of value type `vt` (None: not read, an
+/// empty placeholder).
+fn dense_factors<V: Numeric>(
+    factors: &[Option<Bound<'_, PyAny>>],
+    shape: &[usize],
+    vt: ValueType,
+) -> PyResult<Vec<DenseTensor<V>>> {
+    let mut fs = Vec::with_capacity(factors.len());
+    for (d, f) in factors.iter().enumerate() {
+        let dense = match f {
+            None => DenseTensor::<V>::try_new(vec![0, 0], ScalarBuffer::from(Vec::<V>::new()))
+                .py_err()?,
+            Some(f) => {
+                let buf = operand(f, &format!("factors[{d}]"), vt)?;
+                let dims: Vec<usize> = f.getattr("shape")?.extract()?;
+                let rows = shape.get(d).copied().unwrap_or(0);
+                let fshape = match dims[..] {
+                    [r, k] => vec![r, k],
+                    _ => vec![rows, dims.iter().product::<usize>() / rows.max(1)],
+                };
+                DenseTensor::<V>::try_new(fshape, ScalarBuffer::from(buf)).py_err()?
+            }
+        };
+        fs.push(dense);
+    }
+    Ok(fs)
+}
+
+/// `t` as a CSR matrix with int32 / int64 indices and indptr (the types the
+/// CSR MTTKRP is compiled for here); other index types are widened to int64
+/// (a copy). Other formats are refused: `shape=` says `t` is a matricization.
+fn csr_of(py: Python<'_>, t: &AnyTensor) -> PyResult<AnyCsx> {
+    let AnyTensor::Csx(m) = t else {
+        return Err(to_py(Error::Unsupported(format!(
+            "mttkrp with shape= takes the CSR matricization of the tensor, not a {} tensor",
+            t.format()
+        ))));
+    };
+    let narrow = |i: IndexType| matches!(i, IndexType::Int32 | IndexType::Int64);
+    if narrow(m.index_type()) && narrow(m.indptr_type()) {
+        return Ok(m.clone());
+    }
+    match guarded(py, || t.convert(t.format(), IndexType::Int64, None))? {
+        AnyTensor::Csx(m) => Ok(m),
+        other => Err(to_py(Error::Unsupported(format!(
+            "converting to CSR gave a {} tensor",
+            other.format()
+        )))),
+    }
+}
+
+/// Run `$body` with `$I` bound to the Rust type of an int32 / int64 index type.
+macro_rules! with_narrow_index {
+    ($t:expr, $I:ident => $body:expr) => {
+        match $t {
             IndexType::Int32 => {
                 type $I = i32;
                 $body
@@ -356,50 +469,41 @@ macro_rules! with_csf_index {
     };
 }
 
-fn type_mismatch(what: &str, expected: ValueType, found: ValueType) -> PyErr {
-    to_py(Error::Type {
-        what: what.into(),
-        expected: expected.name().into(),
-        found: found.name().into(),
-    })
-}
-
 /// MTTKRP (see `arrow_sparse.mttkrp`): `factors[d]` is a C-contiguous
 /// `shape[d] x rank` array (None at `mode`); returns the flat `shape[mode] x rank`
-/// result and the rank.
+/// result and the rank. Without `shape`, `a` is the tensor (the CSF kernel);
+/// with it, `a` is the CSR matricization of a tensor of that shape along `mode`
+/// (`kernels::csf::mttkrp_csr`).
 #[pyfunction]
+#[pyo3(signature = (a, mode, factors, shape = None))]
 pub(crate) fn mttkrp(
     py: Python<'_>,
     a: &Tensor,
     mode: usize,
     factors: Vec<Option<Bound<'_, PyAny>>>,
+    shape: Option<Vec<usize>>,
 ) -> PyResult<(Py<PyAny>, usize)> {
     let t = &a.message.tensor;
     let vt = t.value_type();
-    let c = csf_of(py, t)?;
-    let shape = t.shape().to_vec();
     with_value!(vt, V => {
-        let mut fs = Vec::with_capacity(factors.len());
-        for (d, f) in factors.iter().enumerate() {
-            let dense = match f {
-                None => DenseTensor::<V>::try_new(vec![0, 0], ScalarBuffer::from(Vec::<V>::new())).py_err()?,
-                Some(f) => {
-                    let buf = operand(f, &format!("factors[{d}]"), vt)?;
-                    let dims: Vec<usize> = f.getattr("shape")?.extract()?;
-                    let rows = shape.get(d).copied().unwrap_or(0);
-                    let fshape = match dims[..] {
-                        [r, k] => vec![r, k],
-                        _ => vec![rows, dims.iter().product::<usize>() / rows.max(1)],
-                    };
-                    DenseTensor::<V>::try_new(fshape, ScalarBuffer::from(buf)).py_err()?
-                }
-            };
-            fs.push(dense);
-        }
-        let m = with_csf_index!(c, I => {
-            let typed = c.downcast::<V, I, I>().ok_or_else(|| type_mismatch("MTTKRP tensor", vt, c.value_type()))?;
-            guarded(py, || mttkrp_kernel::<V, I, I>(&typed, mode, &fs))?
-        });
+        let m = match shape {
+            None => {
+                let c = csf_of(py, t)?;
+                let fs = dense_factors::<V>(&factors, t.shape(), vt)?;
+                with_narrow_index!(c.index_type(), I => {
+                    let typed = c.downcast::<V, I, I>().ok_or_else(|| type_mismatch("MTTKRP tensor", vt, c.value_type()))?;
+                    guarded(py, || mttkrp_kernel::<V, I, I>(&typed, mode, &fs))?
+                })
+            }
+            Some(shape) => {
+                let c = csr_of(py, t)?;
+                let fs = dense_factors::<V>(&factors, &shape, vt)?;
+                with_narrow_index!(c.index_type(), I => with_narrow_index!(c.indptr_type(), P => {
+                    let typed = c.downcast::<V, I, P>().ok_or_else(|| type_mismatch("MTTKRP matrix", vt, c.value_type()))?;
+                    guarded(py, || mttkrp_csr::<V, I, P>(&typed, &shape, mode, &fs))?
+                }))
+            }
+        };
         let rank = m.shape().get(1).copied().unwrap_or(0);
         let values: Vec<V> = m.values().to_vec();
         Ok((vector_out(py, vt, values)?, rank))
@@ -423,7 +527,7 @@ pub(crate) fn ttv(
     let c = csf_of(py, t)?;
     with_value!(vt, V => {
         let vs = ScalarBuffer::<V>::from(vb);
-        let r: AnyTensor = with_csf_index!(c, I => {
+        let r: AnyTensor = with_narrow_index!(c.index_type(), I => {
             let typed = c.downcast::<V, I, I>().ok_or_else(|| type_mismatch("TTV tensor", vt, c.value_type()))?;
             if dense {
                 guarded(py, || ttv_dense::<V, I, I>(&typed, mode, &vs))?.into()
@@ -435,41 +539,61 @@ pub(crate) fn ttv(
     })
 }
 
-/// The COO tensor `a` with its duplicate coordinates summed (kernels'
-/// accumulation rule), sorted: canonical.
+/// A COO tensor folded: `op` `"sum_duplicates"` (duplicate coordinates summed
+/// by the kernels' accumulation rule, sorted) or `"canonicalize"` (sorted
+/// lexicographically, duplicates summed with checked steps, row-major coordinates;
+/// an already canonical row-major tensor is returned as it is).
 #[pyfunction]
-pub(crate) fn sum_duplicates(py: Python<'_>, a: &Tensor) -> PyResult<Tensor> {
+pub(crate) fn coo_fold(py: Python<'_>, a: &Tensor, op: &str) -> PyResult<Tensor> {
+    let canonical = match op {
+        "sum_duplicates" => false,
+        "canonicalize" => true,
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "unknown COO operation {other:?}"
+            )));
+        }
+    };
     let AnyTensor::Coo(c) = &a.message.tensor else {
         return Err(to_py(Error::Unsupported(format!(
-            "sum_duplicates of a {} tensor (it is for COO; other formats hold no duplicates to sum)",
+            "{op} of a {} tensor (it is for COO; other formats hold no duplicates to sum)",
             a.message.tensor.format()
         ))));
     };
-    macro_rules! run {
-        ($I:ty) => {
-            with_value!(c.value_type(), V => {
-                let typed = c.downcast::<V, $I>().ok_or_else(|| {
-                    to_py(Error::Unsupported(format!("a COO tensor of {}", c.value_type().name())))
-                })?;
-                let r = guarded(py, || sum_duplicates_kernel::<V, $I>(&typed))?;
-                Ok(Tensor::new(AnyTensor::from(r).into()))
-            })
+    with_index!(c.index_type(), op, I => with_value!(c.value_type(), V => {
+        let typed = c.downcast::<V, I>().ok_or_else(|| type_mismatch(op, c.value_type(), c.value_type()))?;
+        let r = if canonical {
+            guarded(py, || canonicalize_kernel::<V, I>(&typed))?
+        } else {
+            guarded(py, || sum_duplicates_kernel::<V, I>(&typed))?
         };
-    }
-    match c.index_type() {
-        IndexType::Int8 => run!(i8),
-        IndexType::Int16 => run!(i16),
-        IndexType::Int32 => run!(i32),
-        IndexType::Int64 => run!(i64),
-        IndexType::UInt8 => run!(u8),
-        IndexType::UInt16 => run!(u16),
-        IndexType::UInt32 => run!(u32),
-        IndexType::UInt64 => run!(u64),
-        other => Err(to_py(Error::Unsupported(format!(
-            "sum_duplicates with {} indices",
-            other.name()
-        )))),
-    }
+        Ok(Tensor::new(AnyTensor::from(r).into()))
+    }))
+}
+
+/// The same matrix compressed along the other axis (CSR <-> CSC) with the same
+/// index types: `kernels::convert::transpose_csx` (one radix scatter, no COO in
+/// between), what `Tensor.convert("csc" / "csr")` runs when the index type stays.
+pub(crate) fn recompress(py: Python<'_>, m: &AnyCsx) -> PyResult<AnyCsx> {
+    let what = "CSR <-> CSC";
+    with_index!(m.index_type(), what, I => with_index!(m.indptr_type(), what, P => with_value!(m.value_type(), V => {
+        let typed = m.downcast::<V, I, P>().ok_or_else(|| type_mismatch(what, m.value_type(), m.value_type()))?;
+        Ok(AnyCsx::from(guarded(py, || transpose_csx::<V, I, P>(&typed))?))
+    })))
+}
+
+/// The tensor with the numpy array `values` as its stored values (same format,
+/// shape and index buffers, shared): `kernels::elementwise::with_values`.
+#[pyfunction]
+pub(crate) fn with_values(
+    py: Python<'_>,
+    a: &Tensor,
+    values: &Bound<'_, PyAny>,
+) -> PyResult<Tensor> {
+    let v = crate::tensor::values_from(values)?;
+    let t = &a.message.tensor;
+    let r = guarded(py, || with_values_kernel(t, v))?;
+    Ok(Tensor::new(r.into()))
 }
 
 /// Every stored value times `alpha` (checked for integers), same format.

@@ -28,7 +28,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(kernels::spmm, m)?)?;
     m.add_function(wrap_pyfunction!(kernels::mttkrp, m)?)?;
     m.add_function(wrap_pyfunction!(kernels::ttv, m)?)?;
-    m.add_function(wrap_pyfunction!(kernels::sum_duplicates, m)?)?;
+    m.add_function(wrap_pyfunction!(kernels::coo_fold, m)?)?;
+    m.add_function(wrap_pyfunction!(kernels::with_values, m)?)?;
     m.add_function(wrap_pyfunction!(kernels::scale, m)?)?;
     m.add_function(wrap_pyfunction!(kernels::allclose, m)?)?;
     Ok(())

@@ -120,7 +120,7 @@ fn value_type_of(typestr: &str) -> PyResult<ValueType> {
 }
 
 /// A value buffer over the memory of a numpy array (no copy).
-fn values_from(array: &Bound<'_, PyAny>) -> PyResult<ValueBuffer> {
+pub(crate) fn values_from(array: &Bound<'_, PyAny>) -> PyResult<ValueBuffer> {
     let (buffer, typestr) = import(array)?;
     let t = value_type_of(&typestr)?;
     Ok(typed_value(t, buffer))
@@ -483,7 +483,18 @@ impl Tensor {
     ) -> PyResult<Tensor> {
         let to = parse_format(to)?;
         let it = parse_index_type(index_type)?;
-        let t = guarded(py, || self.tensor().convert(to, it, axis_order.as_deref()))?;
+        let t = match self.tensor() {
+            // CSR <-> CSC keeping the index types: the transpose kernel, no COO between
+            AnyTensor::Csx(m)
+                if matches!(to, Format::Csr | Format::Csc)
+                    && to != self.tensor().format()
+                    && m.index_type() == it
+                    && m.indptr_type() == it =>
+            {
+                AnyTensor::Csx(crate::kernels::recompress(py, m)?)
+            }
+            t => guarded(py, || t.convert(to, it, axis_order.as_deref()))?,
+        };
         Ok(Tensor::new(TensorMessage {
             tensor: t,
             custom_metadata: self.message.custom_metadata.clone(),

@@ -17,10 +17,11 @@ GOLDEN = REPO / "format" / "golden"
 
 
 def peer_path():
-    """The C++ peer (ARROW_SPARSE_PEER, set by scripts/test-all.sh)."""
-    p = os.environ.get("ARROW_SPARSE_PEER")
-    if not p or not os.access(p, os.X_OK):
-        pytest.fail("ARROW_SPARSE_PEER must name the C++ peer (bash scripts/setup-interop.sh prints it)")
+    """The C++ peer: ARROW_SPARSE_PEER (set by scripts/test-all.sh), else where
+    scripts/setup-interop.sh builds it (target/peer/arrow-sparse-peer)."""
+    p = os.environ.get("ARROW_SPARSE_PEER") or str(REPO / "target" / "peer" / "arrow-sparse-peer")
+    if not os.access(p, os.X_OK):
+        pytest.fail(f"no C++ peer at {p}: run bash scripts/setup-interop.sh (or set ARROW_SPARSE_PEER)")
     return p
 
 
@@ -31,10 +32,13 @@ def run_peer(*args):
 
 
 def cli_path():
-    """The arrow-sparse CLI (ARROW_SPARSE_CLI, set by scripts/test-all.sh)."""
-    p = os.environ.get("ARROW_SPARSE_CLI")
-    if not p or not os.access(p, os.X_OK):
-        pytest.fail("ARROW_SPARSE_CLI must name the arrow-sparse binary (cargo build --bin arrow-sparse)")
+    """The arrow-sparse CLI: ARROW_SPARSE_CLI (set by scripts/test-all.sh), else
+    the debug build of ``cargo build --bin arrow-sparse`` (in CARGO_TARGET_DIR or
+    target/)."""
+    target = pathlib.Path(os.environ.get("CARGO_TARGET_DIR") or REPO / "target")
+    p = os.environ.get("ARROW_SPARSE_CLI") or str(target / "debug" / "arrow-sparse")
+    if not os.access(p, os.X_OK):
+        pytest.fail(f"no arrow-sparse binary at {p}: run cargo build --bin arrow-sparse (or set ARROW_SPARSE_CLI)")
     return p
 
 

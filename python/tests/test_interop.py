@@ -17,6 +17,19 @@ VALUE_TYPES = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "
 INDEX_TYPES = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32"]
 
 
+def _rewritten_identically(ours, tmp_path):
+    """libarrow re-encodes the tensors of stream ``ours`` it read to the same bytes,
+    and so does the Rust API (the CLI reads and rewrites the stream); returns
+    libarrow's file."""
+    theirs = tmp_path / "libarrow.arrow"
+    run_peer("rewrite", ours, theirs)
+    assert ours.read_bytes() == theirs.read_bytes()
+    rust = tmp_path / "rust.arrow"
+    subprocess.run([cli_path(), "convert", str(ours), str(rust)], check=True, capture_output=True)
+    assert ours.read_bytes() == rust.read_bytes()
+    return theirs
+
+
 def random_dense(rng, shape, dtype, density=0.4):
     dtype = np.dtype(dtype)
     if dtype.kind == "f":
@@ -81,14 +94,7 @@ def test_written_from_python_read_by_libarrow_byte_identical(tmp_path):
         want = same_entries(entries(t), line, what)
         assert (want["format"], want["value_type"], want["index_type"]) == (t.format, t.value_type, t.index_type), what
         assert want["shape"] == list(t.shape) and want["dim_names"] == t.dim_names, what
-    # libarrow re-encodes the tensors it read to the same bytes
-    theirs = tmp_path / "libarrow.arrow"
-    run_peer("rewrite", ours, theirs)
-    assert ours.read_bytes() == theirs.read_bytes()
-    # the Rust API (the CLI reads and rewrites the stream) writes the same bytes
-    rust = tmp_path / "rust.arrow"
-    subprocess.run([cli_path(), "convert", str(ours), str(rust)], check=True, capture_output=True)
-    assert ours.read_bytes() == rust.read_bytes()
+    theirs = _rewritten_identically(ours, tmp_path)
     # and libarrow's file reads back from Python with libarrow's entries
     for (what, _, _), t, line in zip(CORPUS, arrow_sparse.read(theirs), dump):
         same_entries(entries(t), line, "libarrow's " + what)
@@ -159,9 +165,4 @@ def test_written_from_pyarrow_and_sparse_objects_read_by_libarrow(tmp_path):
     for (what, _, d), t, line in zip(objs, back, dump):
         assert np.array_equal(t.to_numpy(), d), what
         same_entries(entries(t), line, what)
-    theirs = tmp_path / "libarrow.arrow"
-    run_peer("rewrite", ours, theirs)
-    assert ours.read_bytes() == theirs.read_bytes()
-    rust = tmp_path / "rust.arrow"
-    subprocess.run([cli_path(), "convert", str(ours), str(rust)], check=True, capture_output=True)
-    assert ours.read_bytes() == rust.read_bytes()
+    _rewritten_identically(ours, tmp_path)

@@ -1,6 +1,7 @@
 """Zero copy: numpy views of a mapped stream point into the mapping and keep it
 alive; reading a large stream does not grow the process's anonymous memory by its
-size; tensors built from scipy / numpy use the caller's memory."""
+size; tensors built from scipy / numpy use the caller's memory, and writing them
+copies none of their buffers before encoding (peak resident memory)."""
 
 import gc
 import os
@@ -65,6 +66,43 @@ def test_reading_a_large_stream_does_not_copy_it(tmp_path):
     grown = rss_anon() - before
     assert total > 0
     assert grown < size // 10, f"anonymous memory grew by {grown} bytes reading {size}"
+
+
+def _status(key):
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(key + ":"):
+                return int(line.split()[1]) * 1024
+    raise AssertionError(f"no {key} in /proc/self/status")
+
+
+def _peak_growth(f):
+    """How far resident memory rose above its level at the start while f() ran
+    (VmHWM, reset through /proc/self/clear_refs; Linux >= 4.0)."""
+    gc.collect()
+    with open("/proc/self/clear_refs", "w") as c:
+        c.write("5")
+    before = _status("VmRSS")
+    f()
+    return _status("VmHWM") - before
+
+
+def test_writing_scipy_and_numpy_objects_copies_none_of_their_buffers(tmp_path):
+    n, nnz = 1_000_000, 8_000_000
+    rng = np.random.default_rng(4)
+    indptr = np.linspace(0, nnz, n + 1).astype(np.int64)
+    indices = np.sort(rng.integers(0, n, nnz, dtype=np.int32).reshape(-1, 8), axis=1).reshape(-1)
+    csr = sp.csr_array((rng.random(nnz), indices, indptr), shape=(n, n))
+    csc = sp.csc_array((csr.data, csr.indices, csr.indptr), shape=(n, n))  # the same buffers
+    dense = rng.random((4_000, 4_000))
+    path = tmp_path / "w.arrow"
+    arrow_sparse.write(tmp_path / "warm.arrow", sp.eye_array(3, format="csr"))  # first-call setup
+    for obj, size in ((csr, csr.data.nbytes + indices.nbytes + indptr.nbytes), (csc, None), (dense, dense.nbytes)):
+        for sync in (True, False):
+            size = size or csr.data.nbytes + indices.nbytes + indptr.nbytes
+            grown = _peak_growth(lambda: arrow_sparse.write(path, obj, sync=sync))
+            assert path.stat().st_size >= size
+            assert grown < size // 10, f"{type(obj).__name__}, sync={sync}: peak grew by {grown} writing {size} bytes"
 
 
 def test_from_scipy_and_from_numpy_use_the_callers_memory():

@@ -233,11 +233,13 @@ pub struct StreamWriteOptions {
     /// How CSF index buffer lengths are written.
     pub csf_lengths: CsfLengths,
     /// Whether [`write_tensor_stream`] syncs the temporary file to storage
-    /// (`fsync`) before renaming it over the destination (the default). Without
-    /// the sync the write is still atomic for readers and survives the writer's
-    /// crash (the rename publishes a complete file), but an operating-system crash
-    /// or power loss shortly after it may leave an empty or partial destination,
-    /// as with writers that do not sync (numpy's `save`, scipy's `save_npz`).
+    /// (`fsync`) before renaming it over the destination, and the directory after
+    /// the rename (the default): when the call returns, the new file survives an
+    /// operating-system crash or power loss. Without the syncs the write is still
+    /// atomic for readers and survives the writer's crash (the rename publishes a
+    /// complete file), but an operating-system crash or power loss shortly after
+    /// it may leave the old, an empty or a partial destination, as with writers
+    /// that do not sync (numpy's `save`, scipy's `save_npz`).
     /// Streamed writers ([`TensorStreamWriter`]) leave syncing to their caller.
     pub sync: bool,
 }
@@ -366,9 +368,7 @@ pub fn write_tensor_stream<'a>(
 ) -> Result<()> {
     let path = path.as_ref();
     crate::atomic::write_atomic_with(path, options.sync, |f| {
-        // a synced file is written back while it is encoded
-        let out = stream::Writeback::new(f, options.sync);
-        let mut w = TensorStreamWriter::new(std::io::BufWriter::new(out)).with_options(options);
+        let mut w = TensorStreamWriter::new(std::io::BufWriter::new(f)).with_options(options);
         for m in messages {
             w.write_with_metadata(&m.tensor, &m.custom_metadata)?;
         }

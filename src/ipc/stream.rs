@@ -301,78 +301,25 @@ impl<R: Read> Iterator for TensorStreamReader<R> {
     }
 }
 
-/// How many bytes a [`Writeback`] lets accumulate before it asks the OS to start
-/// writing them out: a multiple of every page size, large enough for sequential
-/// device writes, small enough that writeback of a large file starts early.
-const WRITEBACK_CHUNK: u64 = 8 << 20;
-
-/// A writer to a file that will be synced when complete: every
-/// [`WRITEBACK_CHUNK`] bytes it starts writing them to storage in the background
-/// (`sync_file_range` on Linux), so the final sync overlaps with encoding instead
-/// of following it. Without `eager` it only forwards writes.
-pub(crate) struct Writeback<'a> {
-    file: &'a mut std::fs::File,
-    eager: bool,
-    written: u64,
-    started: u64,
-}
-
-impl<'a> Writeback<'a> {
-    /// Write to `file`, starting writeback as it goes when `eager`.
-    pub(crate) fn new(file: &'a mut std::fs::File, eager: bool) -> Self {
-        Writeback {
-            file,
-            eager,
-            written: 0,
-            started: 0,
-        }
-    }
-}
-
-impl std::io::Write for Writeback<'_> {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        if !self.eager {
-            return std::io::Write::write(self.file, buf);
-        }
-        // never more than one chunk at a time, so a large buffer is written back
-        // while the rest of it is still being copied
-        let room = WRITEBACK_CHUNK - (self.written - self.started);
-        let take = buf.len().min(usize::try_from(room).unwrap_or(usize::MAX));
-        let n = std::io::Write::write(self.file, &buf[..take])?;
-        self.written += n as u64;
-        if self.written - self.started >= WRITEBACK_CHUNK {
-            crate::buffer::start_writeback(self.file, self.started, self.written - self.started);
-            self.started = self.written;
-        }
-        Ok(n)
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        std::io::Write::flush(self.file)
-    }
-}
-
 #[cfg(test)]
-mod writeback_tests {
-    use super::*;
-
-    /// A write through [`Writeback`] stores exactly the bytes given, across and
-    /// within chunk boundaries, eager or not; an unsynced write is renamed into
-    /// place like a synced one and leaves no temporary file.
+mod sync_tests {
+    /// A stream written with and without the sync holds exactly the bytes given
+    /// (pieces smaller and larger than a write buffer, at odd offsets); an
+    /// unsynced write is renamed into place like a synced one and leaves no
+    /// temporary file.
     #[test]
-    fn writeback_keeps_every_byte_and_unsynced_writes_are_atomic() {
+    fn synced_and_unsynced_writes_keep_every_byte_and_are_atomic() {
         use std::io::Write;
         let dir = tempfile::tempdir().unwrap();
-        let chunk = WRITEBACK_CHUNK as usize;
-        // pieces smaller than, equal to and larger than a chunk, at odd offsets
+        let chunk = 8 << 20;
         let data: Vec<u8> = (0..2 * chunk + 12_345)
             .map(|i| (i * 7 + i / 4096) as u8)
             .collect();
         let cuts = [0, 3, chunk - 1, chunk + 5, 2 * chunk + 12_345];
-        for (eager, sync) in [(true, true), (false, false), (true, false)] {
-            let dest = dir.path().join(format!("w-{eager}-{sync}.bin"));
+        for sync in [true, false] {
+            let dest = dir.path().join(format!("w-{sync}.bin"));
             crate::atomic::write_atomic_with(&dest, sync, |f| {
-                let mut w = Writeback::new(f, eager);
+                let mut w = std::io::BufWriter::new(f);
                 for c in cuts.windows(2) {
                     w.write_all(&data[c[0]..c[1]])?;
                 }
@@ -380,11 +327,8 @@ mod writeback_tests {
                 Ok(())
             })
             .unwrap();
-            assert!(
-                std::fs::read(&dest).unwrap() == data,
-                "eager {eager}, sync {sync}"
-            );
+            assert!(std::fs::read(&dest).unwrap() == data, "sync {sync}");
         }
-        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 3);
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
     }
 }

@@ -1126,9 +1126,109 @@ fn csx_zip<V: Numeric>(
 
 // ---------------------------------------------------------------- values
 
+/// The stored values of `t` in storage order (a GCS tensor's matrix values, a DM
+/// tensor's storage values): the buffer [`with_values`] replaces.
+///
+/// ```
+/// use arrow_sparse::kernels::elementwise::stored_values;
+/// use arrow_sparse::{AnyTensor, CooTensor};
+/// let t: AnyTensor = CooTensor::<i32, i64>::from_entries(vec![3], &[(vec![2], 7), (vec![0], 5)])?.into();
+/// assert_eq!(stored_values(&t).as_typed::<i32>().map(|v| v.to_vec()), Some(vec![7, 5]));
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
+pub fn stored_values(t: &AnyTensor) -> &crate::ValueBuffer {
+    match t {
+        AnyTensor::Dense(d) => d.values(),
+        AnyTensor::Coo(c) => c.values(),
+        AnyTensor::Csx(c) => c.values(),
+        AnyTensor::Csf(c) => c.values(),
+        AnyTensor::Gcs(g) => g.matrix().values(),
+        AnyTensor::Dm(d) => stored_values(d.storage()),
+    }
+}
+
+/// The same tensor, same format, shape, dimension names and index buffers
+/// (shared, not copied), holding `values` instead of its stored values (any
+/// value type; one per stored value of [`stored_values`], in the same order,
+/// else [`Error::Length`]). The structure is not validated again: it is the
+/// one `t` already holds.
+///
+/// ```
+/// use arrow_sparse::kernels::elementwise::with_values;
+/// use arrow_sparse::{AnyTensor, CompressedAxis, Convert, CooTensor, ValueBuffer, ValueType};
+/// let csr: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![2, 2], &[(vec![0, 1], 1.5), (vec![1, 0], 2.5)])?
+///     .to_csx::<i32, i32>(CompressedAxis::Row)?
+///     .into();
+/// let t = with_values(&csr, ValueBuffer::from(arrow_buffer::ScalarBuffer::from(vec![10u8, 20])))?;
+/// assert_eq!((t.value_type(), t.get::<u8>(&[1, 0])?), (ValueType::UInt8, Some(20)));
+/// assert!(with_values(&csr, ValueBuffer::from(arrow_buffer::ScalarBuffer::from(vec![1u8]))).is_err());
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
+pub fn with_values(t: &AnyTensor, values: crate::ValueBuffer) -> Result<AnyTensor> {
+    let stored = stored_values(t).len();
+    if values.len() != stored {
+        return Err(Error::Length {
+            buffer: "values".into(),
+            expected: stored,
+            found: values.len(),
+        });
+    }
+    Ok(match t {
+        AnyTensor::Dense(d) => AnyTensor::Dense(AnyDense::try_new(
+            d.shape().to_vec(),
+            d.strides().to_vec(),
+            values,
+            &TensorOptions::trusted().with_dim_names(d.dim_names().to_vec()),
+        )?),
+        AnyTensor::Coo(c) => AnyTensor::Coo(AnyCoo::try_new(
+            c.shape().to_vec(),
+            c.layout(),
+            EntryOrder::from(c.is_canonical()),
+            c.coords().clone(),
+            values,
+            &TensorOptions::trusted().with_dim_names(c.dim_names().to_vec()),
+        )?),
+        AnyTensor::Csx(c) => AnyTensor::Csx(with_csx_values(c, values)?),
+        AnyTensor::Csf(c) => AnyTensor::Csf(AnyCsf::try_new(
+            c.shape().to_vec(),
+            c.axis_order().to_vec(),
+            c.indptr().to_vec(),
+            c.indices().to_vec(),
+            values,
+            &TensorOptions::trusted().with_dim_names(c.dim_names().to_vec()),
+        )?),
+        AnyTensor::Gcs(g) => AnyTensor::Gcs(AnyGcs::try_new(
+            g.map().clone(),
+            with_csx_values(g.matrix(), values)?,
+            &TensorOptions::default().with_dim_names(g.dim_names().to_vec()),
+        )?),
+        AnyTensor::Dm(d) => AnyTensor::Dm(
+            AnyDm::try_new(
+                d.map().clone(),
+                with_values(d.storage(), values)?,
+                &TensorOptions::default(),
+            )?
+            .with_views(d.views().clone())?
+            .with_dim_names(d.dim_names().to_vec())?,
+        ),
+    })
+}
+
+fn with_csx_values(m: &AnyCsx, values: crate::ValueBuffer) -> Result<AnyCsx> {
+    AnyCsx::try_new(
+        m.shape().to_vec(),
+        m.axis(),
+        m.indptr().clone(),
+        m.indices().clone(),
+        values,
+        &TensorOptions::trusted().with_dim_names(m.dim_names().to_vec()),
+    )
+}
+
 /// The same tensor, same format and index buffers (shared, not copied), with
 /// every stored value replaced by `f(value)` (a new value type is allowed).
 /// GCS and DM tensors map their storage. `V` must be the tensor's value type.
+/// ([`with_values`] with the mapped [`stored_values`].)
 ///
 /// ```
 /// use arrow_sparse::kernels::elementwise::map_values;
@@ -1147,72 +1247,15 @@ pub fn map_values<V: Value, W: Value>(
     f: impl Fn(V) -> W + Sync,
 ) -> Result<AnyTensor> {
     use rayon::prelude::*;
-    let map = |vals: &crate::ValueBuffer| -> Result<crate::ValueBuffer> {
-        let v = vals.as_typed::<V>().ok_or_else(|| Error::Type {
-            what: "value type".into(),
-            expected: V::TYPE.name().into(),
-            found: vals.data_type().name().into(),
-        })?;
-        let mut out = alloc::with_capacity::<W>(v.len(), "mapped values")?;
-        v.par_iter().map(|&x| f(x)).collect_into_vec(&mut out);
-        Ok(crate::buffer::ValueBuffer::from(ScalarBuffer::from(out)))
-    };
-    Ok(match t {
-        AnyTensor::Dense(d) => AnyTensor::Dense(AnyDense::try_new(
-            d.shape().to_vec(),
-            d.strides().to_vec(),
-            map(d.values())?,
-            &TensorOptions::trusted().with_dim_names(d.dim_names().to_vec()),
-        )?),
-        AnyTensor::Coo(c) => AnyTensor::Coo(AnyCoo::try_new(
-            c.shape().to_vec(),
-            c.layout(),
-            EntryOrder::from(c.is_canonical()),
-            c.coords().clone(),
-            map(c.values())?,
-            &TensorOptions::trusted().with_dim_names(c.dim_names().to_vec()),
-        )?),
-        AnyTensor::Csx(c) => AnyTensor::Csx(AnyCsx::try_new(
-            c.shape().to_vec(),
-            c.axis(),
-            c.indptr().clone(),
-            c.indices().clone(),
-            map(c.values())?,
-            &TensorOptions::trusted().with_dim_names(c.dim_names().to_vec()),
-        )?),
-        AnyTensor::Csf(c) => AnyTensor::Csf(AnyCsf::try_new(
-            c.shape().to_vec(),
-            c.axis_order().to_vec(),
-            c.indptr().to_vec(),
-            c.indices().to_vec(),
-            map(c.values())?,
-            &TensorOptions::trusted().with_dim_names(c.dim_names().to_vec()),
-        )?),
-        AnyTensor::Gcs(g) => {
-            let m = g.matrix();
-            let m = AnyCsx::try_new(
-                m.shape().to_vec(),
-                m.axis(),
-                m.indptr().clone(),
-                m.indices().clone(),
-                map(m.values())?,
-                &TensorOptions::trusted().with_dim_names(m.dim_names().to_vec()),
-            )?;
-            AnyTensor::Gcs(AnyGcs::try_new(
-                g.map().clone(),
-                m,
-                &TensorOptions::default().with_dim_names(g.dim_names().to_vec()),
-            )?)
-        }
-        AnyTensor::Dm(d) => {
-            let storage = map_values(d.storage(), f)?;
-            AnyTensor::Dm(
-                AnyDm::try_new(d.map().clone(), storage, &TensorOptions::default())?
-                    .with_views(d.views().clone())?
-                    .with_dim_names(d.dim_names().to_vec())?,
-            )
-        }
-    })
+    let vals = stored_values(t);
+    let v = vals.as_typed::<V>().ok_or_else(|| Error::Type {
+        what: "value type".into(),
+        expected: V::TYPE.name().into(),
+        found: vals.data_type().name().into(),
+    })?;
+    let mut out = alloc::with_capacity::<W>(v.len(), "mapped values")?;
+    v.par_iter().map(|&x| f(x)).collect_into_vec(&mut out);
+    with_values(t, crate::buffer::ValueBuffer::from(ScalarBuffer::from(out)))
 }
 
 /// Multiply every stored value by `alpha` (checked for integers).
