@@ -306,7 +306,9 @@ fn bad_input_corpus_gives_typed_errors() {
             _ => false,
         };
         if !ok_kind || !e.to_string().contains(text) {
-            failures.push(format!("{name}: expected a {kind} error saying {text:?}, got {e:?}"));
+            failures.push(format!(
+                "{name}: expected a {kind} error saying {text:?}, got {e:?}"
+            ));
         }
         n += 1;
     }
