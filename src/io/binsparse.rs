@@ -46,7 +46,7 @@
 //! let options = NpzWriteOptions::default().with_binsparse_format(BinsparseFormat::Dcsr);
 //! let bytes = npz::write_to(Cursor::new(Vec::new()), &t.clone().into(), &options)?.into_inner();
 //! let back = npz::read_from(Cursor::new(bytes), "m.npz", &ImportOptions::default())?;
-//! assert_eq!(back.tensor.to_coo::<f32, i64>()?, t.to_coo::<f32, i64>()?);
+//! assert_eq!(back.tensor.to_coo::<f32, i64>()?, t.to_coo::<f32, i64>()?.canonicalize()?);
 //! let descriptor = back.custom_metadata.iter().find(|(k, _)| k == meta::BINSPARSE_DESCRIPTOR).unwrap();
 //! assert!(descriptor.1.contains("\"format\":\"DCSR\""));
 //! # Ok::<(), arrow_sparse::Error>(())

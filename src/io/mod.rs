@@ -9,6 +9,7 @@
 //! | `.tns` (FROSTT, optional rank / shape / nnz header) | COO | any tensor |
 //! | `.npz` scipy `csr` / `csc` / `coo` | CSR / CSC / COO, same dtypes | any tensor |
 //! | `.npz` pydata/sparse `COO` / `GCXS` | COO / GCS, same dtypes | any tensor |
+//! | `.npz` Binsparse (recognised by its `binsparse` entry; see [`binsparse`]) | dense / COO / CSR / CSC by format | any tensor (float16 excepted) |
 //!
 //! Readers return a [`TensorMessage`]: the tensor plus `custom_metadata` saying
 //! what the file's header said (the keys are in [`meta`]: Matrix Market field and
