@@ -1283,7 +1283,12 @@ fn canonical_coo(t: &AnyTensor) -> Result<AnyCoo> {
     let it = index_type_of(t);
     let c =
         with_value_type!(t.value_type(), V => AnyCoo::from(t.to_coo::<V, i64>()?.canonicalize()?));
-    let coords = c.coords().cast(it, "coords")?;
+    // the tensor's index type when every coordinate fits it (a CSR matrix's
+    // int8 column indices may not hold its row numbers)
+    let coords = c
+        .coords()
+        .cast(it, "coords")
+        .unwrap_or_else(|_| c.coords().clone());
     AnyCoo::try_new(
         t.shape().to_vec(),
         c.layout(),
@@ -1319,7 +1324,11 @@ fn format_arrays(
                 }
                 // from sorted entries, so that each row (column) is sorted
                 _ => {
-                    match AnyTensor::Coo(canonical_coo(t)?).convert(fmt, index_type_of(t), None)? {
+                    let c = AnyTensor::Coo(canonical_coo(t)?);
+                    let converted = c
+                        .convert(fmt, index_type_of(t), None)
+                        .or_else(|_| c.convert(fmt, IndexType::Int64, None))?;
+                    match converted {
                         AnyTensor::Csx(m) => m,
                         _ => {
                             return Err(Error::Unsupported(
@@ -1347,8 +1356,11 @@ fn format_arrays(
                         ends.push(hi as i64);
                     }
                 }
-                let rows = IndexBuffer::from(ScalarBuffer::from(rows))
-                    .cast(m.indices().data_type(), "indices_0")?;
+                // the row (column) numbers in the index type when they fit it
+                let rows = IndexBuffer::from(ScalarBuffer::from(rows));
+                let rows = rows
+                    .cast(m.indices().data_type(), "indices_0")
+                    .unwrap_or(rows);
                 let ends = IndexBuffer::from(ScalarBuffer::from(ends))
                     .cast(ptr.data_type(), "pointers_to_1")?;
                 declare(out, types, "indices_0", &rows);
@@ -1476,6 +1488,44 @@ mod tests {
                 .canonicalize()
                 .unwrap();
             assert_eq!(got, want, "{f:?}");
+        }
+    }
+
+    #[test]
+    fn dcsr_row_numbers_wider_than_the_index_type() {
+        // 300 rows, int8 column indices: the row numbers of DCSR go to int64
+        let coo: AnyTensor = crate::CooTensor::<f64, i64>::from_entries(
+            vec![300, 5],
+            &[(vec![299, 4], 1.0), (vec![7, 0], 2.0)],
+        )
+        .unwrap()
+        .into();
+        let csr = AnyTensor::Csx(
+            AnyCsx::try_new(
+                vec![300, 5],
+                CompressedAxis::Row,
+                IndexBuffer::from(ScalarBuffer::<i64>::from({
+                    let mut p = vec![0i64; 301];
+                    p[8..].iter_mut().for_each(|x| *x = 1);
+                    p[300] = 2;
+                    p
+                })),
+                IndexBuffer::from(ScalarBuffer::<i8>::from(vec![0i8, 4])),
+                ValueBuffer::from(ScalarBuffer::<f64>::from(vec![2.0, 1.0])),
+                &TensorOptions::default(),
+            )
+            .unwrap(),
+        );
+        assert_eq!(csr.get::<f64>(&[299, 4]).unwrap(), Some(1.0));
+        drop(coo);
+        for f in FORMATS.into_iter().filter(|f| f.ndim() == 2) {
+            let back = round(&csr, Some(f));
+            assert_eq!(
+                back.tensor.get::<f64>(&[299, 4]).unwrap(),
+                Some(1.0),
+                "{f:?}"
+            );
+            assert_eq!(back.tensor.nnz(), 2);
         }
     }
 
