@@ -31,7 +31,7 @@ ROOT="$PWD"
 
 SECONDS_EACH="${1:-30}"
 shift || true
-ALL_TARGETS=(ipc_stream ipc_mmap archive column_ipc column_parquet npz mtx tns)
+ALL_TARGETS=(ipc_stream ipc_mmap archive column_ipc column_parquet npz binsparse mtx tns)
 if [ $# -gt 0 ]; then TARGETS=("$@"); else TARGETS=("${ALL_TARGETS[@]}"); fi
 
 export CARGO_TARGET_DIR="${FUZZ_TARGET_DIR:-${CARGO_TARGET_DIR:-$ROOT/target}/fuzz}"

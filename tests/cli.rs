@@ -1096,3 +1096,82 @@ fn outputs_get_the_umask_mode_and_replaced_files_keep_theirs() {
         assert_eq!(mode(&out), 0o604, "{name}");
     }
 }
+
+#[test]
+fn binsparse_npz_convert_inspect_and_dump() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = dir.path().join("m.arrow");
+    let msg = matrix();
+    write_with_library(&m, &msg);
+    for f in [
+        "CSR", "csc", "COO", "COOR", "COOC", "DCSR", "DCSC", "DMAT", "DMATR", "DMATC",
+    ] {
+        let out = dir.path().join(format!("m_{f}.npz"));
+        cli_ok(&["convert", s(&m), s(&out), "--binsparse-format", f]);
+        assert_eq!(
+            entries(&read_with_library(&out)),
+            entries(&msg.tensor),
+            "{f}"
+        );
+        // inspect prints the descriptor (JSON: as an object)
+        let r = cli_ok(&["--json", "inspect", s(&out)]);
+        let j: J = serde_json::from_str(&r).unwrap();
+        assert_eq!(
+            j["tensors"][0]["binsparse"]["binsparse"]["format"],
+            f.to_ascii_uppercase()
+        );
+        let text = cli_ok(&["inspect", s(&out)]);
+        assert!(text.contains("arrow_sparse.binsparse.descriptor"), "{text}");
+        assert!(cli_ok(&["dump", s(&out)]).starts_with('{'));
+        // through .arrow and back: the same Binsparse format
+        let a = dir.path().join("back.arrow");
+        let again = dir.path().join("again.npz");
+        cli_ok(&["convert", s(&out), s(&a)]);
+        cli_ok(&["convert", s(&a), s(&again)]);
+        let r = cli_ok(&["--json", "inspect", s(&again)]);
+        let j: J = serde_json::from_str(&r).unwrap();
+        assert_eq!(
+            j["tensors"][0]["binsparse"]["binsparse"]["format"],
+            f.to_ascii_uppercase()
+        );
+    }
+    // --npz-flavor binsparse alone: the tensor's own format (COO here)
+    let out = dir.path().join("own.npz");
+    cli_ok(&["convert", s(&m), s(&out), "--npz-flavor", "binsparse"]);
+    let j: J = serde_json::from_str(&cli_ok(&["--json", "inspect", s(&out)])).unwrap();
+    assert_eq!(j["tensors"][0]["binsparse"]["binsparse"]["format"], "COO");
+    // usage errors
+    for args in [
+        vec!["convert", s(&m), "x.mtx", "--binsparse-format", "CSR"],
+        vec![
+            "convert",
+            s(&m),
+            "x.npz",
+            "--binsparse-format",
+            "CSR",
+            "--npz-flavor",
+            "scipy",
+        ],
+        vec!["convert", s(&m), "x.npz", "--binsparse-format", "BSR"],
+    ] {
+        assert_eq!(cli(&args).status.code(), Some(2), "{args:?}");
+    }
+    // the bad-input corpus: exit code 3, one line
+    let bad = common::repo().join("tests/data/bad/binsparse");
+    let mut n = 0;
+    for entry in std::fs::read_dir(&bad).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "npz") {
+            continue;
+        }
+        n += 1;
+        let r = cli(&["inspect", s(&path)]);
+        assert_eq!(r.status.code(), Some(3), "{}", path.display());
+        let err = String::from_utf8_lossy(&r.stderr);
+        assert!(
+            err.starts_with("arrow-sparse: error:") && err.lines().count() == 1,
+            "{err}"
+        );
+    }
+    assert!(n >= 20);
+}

@@ -923,7 +923,7 @@ fn bad_input_corpus_gives_one_clear_error_per_file() {
         ("complex_values.npz", d(), None, "data.npy: unsupported dtype \"<c16\""),
         ("data_length_mismatch.npz", d(), None, "buffer indices has 3 elements, expected 2"),
         ("not_npy_entry.npz", d(), None, "data.npy: not a .npy array"),
-        ("no_sparse_arrays.npz", d(), None, "not a scipy or pydata/sparse npz"),
+        ("no_sparse_arrays.npz", d(), None, "not a scipy, pydata/sparse or Binsparse npz"),
         ("fill_value_nonzero.npz", d(), None, "fill_value.npy: only a zero fill value is supported"),
         ("gcxs_unsorted_axes.npz", d(), None, "compressed_axes.npy: expected sorted distinct axes"),
         ("coords_wrong_shape.npz", d(), None, "coords.npy: expected shape (2, 2) (dimensions x entries), found [2, 3]"),

@@ -9,6 +9,7 @@
 //! | `.tns` (FROSTT, optional rank / shape / nnz header) | COO | any tensor |
 //! | `.npz` scipy `csr` / `csc` / `coo` | CSR / CSC / COO, same dtypes | any tensor |
 //! | `.npz` pydata/sparse `COO` / `GCXS` | COO / GCS, same dtypes | any tensor |
+//! | `.npz` Binsparse (recognised by its `binsparse` entry; see [`binsparse`]) | dense / COO / CSR / CSC by format | any tensor (float16 excepted) |
 //!
 //! Readers return a [`TensorMessage`]: the tensor plus `custom_metadata` saying
 //! what the file's header said (the keys are in [`meta`]: Matrix Market field and
@@ -43,6 +44,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+pub mod binsparse;
 pub mod mtx;
 mod npy;
 pub mod npz;
@@ -154,6 +156,24 @@ pub mod meta {
     /// # Ok::<(), arrow_sparse::Error>(())
     /// ```
     pub const NPZ_IS_ARRAY: &str = "arrow_sparse.npz.is_array";
+    /// Binsparse: the archive's whole JSON descriptor (the `binsparse` namespace
+    /// and any keys beside it), compact. Writing Binsparse re-emits its format,
+    /// `iso`, `structure`, `fill` and unknown keys.
+    ///
+    /// ```
+    /// use std::io::Cursor;
+    /// use arrow_sparse::io::{meta, npz, NpzFlavor, ImportOptions};
+    /// use arrow_sparse::{AnyTensor, CooTensor};
+    /// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![2, 2], &[(vec![0, 1], 1.0)])?.into();
+    /// let opts = npz::NpzWriteOptions::default().with_flavor(NpzFlavor::Binsparse);
+    /// let bytes = npz::write_to(Cursor::new(Vec::new()), &t.into(), &opts)?.into_inner();
+    /// let back = npz::read_from(Cursor::new(bytes), "mem.npz", &ImportOptions::default())?;
+    /// let get = |k: &str| back.custom_metadata.iter().find(|(key, _)| key == k).map(|(_, v)| v.clone());
+    /// assert_eq!(get(meta::NPZ_FLAVOR).as_deref(), Some("binsparse"));
+    /// assert!(get(meta::BINSPARSE_DESCRIPTOR).unwrap().contains("\"format\":\"COO\""));
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
+    pub const BINSPARSE_DESCRIPTOR: &str = "arrow_sparse.binsparse.descriptor";
 }
 
 /// The file formats of this module, known by their extension.

@@ -79,6 +79,9 @@ pub enum NpzFlavor {
     Scipy,
     /// `sparse.save_npz` of pydata/sparse: COO, GCXS.
     Pydata,
+    /// A Binsparse archive (a `binsparse` JSON descriptor and named arrays, see
+    /// [`binsparse`](super::binsparse)).
+    Binsparse,
 }
 
 impl NpzFlavor {
@@ -88,17 +91,20 @@ impl NpzFlavor {
     /// use arrow_sparse::io::NpzFlavor;
     /// assert_eq!(NpzFlavor::Scipy.name(), "scipy");
     /// assert_eq!(NpzFlavor::Pydata.name(), "pydata");
+    /// assert_eq!(NpzFlavor::Binsparse.name(), "binsparse");
     /// ```
     pub fn name(self) -> &'static str {
         match self {
             NpzFlavor::Scipy => "scipy",
             NpzFlavor::Pydata => "pydata",
+            NpzFlavor::Binsparse => "binsparse",
         }
     }
     fn parse(s: &str) -> Option<Self> {
         match s {
             "scipy" => Some(NpzFlavor::Scipy),
             "pydata" => Some(NpzFlavor::Pydata),
+            "binsparse" => Some(NpzFlavor::Binsparse),
             _ => None,
         }
     }
@@ -132,6 +138,10 @@ pub struct NpzWriteOptions {
     /// than a sparse matrix. `None`: from the metadata, else `true`. N-D COO needs
     /// `true`.
     pub is_array: Option<bool>,
+    /// Binsparse: the predefined format to write. `None`: the one recorded in
+    /// the metadata ([`meta::BINSPARSE_DESCRIPTOR`]), else the tensor's own (see
+    /// [`binsparse`](super::binsparse)).
+    pub binsparse_format: Option<super::binsparse::BinsparseFormat>,
 }
 
 impl Default for NpzWriteOptions {
@@ -140,6 +150,7 @@ impl Default for NpzWriteOptions {
             flavor: None,
             compressed: true,
             is_array: None,
+            binsparse_format: None,
         }
     }
 }
@@ -205,9 +216,27 @@ impl NpzWriteOptions {
         self.is_array = Some(a);
         self
     }
+    /// Write a Binsparse archive in the given predefined format.
+    ///
+    /// ```
+    /// use std::io::Cursor;
+    /// use arrow_sparse::io::{npz, binsparse::BinsparseFormat, NpzWriteOptions, ImportOptions};
+    /// use arrow_sparse::{AnyTensor, CooTensor, Format};
+    /// let t: AnyTensor = CooTensor::<f64, i32>::from_entries(vec![3, 4], &[(vec![2, 1], 1.5)])?.into();
+    /// let options = NpzWriteOptions::default().with_binsparse_format(BinsparseFormat::Csc);
+    /// let bytes = npz::write_to(Cursor::new(Vec::new()), &t.into(), &options)?.into_inner();
+    /// let back = npz::read_from(Cursor::new(bytes), "mem.npz", &ImportOptions::default())?;
+    /// assert_eq!((back.tensor.format(), back.tensor.get::<f64>(&[2, 1])?), (Format::Csc, Some(1.5)));
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
+    pub fn with_binsparse_format(mut self, f: super::binsparse::BinsparseFormat) -> Self {
+        self.flavor = Some(NpzFlavor::Binsparse);
+        self.binsparse_format = Some(f);
+        self
+    }
 }
 
-fn err(what: &str, detail: impl Into<String>) -> Error {
+pub(super) fn err(what: &str, detail: impl Into<String>) -> Error {
     Error::Parse {
         what: what.to_string(),
         detail: detail.into(),
@@ -215,23 +244,23 @@ fn err(what: &str, detail: impl Into<String>) -> Error {
 }
 
 /// An open archive and the names of its arrays.
-struct Archive<R> {
+pub(super) struct Archive<R> {
     zip: ZipArchive<R>,
-    name: String,
-    arrays: Vec<String>,
+    pub(super) name: String,
+    pub(super) arrays: Vec<String>,
     /// The reader's memory limit, the archive's size and the uncompressed bytes
     /// of the arrays loaded so far.
-    limit: crate::limit::ReadLimit,
-    input_bytes: u64,
-    loaded: u64,
+    pub(super) limit: crate::limit::ReadLimit,
+    pub(super) input_bytes: u64,
+    pub(super) loaded: u64,
 }
 
 impl<R: Read + Seek> Archive<R> {
-    fn has(&self, key: &str) -> bool {
+    pub(super) fn has(&self, key: &str) -> bool {
         self.arrays.iter().any(|a| a == key)
     }
 
-    fn load(&mut self, key: &str) -> Result<Npy> {
+    pub(super) fn load(&mut self, key: &str) -> Result<Npy> {
         let what = format!("{}: {key}.npy", self.name);
         let f = self
             .zip
@@ -253,7 +282,7 @@ impl<R: Read + Seek> Archive<R> {
     }
 
     /// Load an array the layout requires.
-    fn need(&mut self, key: &str, layout: &str) -> Result<Npy> {
+    pub(super) fn need(&mut self, key: &str, layout: &str) -> Result<Npy> {
         if !self.has(key) {
             return Err(err(
                 &self.name,
@@ -272,7 +301,7 @@ impl<R: Read + Seek> Archive<R> {
         Ok(a)
     }
 
-    fn fail(&self, e: Error) -> Error {
+    pub(super) fn fail(&self, e: Error) -> Error {
         match e {
             e @ Error::Parse { .. } => e,
             e => err(&self.name, e.to_string()),
@@ -349,7 +378,9 @@ pub fn read_from<R: Read + Seek>(
         input_bytes,
         loaded: 0,
     };
-    let (tensor, metadata) = if a.has("format") {
+    let (tensor, metadata) = if a.has("binsparse") {
+        super::binsparse::read_archive(&mut a)?
+    } else if a.has("format") {
         read_scipy(&mut a)?
     } else if a.has("coords") {
         (read_pydata_coo(&mut a)?, vec![])
@@ -359,12 +390,14 @@ pub fn read_from<R: Read + Seek>(
         return Err(err(
             name,
             format!(
-                "not a scipy or pydata/sparse npz: no `format`, `coords` or `indptr` array (found: {})",
+                "not a scipy, pydata/sparse or Binsparse npz: no `format`, `coords`, `indptr` or `binsparse` array (found: {})",
                 a.arrays.join(", ")
             ),
         ));
     };
-    let flavor = if a.has("format") {
+    let flavor = if a.has("binsparse") {
+        NpzFlavor::Binsparse
+    } else if a.has("format") {
         NpzFlavor::Scipy
     } else {
         NpzFlavor::Pydata
@@ -493,7 +526,12 @@ fn concat(row: &IndexBuffer, col: &IndexBuffer) -> Result<IndexBuffer> {
 }
 
 /// Whether coordinates are sorted lexicographically without duplicates.
-fn canonical(coords: &IndexBuffer, layout: CoordLayout, nnz: usize, ndim: usize) -> bool {
+pub(super) fn canonical(
+    coords: &IndexBuffer,
+    layout: CoordLayout,
+    nnz: usize,
+    ndim: usize,
+) -> bool {
     if Some(coords.len()) != nnz.checked_mul(ndim) {
         return false;
     }
@@ -514,7 +552,7 @@ fn canonical(coords: &IndexBuffer, layout: CoordLayout, nnz: usize, ndim: usize)
     })
 }
 
-fn coo<R: Read + Seek>(
+pub(super) fn coo<R: Read + Seek>(
     a: &Archive<R>,
     shape: Vec<usize>,
     coords: IndexBuffer,
@@ -607,35 +645,35 @@ fn read_gcxs<R: Read + Seek>(a: &mut Archive<R>) -> Result<AnyTensor> {
 }
 
 /// One array to write.
-struct Array {
-    key: &'static str,
-    descr: String,
-    shape: Vec<usize>,
-    data: Buffer,
+pub(super) struct Array {
+    pub(super) key: String,
+    pub(super) descr: String,
+    pub(super) shape: Vec<usize>,
+    pub(super) data: Buffer,
 }
 
-fn int64s(key: &'static str, v: &[usize]) -> Array {
+fn int64s(key: &str, v: &[usize]) -> Array {
     let vals: Vec<i64> = v.iter().map(|&x| x as i64).collect();
     Array {
-        key,
+        key: key.to_string(),
         descr: npy::index_descr(IndexType::Int64),
         shape: vec![v.len()],
         data: Buffer::from_vec(vals),
     }
 }
 
-fn index_array(key: &'static str, b: &IndexBuffer, shape: Vec<usize>) -> Array {
+pub(super) fn index_array(key: &str, b: &IndexBuffer, shape: Vec<usize>) -> Array {
     Array {
-        key,
+        key: key.to_string(),
         descr: npy::index_descr(b.data_type()),
         shape,
         data: b.inner().clone(),
     }
 }
 
-fn value_array(key: &'static str, b: &crate::buffer::ValueBuffer) -> Array {
+pub(super) fn value_array(key: &str, b: &crate::buffer::ValueBuffer) -> Array {
     Array {
-        key,
+        key: key.to_string(),
         descr: npy::descr(b.data_type()),
         shape: vec![b.len()],
         data: b.inner().clone(),
@@ -655,7 +693,7 @@ fn scipy_index(b: &IndexBuffer, what: &str) -> Result<IndexBuffer> {
 
 /// The coordinates along each dimension, dimension by dimension (C order
 /// `(ndim, nnz)`).
-fn dimension_major(c: &AnyCoo) -> IndexBuffer {
+pub(super) fn dimension_major(c: &AnyCoo) -> IndexBuffer {
     if c.layout() == CoordLayout::ColumnMajor || c.shape().len() == 1 || c.nnz() <= 1 {
         return c.coords().clone();
     }
@@ -670,7 +708,7 @@ fn dimension_major(c: &AnyCoo) -> IndexBuffer {
 }
 
 /// The coordinates along dimension `d` of a dimension-major buffer (zero-copy).
-fn slice_dim(b: &IndexBuffer, d: usize, nnz: usize) -> Result<IndexBuffer> {
+pub(super) fn slice_dim(b: &IndexBuffer, d: usize, nnz: usize) -> Result<IndexBuffer> {
     let w = b.data_type().byte_width();
     IndexBuffer::from_body(b.data_type(), b.inner(), d * nnz * w, nnz, "coords", false)
 }
@@ -735,6 +773,7 @@ pub fn write_to<W: Write + Seek>(
     let md = &message.custom_metadata;
     let flavor = options
         .flavor
+        .or(options.binsparse_format.map(|_| NpzFlavor::Binsparse))
         .or_else(|| meta_get(md, meta::NPZ_FLAVOR).and_then(NpzFlavor::parse))
         .unwrap_or_else(|| default_flavor(t));
     let arrays = match flavor {
@@ -750,15 +789,25 @@ pub fn write_to<W: Write + Seek>(
             scipy_arrays(t, is_array)?
         }
         NpzFlavor::Pydata => pydata_arrays(t)?,
+        NpzFlavor::Binsparse => super::binsparse::arrays(t, md, options.binsparse_format)?,
     };
+    write_arrays(out, &arrays, options.compressed)
+}
+
+/// Write the arrays as the entries `KEY.npy` of a zip archive.
+pub(super) fn write_arrays<W: Write + Seek>(
+    out: W,
+    arrays: &[Array],
+    compressed: bool,
+) -> Result<W> {
     let mut zip = ZipWriter::new(out);
-    let method = if options.compressed {
+    let method = if compressed {
         CompressionMethod::Deflated
     } else {
         CompressionMethod::Stored
     };
     let zerr = |e: zip::result::ZipError| Error::Io(std::io::Error::other(e));
-    for a in &arrays {
+    for a in arrays {
         let opts = SimpleFileOptions::default()
             .compression_method(method)
             .large_file(npy::serialized_len(a.data.len()) >= u32::MAX as u64);
@@ -817,7 +866,7 @@ fn scipy_arrays(t: &AnyTensor, is_array: bool) -> Result<Vec<Array>> {
         }
     };
     out.push(Array {
-        key: "format",
+        key: "format".into(),
         descr: "|S3".into(),
         shape: vec![],
         data: Buffer::from(format),
@@ -826,7 +875,7 @@ fn scipy_arrays(t: &AnyTensor, is_array: bool) -> Result<Vec<Array>> {
     out.push(value_array("data", &data));
     if is_array {
         out.push(Array {
-            key: "_is_array",
+            key: "_is_array".into(),
             descr: "|b1".into(),
             shape: vec![],
             data: Buffer::from(&[1u8][..]),
@@ -838,7 +887,7 @@ fn scipy_arrays(t: &AnyTensor, is_array: bool) -> Result<Vec<Array>> {
 
 fn fill_value(v: &crate::buffer::ValueBuffer) -> Array {
     Array {
-        key: "fill_value",
+        key: "fill_value".into(),
         descr: npy::descr(v.data_type()),
         shape: vec![],
         data: Buffer::from_vec(vec![0u8; v.data_type().byte_width()]),

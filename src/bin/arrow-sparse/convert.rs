@@ -12,7 +12,9 @@ use serde_json::{Value, json};
 use crate::exit::Failure;
 use crate::files::{self, FileKind, Input, OutputOptions};
 use crate::progress::Progress;
-use crate::{Axis, ConvertArgs, NpzFlavorArg, SymmetryArg, TargetArgs, WriteArgs};
+use crate::{
+    Axis, BinsparseFormatArg, ConvertArgs, NpzFlavorArg, SymmetryArg, TargetArgs, WriteArgs,
+};
 
 /// What a conversion did, for the summary line.
 pub struct Summary {
@@ -106,6 +108,15 @@ fn check_usage(args: &ConvertArgs, out_kind: FileKind) -> Result<(), Failure> {
     if out_kind != FileKind::Npz && w.npz_flavor.is_some() {
         return usage("--npz-flavor applies to .npz outputs only");
     }
+    if out_kind != FileKind::Npz && w.binsparse_format.is_some() {
+        return usage("--binsparse-format applies to .npz outputs only");
+    }
+    if w.binsparse_format.is_some()
+        && w.npz_flavor
+            .is_some_and(|f| !matches!(f, NpzFlavorArg::Binsparse))
+    {
+        return usage("--binsparse-format needs --npz-flavor binsparse (or no --npz-flavor)");
+    }
     if out_kind != FileKind::Mtx && w.mtx_symmetry.is_some() {
         return usage("--mtx-symmetry applies to .mtx outputs only");
     }
@@ -179,6 +190,24 @@ fn output_options(w: &WriteArgs) -> OutputOptions {
         options.io.npz = options.io.npz.with_flavor(match f {
             NpzFlavorArg::Scipy => NpzFlavor::Scipy,
             NpzFlavorArg::Pydata => NpzFlavor::Pydata,
+            NpzFlavorArg::Binsparse => NpzFlavor::Binsparse,
+        });
+    }
+    if let Some(f) = w.binsparse_format {
+        use arrow_sparse::io::binsparse::BinsparseFormat as B;
+        options.io.npz = options.io.npz.with_binsparse_format(match f {
+            BinsparseFormatArg::CSR => B::Csr,
+            BinsparseFormatArg::CSC => B::Csc,
+            BinsparseFormatArg::COO => B::Coo,
+            BinsparseFormatArg::COOR => B::Coor,
+            BinsparseFormatArg::COOC => B::Cooc,
+            BinsparseFormatArg::DCSR => B::Dcsr,
+            BinsparseFormatArg::DCSC => B::Dcsc,
+            BinsparseFormatArg::CVEC => B::Cvec,
+            BinsparseFormatArg::DVEC => B::Dvec,
+            BinsparseFormatArg::DMAT => B::Dmat,
+            BinsparseFormatArg::DMATR => B::Dmatr,
+            BinsparseFormatArg::DMATC => B::Dmatc,
         });
     }
     if let Some(s) = w.mtx_symmetry {

@@ -176,6 +176,15 @@ fn tensor_json(index: usize, msg: &TensorMessage, message_bytes: Option<u64>) ->
         );
     }
     o.insert("metadata".into(), metadata_json(&msg.custom_metadata));
+    // a Binsparse descriptor, as JSON
+    if let Some(d) = msg
+        .custom_metadata
+        .iter()
+        .find(|(k, _)| k == arrow_sparse::io::meta::BINSPARSE_DESCRIPTOR)
+        .and_then(|(_, v)| serde_json::from_str::<Value>(v).ok())
+    {
+        o.insert("binsparse".into(), d);
+    }
     Value::Object(o)
 }
 

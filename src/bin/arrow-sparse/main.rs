@@ -37,7 +37,7 @@ File kinds follow the extension (any case), or --input-kind / --output-kind:
   .parquet  Parquet archive, one tensor
   .mtx      Matrix Market (coordinate or array), one 2-D matrix
   .tns      FROSTT text tensor, one tensor
-  .npz      scipy (csr, csc, coo) or pydata/sparse (COO, GCXS) npz, one tensor
+  .npz      scipy (csr, csc, coo), pydata/sparse (COO, GCXS) or Binsparse npz, one tensor
 An Arrow IPC file / stream or a Parquet table of record batches with a sparse
 tensor column (extension type arrow_sparse.coo/csr/csc/csf/gcs) is read as the
 tensors of its first such column (null rows skipped); convert --as-column
@@ -103,6 +103,7 @@ Examples:
   arrow-sparse convert matrix.mtx matrix.arrow                    Matrix Market to IPC, as read (COO)
   arrow-sparse convert matrix.mtx matrix.arrow --to csr --index-type int32
   arrow-sparse convert matrix.arrow matrix.npz                    scipy can load_npz it
+  arrow-sparse convert m.mtx m.npz --binsparse-format DCSR        Binsparse (binsparse.load_binsparse)
   arrow-sparse convert tensor.tns tensor.parquet --to csf --axis-order 2,0,1
   arrow-sparse convert x.parquet x.mtx --mtx-symmetry symmetric
   arrow-sparse convert many.arrow third.tns --tensor 2            one tensor of a stream
@@ -274,10 +275,16 @@ struct WriteArgs {
     /// zstd:LEVEL (1-22).
     #[arg(long, value_parser = any_case::<CompressionArg>)]
     compression: Option<CompressionArg>,
-    /// .npz output: scipy (csr / csc / coo) or pydata/sparse (COO / GCXS) layout
-    /// (default: the input's, else scipy for 2-D and pydata for N-D and GCS).
+    /// .npz output: scipy (csr / csc / coo), pydata/sparse (COO / GCXS) or
+    /// Binsparse layout (default: the input's, else scipy for 2-D and pydata for
+    /// N-D and GCS).
     #[arg(long, value_enum, ignore_case = true)]
     npz_flavor: Option<NpzFlavorArg>,
+    /// .npz output: write Binsparse in this predefined format (implies
+    /// --npz-flavor binsparse; default: the input's Binsparse format, else the
+    /// tensor's own: CSR / CSC, COO, CVEC, DVEC, DMATR / DMATC, custom for N-D).
+    #[arg(long, value_enum, ignore_case = true)]
+    binsparse_format: Option<BinsparseFormatArg>,
     /// .mtx output: the symmetry of the file (default: the input's, else general;
     /// symmetric and skew-symmetric files store one triangle).
     #[arg(long, value_enum, ignore_case = true)]
@@ -288,6 +295,24 @@ struct WriteArgs {
 enum NpzFlavorArg {
     Scipy,
     Pydata,
+    Binsparse,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+#[allow(clippy::upper_case_acronyms)]
+enum BinsparseFormatArg {
+    CSR,
+    CSC,
+    COO,
+    COOR,
+    COOC,
+    DCSR,
+    DCSC,
+    CVEC,
+    DVEC,
+    DMAT,
+    DMATR,
+    DMATC,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
