@@ -665,7 +665,7 @@ def _reshape(t, to, index_type, axis_order, dimensions, partitioning, compressed
 
 def write(path, tensors, *, to=None, index_type=None, axis_order=None, dimensions=None, partitioning=None,
           compressed_axis=None, storage=None, row_group_size=None, compression=None, sync=True,
-          as_column=False, npz_flavor=None, mtx_symmetry=None):
+          as_column=False, npz_flavor=None, binsparse_format=None, mtx_symmetry=None):
     """Write tensors to ``path`` atomically (a temporary file renamed into place),
     the kind chosen by extension as in :func:`read` (``.arrow``, ``.arrows`` or
     ``.ipc`` streams, ``.parquet``, ``.mtx``, ``.tns``, ``.npz``; another extension
@@ -694,8 +694,14 @@ def write(path, tensors, *, to=None, index_type=None, axis_order=None, dimension
     * ``.parquet`` only: ``row_group_size`` and ``compression`` (``"zstd"``,
       ``"zstd:LEVEL"``, ``"none"``);
     * ``.npz`` only: ``npz_flavor``, ``"scipy"`` (``scipy.sparse.load_npz``:
-      CSR, CSC, COO) or ``"pydata"`` (``sparse.load_npz``: COO, GCXS); default: the
-      flavor the tensor was read with, else by format;
+      CSR, CSC, COO), ``"pydata"`` (``sparse.load_npz``: COO, GCXS) or
+      ``"binsparse"`` (a Binsparse 0.1 archive, as the PyPI ``binsparse``
+      package reads it); default: the flavor the tensor was read with, else by
+      format; ``binsparse_format`` (implies ``"binsparse"``): the Binsparse
+      format written, ``"CSR"``, ``"CSC"``, ``"COO"``, ``"COOR"``, ``"COOC"``,
+      ``"DCSR"``, ``"DCSC"``, ``"CVEC"``, ``"DVEC"``, ``"DMAT"``, ``"DMATR"`` or
+      ``"DMATC"`` (default: the tensor's own format, or the one it was read
+      with);
     * ``.mtx`` only: ``mtx_symmetry``, ``"general"`` (default), ``"symmetric"`` or
       ``"skew-symmetric"`` (one triangle stored; the matrix must have the
       symmetry);
@@ -741,7 +747,8 @@ def write(path, tensors, *, to=None, index_type=None, axis_order=None, dimension
         t = _reshape(_as_tensor(obj), to, index_type, axis_order, dimensions, partitioning, compressed_axis, storage)
         out.append(t._t)
     _native.write(path, out, row_group_size=row_group_size, compression=compression, sync=sync,
-                  as_column=bool(as_column), npz_flavor=npz_flavor, mtx_symmetry=mtx_symmetry)
+                  as_column=bool(as_column), npz_flavor=npz_flavor, binsparse_format=binsparse_format,
+                  mtx_symmetry=mtx_symmetry)
 
 
 # ---------------------------------------------------------------- kernels

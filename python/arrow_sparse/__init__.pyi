@@ -122,7 +122,8 @@ def write(
     compression: str | None = None,
     sync: bool = True,
     as_column: bool = False,
-    npz_flavor: Literal["scipy", "pydata"] | None = None,
+    npz_flavor: Literal["scipy", "pydata", "binsparse"] | None = None,
+    binsparse_format: str | None = None,
     mtx_symmetry: Literal["general", "symmetric", "skew-symmetric"] | None = None,
 ) -> None: ...
 def spmv(

@@ -189,6 +189,7 @@ fn choice<T: Copy>(keyword: &str, given: &str, choices: &[(&str, T)]) -> PyResul
 fn export_options(
     path: &Path,
     npz_flavor: Option<&str>,
+    binsparse_format: Option<&str>,
     mtx_symmetry: Option<&str>,
 ) -> PyResult<fileio::ExportOptions> {
     let ext = path
@@ -201,8 +202,26 @@ fn export_options(
         let flavors = [
             ("scipy", fileio::NpzFlavor::Scipy),
             ("pydata", fileio::NpzFlavor::Pydata),
+            ("binsparse", fileio::NpzFlavor::Binsparse),
         ];
         options.npz = options.npz.with_flavor(choice("npz_flavor", f, &flavors)?);
+    }
+    if let Some(f) = binsparse_format {
+        only_for(ext.as_deref(), "npz", "binsparse_format")?;
+        if !matches!(
+            options.npz.flavor,
+            None | Some(fileio::NpzFlavor::Binsparse)
+        ) {
+            return Err(PyValueError::new_err(
+                "binsparse_format= writes a Binsparse archive: npz_flavor must be \"binsparse\" or left out",
+            ));
+        }
+        let format = fileio::binsparse::BinsparseFormat::parse(f).ok_or_else(|| {
+            PyValueError::new_err(format!(
+                "binsparse_format={f:?} is not a Binsparse format (DVEC, DMAT, DMATR, DMATC, CVEC, CSR, CSC, DCSR, DCSC, COO, COOR, COOC)"
+            ))
+        })?;
+        options.npz = options.npz.with_binsparse_format(format);
     }
     if let Some(sym) = mtx_symmetry {
         only_for(ext.as_deref(), "mtx", "mtx_symmetry")?;
@@ -220,7 +239,7 @@ fn export_options(
 
 /// Write `tensors` to `path` by extension, atomically (see `arrow_sparse.write`).
 #[pyfunction]
-#[pyo3(signature = (path, tensors, *, row_group_size=None, compression=None, sync=true, as_column=false, npz_flavor=None, mtx_symmetry=None))]
+#[pyo3(signature = (path, tensors, *, row_group_size=None, compression=None, sync=true, as_column=false, npz_flavor=None, binsparse_format=None, mtx_symmetry=None))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn write(
     py: Python<'_>,
@@ -231,11 +250,12 @@ pub(crate) fn write(
     sync: bool,
     as_column: bool,
     npz_flavor: Option<&str>,
+    binsparse_format: Option<&str>,
     mtx_symmetry: Option<&str>,
 ) -> PyResult<()> {
     let messages: Vec<TensorMessage> = tensors.iter().map(|t| t.get().message.clone()).collect();
     let k = write_kind(&path)?;
-    let export = export_options(&path, npz_flavor, mtx_symmetry)?;
+    let export = export_options(&path, npz_flavor, binsparse_format, mtx_symmetry)?;
     if as_column {
         if k == Kind::Text {
             return Err(PyValueError::new_err(

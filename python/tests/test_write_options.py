@@ -156,6 +156,39 @@ def test_npz_flavor_picks_the_reader(tmp_path):
         arrow_sparse.write(tmp_path / "t.arrow", t, npz_flavor="scipy")
 
 
+@pytest.mark.parametrize(
+    "fmt, cls",
+    [("CSR", "CSRMatrix"), ("CSC", "CSCMatrix"), ("COO", "COORMatrix"), ("COOC", "COOCMatrix"),
+     ("DCSR", "DCSRMatrix"), ("DCSC", "DCSCMatrix"), ("DMATC", "DMATCMatrix")],
+)
+def test_binsparse_npz_is_read_by_the_reference(tmp_path, fmt, cls):
+    import binsparse
+
+    d = np.zeros((4, 5))
+    d[0, 1], d[2, 3], d[3, 0] = 1.5, -2.0, 4.0
+    p = tmp_path / "m.npz"
+    arrow_sparse.write(p, sp.csr_array(d), binsparse_format=fmt)
+    ref = binsparse.load_binsparse(str(p))
+    assert type(ref).__name__ == cls
+    with np.load(p) as z:
+        assert '"format": "%s"' % fmt in str(z["binsparse"].item())
+    [back] = arrow_sparse.read(p)
+    assert np.array_equal(back.convert("dense").to_numpy(), d)
+
+
+def test_binsparse_options_are_checked(tmp_path):
+    t = arrow_sparse.Tensor.from_scipy(sp.csr_array(np.eye(3)))
+    arrow_sparse.write(tmp_path / "a.npz", t, npz_flavor="binsparse")
+    with np.load(tmp_path / "a.npz") as z:
+        assert "binsparse" in z.files and '"format": "CSR"' in str(z["binsparse"].item())
+    with pytest.raises(ValueError, match="not a Binsparse format"):
+        arrow_sparse.write(tmp_path / "b.npz", t, binsparse_format="BSR")
+    with pytest.raises(ValueError, match="npz_flavor must be"):
+        arrow_sparse.write(tmp_path / "b.npz", t, npz_flavor="scipy", binsparse_format="CSR")
+    with pytest.raises(ValueError, match=r"\.npz files only"):
+        arrow_sparse.write(tmp_path / "b.arrow", t, binsparse_format="CSR")
+
+
 def test_mtx_symmetry_stores_one_triangle(tmp_path):
     d = np.array([[2.0, 1.0, 0.0], [1.0, 0.0, -3.0], [0.0, -3.0, 5.0]])
     p = tmp_path / "s.mtx"
