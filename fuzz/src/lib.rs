@@ -20,8 +20,8 @@
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::path::PathBuf;
-use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+use std::sync::{Arc, OnceLock};
 
 use arrow_buffer::Buffer;
 use arrow_sparse::dims::DimMap;
@@ -434,5 +434,47 @@ pub fn file_round_trip(
             "a .{ext} written from what read does not read: {e}\n{}",
             String::from_utf8_lossy(&std::fs::read(&again).unwrap_or_default())
         ),
+    }
+}
+
+/// The body of the table targets (`column_ipc`, `column_parquet`): write the input
+/// to a scratch file named `input.EXT` (`arrow`: an IPC file or stream, told apart
+/// by its first bytes; `parquet`: a Parquet table), read its batches and its sparse
+/// tensor column with `column::files` under the read-phase cap, [`exercise`] the
+/// first tensors, build a column of all of them again, write it as a table of the
+/// same kind and read that back: the same tensors must come back.
+pub fn column_round_trip(ext: &str, data: &[u8]) {
+    use arrow_sparse::column::{SparseTensorArray, files};
+    init();
+    let path = write_scratch(&format!("input.{ext}"), data);
+    let _ = read_phase(data.len(), || files::read_batches(&path));
+    let Ok(Some(tensors)) = read_phase(data.len(), || files::read_tensors(&path)) else {
+        return;
+    };
+    for t in tensors.iter().take(4) {
+        exercise(&t.clone().into());
+    }
+    if tensors.is_empty() {
+        return;
+    }
+    let column = match SparseTensorArray::from_tensors(tensors.iter()) {
+        Ok(c) => c,
+        Err(e) => panic!("the tensors of one column do not make a column again: {e}"),
+    };
+    let schema = Arc::new(arrow_schema::Schema::new(vec![column.field("t")]));
+    let batch = arrow_array::RecordBatch::try_new(schema.clone(), vec![column.into_array()])
+        .expect("one column");
+    let again = scratch_file(&format!("again.{ext}"));
+    if let Err(e) = files::write_batches(&again, schema, &[batch]) {
+        panic!("a column that read does not write back as .{ext}: {e}");
+    }
+    match files::read_tensors(&again) {
+        Ok(Some(back)) => {
+            assert_eq!(back.len(), tensors.len(), "column round trip: tensor count");
+            for (a, b) in tensors.iter().zip(&back) {
+                assert_same(&format!(".{ext} column round trip"), a, b);
+            }
+        }
+        other => panic!("a column written from what read does not read as .{ext}: {other:?}"),
     }
 }
