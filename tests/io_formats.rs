@@ -1184,3 +1184,26 @@ fn npz_3d_recorded_as_matrix_writes_back_with_default_options() {
     let matrix = NpzWriteOptions::default().with_is_array(false);
     assert!(npz::write_to(Cursor::new(Vec::new()), &message, &matrix).is_err());
 }
+
+/// Found by the `mtx` fuzz target (issue #18): a symmetric `.mtx` whose entries are
+/// not in row-major order (lower triangle (2,1), (3,3), (3,1), one of them written
+/// as its upper mirror) read as a tensor whose write-back put the entries in sorted
+/// order, so the round trip gave the same entries in another order (a different
+/// tensor for byte-identical comparisons). The writer now keeps the entry order.
+#[test]
+fn a_symmetric_mtx_in_any_entry_order_writes_back_as_the_same_tensor() {
+    let d = ImportOptions::default();
+    let first = read_mtx(
+        "%%MatrixMarket matrix coordinate real symmetric\n3 3 3\n2 1 1.0\n3 3 2.0\n1 3 1.0\n",
+        &d,
+    )
+    .unwrap();
+    let text = mtx_text(&first, &MtxWriteOptions::default()).unwrap();
+    assert_eq!(
+        text,
+        "%%MatrixMarket matrix coordinate real symmetric\n3 3 3\n2 1 1.0\n3 3 2.0\n3 1 1.0\n"
+    );
+    let again = read_mtx(&text, &d).unwrap();
+    assert_eq!(first.tensor.nnz(), 5);
+    assert_eq!(first.tensor, again.tensor);
+}

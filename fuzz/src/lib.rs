@@ -20,8 +20,8 @@
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::path::PathBuf;
-use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+use std::sync::{Arc, OnceLock};
 
 use arrow_buffer::Buffer;
 use arrow_sparse::dims::DimMap;
@@ -301,12 +301,64 @@ pub fn init() {
     });
 }
 
+/// Tensors with more entries than this (stored entries; elements for a dense
+/// tensor) get the short plan of [`exercise`].
+///
+/// A tiny compressed input can legitimately decode to a large tensor: the
+/// documented read budget is at least 64 MiB whatever the input's size
+/// (`format/SPEC.md` section 11), and a 2 KB Parquet table of delta-encoded
+/// coordinates and dictionary-encoded values holds a COO tensor of 400,000
+/// entries (`fuzz/FINDINGS.md`, the `column_parquet` timeout). The full plan runs
+/// about thirty whole-tensor conversions and kernels, half of whose time goes to
+/// libFuzzer's comparison tracing: 13 s for that input (smoke build, load 13), a
+/// timeout. What the full plan checks does not depend on the entry count, and
+/// the short plan still converts large tensors to every format.
+pub const FULL_PLAN_ENTRIES: usize = 1 << 15;
+
+/// A tensor (or a column's tensors together) with more entries than this is not
+/// written back in its file kind: writing a Parquet table or archive of a
+/// million entries (the parquet crate's dictionary encoder) takes seconds under
+/// the fuzzer's instrumentation, and a tiny compressed input can decode to that
+/// many (see [`FULL_PLAN_ENTRIES`]). The IPC round trip of [`exercise`] still
+/// runs on every tensor.
+pub const WRITE_BACK_ENTRIES: usize = 1 << 17;
+
+/// The entries of a tensor that [`FULL_PLAN_ENTRIES`] and [`WRITE_BACK_ENTRIES`]
+/// count: stored entries, or elements for a dense tensor.
+pub fn entries(t: &AnyTensor) -> usize {
+    if t.format() == Format::Dense {
+        elements(t.shape()).unwrap_or(usize::MAX)
+    } else {
+        t.nnz()
+    }
+}
+
+/// The index types [`exercise`] converts a tensor to: all four for a tensor of at
+/// most [`FULL_PLAN_ENTRIES`] entries, int64 only above (the short plan, which
+/// also skips the kernels on each conversion and the GCS / DM views).
+pub fn plan_index_types(t: &AnyTensor) -> &'static [IndexType] {
+    const ALL: [IndexType; 4] = [
+        IndexType::Int64,
+        IndexType::Int32,
+        IndexType::UInt16,
+        IndexType::Int8,
+    ];
+    if entries(t) <= FULL_PLAN_ENTRIES {
+        &ALL
+    } else {
+        &ALL[..1]
+    }
+}
+
 /// Every conversion and some kernels on a tensor that decoded, then the IPC round
-/// trip. Panics (a finding) on a broken invariant; typed errors are fine.
+/// trip. Panics (a finding) on a broken invariant; typed errors are fine. Large
+/// tensors get a short plan (see [`FULL_PLAN_ENTRIES`]).
 pub fn exercise(m: &TensorMessage) {
     ipc_round_trip(m);
     let t = &m.tensor;
     let ndim = t.shape().len();
+    let index_types = plan_index_types(t);
+    let full = index_types.len() > 1;
     let formats = [
         Format::Coo,
         Format::Csr,
@@ -317,12 +369,7 @@ pub fn exercise(m: &TensorMessage) {
         Format::Dense,
     ];
     let extents = try_extents(t);
-    for it in [
-        IndexType::Int64,
-        IndexType::Int32,
-        IndexType::UInt16,
-        IndexType::Int8,
-    ] {
+    for &it in index_types {
         for to in formats {
             if to == Format::Dense && (it != IndexType::Int64 || !try_dense(t)) {
                 continue;
@@ -353,11 +400,13 @@ pub fn exercise(m: &TensorMessage) {
                 if let Ok(back) = c.convert(Format::Coo, IndexType::Int64, None) {
                     let _ = back.nnz();
                 }
-                kernels(&c);
+                if full {
+                    kernels(&c);
+                }
             }
         }
     }
-    if ndim >= 2 && extents {
+    if ndim >= 2 && extents && full {
         // a GCS with the reversed dimensions split after the first, and a DM
         // transposing view over CSR storage
         let order: Vec<usize> = (0..ndim).rev().collect();
@@ -411,7 +460,7 @@ fn kernels_typed<V: Numeric>(t: &AnyTensor) {
 /// The body of the file-kind targets (`.mtx`, `.tns`, `.npz`): write the input to a
 /// scratch file named `input.EXT`, read it with `read` under the read-phase cap,
 /// [`exercise`] what reads, write it back with `write` and read that again: the
-/// same tensor must come back.
+/// same tensor must come back (up to [`WRITE_BACK_ENTRIES`] entries).
 pub fn file_round_trip(
     ext: &str,
     data: &[u8],
@@ -424,6 +473,9 @@ pub fn file_round_trip(
         return;
     };
     exercise(&m);
+    if entries(&m.tensor) > WRITE_BACK_ENTRIES {
+        return;
+    }
     let again = scratch_file(&format!("again.{ext}"));
     if let Err(e) = write(&again, &m) {
         panic!("a .{ext} that read does not write back: {e}");
@@ -434,5 +486,51 @@ pub fn file_round_trip(
             "a .{ext} written from what read does not read: {e}\n{}",
             String::from_utf8_lossy(&std::fs::read(&again).unwrap_or_default())
         ),
+    }
+}
+
+/// The body of the table targets (`column_ipc`, `column_parquet`): write the input
+/// to a scratch file named `input.EXT` (`arrow`: an IPC file or stream, told apart
+/// by its first bytes; `parquet`: a Parquet table), read its batches and its sparse
+/// tensor column with `column::files` under the read-phase cap, [`exercise`] the
+/// first tensors, build a column of all of them again, write it as a table of the
+/// same kind and read that back: the same tensors must come back (up to
+/// [`WRITE_BACK_ENTRIES`] entries in all).
+pub fn column_round_trip(ext: &str, data: &[u8]) {
+    use arrow_sparse::column::{SparseTensorArray, files};
+    init();
+    let path = write_scratch(&format!("input.{ext}"), data);
+    let _ = read_phase(data.len(), || files::read_batches(&path));
+    let Ok(Some(tensors)) = read_phase(data.len(), || files::read_tensors(&path)) else {
+        return;
+    };
+    for t in tensors.iter().take(4) {
+        exercise(&t.clone().into());
+    }
+    let total = tensors
+        .iter()
+        .fold(0usize, |n, t| n.saturating_add(entries(t)));
+    if tensors.is_empty() || total > WRITE_BACK_ENTRIES {
+        return;
+    }
+    let column = match SparseTensorArray::from_tensors(tensors.iter()) {
+        Ok(c) => c,
+        Err(e) => panic!("the tensors of one column do not make a column again: {e}"),
+    };
+    let schema = Arc::new(arrow_schema::Schema::new(vec![column.field("t")]));
+    let batch = arrow_array::RecordBatch::try_new(schema.clone(), vec![column.into_array()])
+        .expect("one column");
+    let again = scratch_file(&format!("again.{ext}"));
+    if let Err(e) = files::write_batches(&again, schema, &[batch]) {
+        panic!("a column that read does not write back as .{ext}: {e}");
+    }
+    match files::read_tensors(&again) {
+        Ok(Some(back)) => {
+            assert_eq!(back.len(), tensors.len(), "column round trip: tensor count");
+            for (a, b) in tensors.iter().zip(&back) {
+                assert_same(&format!(".{ext} column round trip"), a, b);
+            }
+        }
+        other => panic!("a column written from what read does not read as .{ext}: {other:?}"),
     }
 }

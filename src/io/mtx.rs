@@ -1137,13 +1137,22 @@ impl Writer<'_> {
             }
             return self.coordinate_general::<V, W>(out, t);
         }
+        // Write the lower triangle in the tensor's own entry order when it has no
+        // duplicates (then its entries are those of `coo`): a symmetric file read
+        // in any entry order writes back as the same tensor, mirrors included.
+        let stored = t.to_coo::<V, i64>()?;
+        let out_coo = if stored.nnz() == coo.nnz() {
+            &stored
+        } else {
+            &coo
+        };
         let mut buf = Vec::with_capacity(FLUSH + 256);
         self.header(&mut buf, sym);
         write_size(&mut buf, &[coo.shape()[0], coo.shape()[1], lower]);
-        for k in 0..coo.nnz() {
-            let (i, j) = (coo.coord(k, 0), coo.coord(k, 1));
+        for k in 0..out_coo.nnz() {
+            let (i, j) = (out_coo.coord(k, 0), out_coo.coord(k, 1));
             if i > j || (i == j && !skew) {
-                self.entry(&mut buf, i, j, coo.values()[k]);
+                self.entry(&mut buf, i, j, out_coo.values()[k]);
                 if buf.len() >= FLUSH {
                     out.write_all(&buf)?;
                     buf.clear();
