@@ -358,3 +358,23 @@ fn a_2kb_parquet_table_of_400k_entries_reads_within_the_budget() {
         Err(Error::Limit { .. })
     ));
 }
+
+#[test]
+fn a_binsparse_cvec_re_encodes_as_ipc_to_the_same_bytes() {
+    // the first finding of the binsparse fuzz target (CI smoke step): a CVEC read as
+    // a 1-D COO with column-major coordinates decoded from its own IPC message as
+    // row-major, so encode -> decode -> encode gave other strides
+    use arrow_sparse::{io, ipc};
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let path = root.join("fuzz/corpus/binsparse/cvec_column_major_ipc_round_trip.npz");
+    let m = io::npz::read(&path, &io::ImportOptions::default()).unwrap();
+    assert_eq!(m.tensor.shape().len(), 1);
+    let opts = ipc::StreamWriteOptions::default();
+    let bytes = ipc::encode(&m.tensor, &[], &opts).unwrap().to_vec();
+    let buf = arrow_buffer::Buffer::from(bytes.clone());
+    let (back, _) = ipc::decode(&buf, &ipc::StreamReadOptions::default())
+        .unwrap()
+        .unwrap();
+    assert_eq!(back.tensor, m.tensor);
+    assert_eq!(ipc::encode(&back.tensor, &[], &opts).unwrap().to_vec(), bytes);
+}

@@ -363,8 +363,13 @@ fn decode_sparse(
                         format!("COO indicesStrides has {} entries, expected 2", s.len()),
                     ));
                 }
+                Some(s) if s == [w * ndim as i64, w] => CoordLayout::RowMajor,
+                Some(s) if s == [w, w * nnz as i64] => CoordLayout::ColumnMajor,
                 Some(s) if nnz <= 1 || ndim <= 1 => {
-                    // Both layouts coincide; accept what libarrow writes for these shapes.
+                    // Both layouts hold the same bytes for these shapes; accept the
+                    // other positive strides libarrow writes for them. (Strides that
+                    // match one layout exactly keep it above, so what decodes
+                    // re-encodes to the same bytes.)
                     if s[0] <= 0 || s[1] <= 0 {
                         return Err(Error::ipc(
                             None,
@@ -373,8 +378,6 @@ fn decode_sparse(
                     }
                     CoordLayout::RowMajor
                 }
-                Some(s) if s == [w * ndim as i64, w] => CoordLayout::RowMajor,
-                Some(s) if s == [w, w * nnz as i64] => CoordLayout::ColumnMajor,
                 Some(s) => {
                     return Err(Error::ipc(
                         None,
@@ -760,5 +763,48 @@ mod tests {
             s.contains("invalid flatbuffer Message") && !s.contains('\n'),
             "{s:?}"
         );
+    }
+
+    #[test]
+    fn coo_layouts_of_one_dimension_or_one_entry_re_encode_to_the_same_bytes() {
+        use crate::tensor::{AnyCoo, CoordLayout, EntryOrder, TensorOptions};
+        use crate::{AnyTensor, IndexBuffer, ValueBuffer};
+        use arrow_buffer::ScalarBuffer;
+        let cases: [(Vec<usize>, Vec<i64>, Vec<f64>); 3] = [
+            (vec![9], vec![3, 6, 7, 8], vec![8.0, 2.0, 1.0, 2.0]), // 1-D, 4 entries
+            (vec![4, 5], vec![2, 3], vec![1.5]),                   // 2-D, 1 entry
+            (vec![9], vec![5], vec![-1.0]),                        // 1-D, 1 entry
+        ];
+        for (shape, coords, values) in cases {
+            for layout in [CoordLayout::RowMajor, CoordLayout::ColumnMajor] {
+                let t = AnyTensor::Coo(
+                    AnyCoo::try_new(
+                        shape.clone(),
+                        layout,
+                        EntryOrder::Canonical,
+                        IndexBuffer::from(ScalarBuffer::from(coords.clone())),
+                        ValueBuffer::from(ScalarBuffer::from(values.clone())),
+                        &TensorOptions::default(),
+                    )
+                    .unwrap(),
+                );
+                let opts = crate::ipc::StreamWriteOptions::default();
+                let bytes = Buffer::from(crate::ipc::encode(&t, &[], &opts).unwrap().to_vec());
+                let (back, _) = crate::ipc::decode(&bytes, &StreamReadOptions::default())
+                    .unwrap()
+                    .unwrap();
+                let again = crate::ipc::encode(&back.tensor, &[], &opts).unwrap().to_vec();
+                assert_eq!(again, bytes.as_slice(), "{shape:?} {layout:?}");
+                if shape.len() == 1 && values.len() == 1 {
+                    // one entry of one dimension: both layouts have the same strides
+                    let AnyTensor::Coo(c) = &back.tensor else {
+                        panic!("not COO")
+                    };
+                    assert_eq!(c.layout(), CoordLayout::RowMajor);
+                } else {
+                    assert_eq!(back.tensor, t, "{shape:?} {layout:?}");
+                }
+            }
+        }
     }
 }
