@@ -376,5 +376,8 @@ fn a_binsparse_cvec_re_encodes_as_ipc_to_the_same_bytes() {
         .unwrap()
         .unwrap();
     assert_eq!(back.tensor, m.tensor);
-    assert_eq!(ipc::encode(&back.tensor, &[], &opts).unwrap().to_vec(), bytes);
+    assert_eq!(
+        ipc::encode(&back.tensor, &[], &opts).unwrap().to_vec(),
+        bytes
+    );
 }

@@ -793,7 +793,9 @@ mod tests {
                 let (back, _) = crate::ipc::decode(&bytes, &StreamReadOptions::default())
                     .unwrap()
                     .unwrap();
-                let again = crate::ipc::encode(&back.tensor, &[], &opts).unwrap().to_vec();
+                let again = crate::ipc::encode(&back.tensor, &[], &opts)
+                    .unwrap()
+                    .to_vec();
                 assert_eq!(again, bytes.as_slice(), "{shape:?} {layout:?}");
                 if shape.len() == 1 && values.len() == 1 {
                     // one entry of one dimension: both layouts have the same strides
