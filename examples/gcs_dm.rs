@@ -63,8 +63,10 @@ fn main() -> Result<(), arrow_sparse::Error> {
         dump::json_line(&AnyTensor::Dm(view.clone()))?
     );
 
-    // On the wire: libarrow sees the storage; we get the N-D tensors back.
-    let path = std::env::temp_dir().join("arrow-sparse-gcs-dm.arrow");
+    // On the wire: libarrow sees the storage; we get the N-D tensors back. (The
+    // file goes to a temporary folder removed at the end.)
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().join("gcs-dm.arrow");
     let messages = [
         TensorMessage::from(gcs.clone()),
         TensorMessage::from(AnyTensor::Dm(view.clone())),
