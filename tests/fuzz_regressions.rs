@@ -381,3 +381,22 @@ fn a_binsparse_cvec_re_encodes_as_ipc_to_the_same_bytes() {
         bytes
     );
 }
+
+#[test]
+fn a_symmetric_binsparse_csr_writes_back_with_its_index_types() {
+    // the second finding of the binsparse fuzz target (CI smoke step): a symmetric
+    // CSR with int32 indices wrote its stored triangle with int64 indices, so it
+    // read back as another tensor
+    use arrow_sparse::io::{self, NpzWriteOptions, npz};
+    use std::io::Cursor;
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let path = root.join("fuzz/corpus/binsparse/symmetric_csr_int32_write_back.npz");
+    let m = npz::read(&path, &io::ImportOptions::default()).unwrap();
+    assert_eq!(m.tensor.index_type(), Some(arrow_sparse::IndexType::Int32));
+    let bytes = npz::write_to(Cursor::new(Vec::new()), &m, &NpzWriteOptions::default())
+        .unwrap()
+        .into_inner();
+    let back =
+        npz::read_from(Cursor::new(bytes), "mem.npz", &io::ImportOptions::default()).unwrap();
+    assert_eq!(back.tensor, m.tensor);
+}

@@ -1041,7 +1041,10 @@ fn stored_triangle(t: &AnyTensor, st: Structure) -> Result<Option<AnyTensor>> {
             coords.into(),
             values.into(),
         )?;
-        Ok(Some(AnyTensor::from(c)))
+        // the triangle in the tensor's own format and index type, as the reader
+        // builds the expanded tensor: what is read back is what was written
+        let it = t.index_type().unwrap_or(IndexType::Int64);
+        Ok(Some(AnyTensor::from(c).convert(t.format(), it, None)?))
     })
 }
 
