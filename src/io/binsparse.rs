@@ -1106,7 +1106,15 @@ pub(super) fn arrays(
     let mut custom = None;
     let values = match format {
         Some(f) => format_arrays(t, f, &mut out, &mut data_types)?,
-        None => custom_arrays(t, &mut out, &mut data_types, &mut custom)?,
+        None => {
+            // a custom format read with a transpose writes back with it
+            let transpose: Option<Vec<usize>> = old_ns
+                .get("custom")
+                .and_then(|c| c.get("transpose"))
+                .and_then(Json::as_array)
+                .and_then(|a| a.iter().map(as_usize).collect());
+            custom_arrays(t, transpose, &mut out, &mut data_types, &mut custom)?
+        }
     };
     // values, iso when the old descriptor said so and they are all equal
     let old_iso = old_ns
@@ -1431,9 +1439,14 @@ fn coo_columns(
 }
 
 /// Tensors no predefined format holds (N-D): `custom` dense (rank N) levels for
-/// dense tensors, one sparse level of rank N (COO) for the others.
+/// dense tensors, one sparse level of rank N (COO) for the others. A COO tensor
+/// whose entries are strictly increasing in the order of `transpose` (the
+/// transpose of the custom format it was read from) is written in that order with
+/// that transpose, so it reads back as the same tensor; other tensors are written
+/// canonical, without a transpose.
 fn custom_arrays(
     t: &AnyTensor,
+    transpose: Option<Vec<usize>>,
     out: &mut Vec<Array>,
     types: &mut Map<String, Json>,
     custom: &mut Option<Json>,
@@ -1446,11 +1459,43 @@ fn custom_arrays(
         );
         return dense_values(t, false);
     }
+    if let (Some(tr), AnyTensor::Coo(c)) = (transpose, t)
+        && tr.len() == n
+        && tr.iter().enumerate().any(|(k, &d)| k != d)
+        && increasing_in(t, &tr)?
+    {
+        coo_columns(c, &tr, out, types)?;
+        *custom = Some(serde_json::json!({
+            "transpose": tr,
+            "level": {"level_desc": "sparse", "rank": n, "level": element},
+        }));
+        return Ok(c.values().clone());
+    }
     let c = canonical_coo(t)?;
     coo_columns(&c, &(0..n).collect::<Vec<_>>(), out, types)?;
     *custom =
         Some(serde_json::json!({"level": {"level_desc": "sparse", "rank": n, "level": element}}));
     Ok(c.values().clone())
+}
+
+/// Whether the stored entries of COO tensor `t` strictly increase in the
+/// lexicographic order of dimensions `order` (a permutation).
+fn increasing_in(t: &AnyTensor, order: &[usize]) -> Result<bool> {
+    if order.iter().any(|&d| d >= t.shape().len()) {
+        return Ok(false);
+    }
+    with_value_type!(t.value_type(), V => {
+        let c = t.to_coo::<V, i64>()?;
+        Ok((1..c.nnz()).all(|k| {
+            for &d in order {
+                let (a, b) = (c.coord(k - 1, d), c.coord(k, d));
+                if a != b {
+                    return a < b;
+                }
+            }
+            false
+        }))
+    })
 }
 
 #[cfg(test)]
