@@ -15,6 +15,11 @@ step() { printf '\n==> [%s, +%dm%02ds] %s\n' "$(date -u +%H:%M:%S)" $(((SECONDS 
 SCRATCH="$(mktemp -d "${TMPDIR:-/tmp}/arrow-sparse-test-all.XXXXXX")"
 trap 'rm -rf "$SCRATCH"' EXIT
 scratch() { mktemp -d "$SCRATCH/XXXXXX"; }
+# What the tests, doc tests (README's included) and examples put in the temporary
+# folder (Python's tempfile.mkdtemp, Rust's std::env::temp_dir, tempfile) goes
+# under the scratch folder too, so a run leaves nothing behind.
+TMPDIR="$(scratch)"
+export TMPDIR
 
 step "interop environment (venv with pyarrow 26.0.1, C++ peer against its libarrow)"
 PEER="$(bash scripts/setup-interop.sh | tail -n 1)"
