@@ -254,6 +254,20 @@ fn try_dense(t: &AnyTensor) -> bool {
     worth(elements(t.shape()).and_then(|n| n.checked_mul(t.value_type().byte_width())))
 }
 
+/// Whether a tensor of this shape is cheap to build in a format whose buffers
+/// grow with an extent (a CSR / CSC indptr): every extent, as an int64 indptr, is
+/// [`worth`] it. The archive target reads a shape that is not cheap once rather
+/// than once per range and dimension: each partial read of a CSR archive builds
+/// the whole indptr of the declared rows, which the read budget allows (a
+/// 940-byte archive declares 26,843,544 rows, a 54 MB int16 indptr within the
+/// 64 MiB floor) but which took 2.8-4.8 s of CPU per input in the smoke build
+/// when repeated for ten partial reads (`fuzz/FINDINGS.md`, finding J).
+pub fn cheap_extents(shape: &[usize]) -> bool {
+    shape
+        .iter()
+        .all(|&d| worth(d.checked_add(1).and_then(|n| n.checked_mul(8))))
+}
+
 /// Whether to run conversions and kernels whose outputs grow with an extent
 /// (indptr arrays, SpMV results): every extent, as an int64 indptr, must be
 /// [`worth`] it. Checking only the largest extent let a 61-byte `.tns` declaring
@@ -261,9 +275,7 @@ fn try_dense(t: &AnyTensor) -> bool {
 /// the CSC / GCS conversions still built 94 MB indptr arrays for the columns, 2.7 s
 /// of CPU in the smoke build: `fuzz/FINDINGS.md`, finding I).
 fn try_extents(t: &AnyTensor) -> bool {
-    t.shape()
-        .iter()
-        .all(|&d| worth(d.checked_add(1).and_then(|n| n.checked_mul(8))))
+    cheap_extents(t.shape())
 }
 
 /// Install, once, the panic hook of `arrow_sparse::error::install_panic_hook` in
