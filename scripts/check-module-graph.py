@@ -26,7 +26,7 @@ SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src")
 
 # layer of each top-level module, lowest first
 LAYERS = [
-    {"error", "atomic", "guard", "limit"},
+    {"error", "atomic", "guard", "limit", "cache"},
     {"types"},
     {"buffer", "alloc"},
     {"dims"},

@@ -28,7 +28,9 @@
 //!   stored element, read back exactly or by coordinate range.
 //! * [`io`]: Matrix Market (`.mtx`), FROSTT (`.tns`) and NumPy (`.npz`) files.
 //! * [`limit`]: how much memory a reader may use for the bytes it reads;
-//!   [`error`]: the one [`Error`] type every fallible function returns.
+//!   [`error`]: the one [`Error`] type every fallible function returns;
+//!   [`cache`]: the machine's cache sizes, which the blocked kernels size their
+//!   blocks from.
 //! * [`dump`]: the JSON-lines and human-readable summaries the CLI prints.
 //!
 //! ```
@@ -51,6 +53,7 @@ mod alloc;
 pub mod archive;
 mod atomic;
 pub mod buffer;
+pub mod cache;
 pub mod column;
 mod compat;
 mod convert;

@@ -247,6 +247,8 @@ pub struct Typed<'s, I: Index> {
     pub csc: CsxMatrix<f64, I, I>,
     pub coo_any: AnyTensor,
     pub coo2_any: AnyTensor,
+    /// CSR of B (element-wise CSR + CSR).
+    pub csr2_any: AnyTensor,
     pub csr_any: AnyTensor,
     /// A's pattern with every value times (1 + 1e-12) (`allclose`).
     pub csr_near_any: AnyTensor,
@@ -298,6 +300,7 @@ impl<'s, I: Index> Typed<'s, I> {
             coo_shuf: coo_shuffled::<I>(&s.m, &s.perm),
             coo_any: coo.clone().into(),
             coo2_any: coo_canonical::<I>(&s.m2).into(),
+            csr2_any: self::csr::<I>(&s.m2).into(),
             csr_any: csr.clone().into(),
             csr_near_any: csr_near.into(),
             coo,
@@ -323,6 +326,8 @@ impl<'s, I: Index> Typed<'s, I> {
 pub enum System {
     /// `benches/compare/kernels_scipy.py`, operation `op`.
     Scipy,
+    /// pydata/sparse, served by the same script (operation `op`, "pyd_...").
+    Pydata,
     /// `arrow-sparse-peer bench-convert` on dense data set `op` ("d2:coo", ...).
     Libarrow,
     /// Another case of this list, by id (the CSR-based MTTKRP).
@@ -341,6 +346,14 @@ pub struct Ref {
 const fn scipy(op: &'static str, note: &'static str) -> Ref {
     Ref {
         system: System::Scipy,
+        op,
+        note,
+    }
+}
+
+const fn pydata(op: &'static str, note: &'static str) -> Ref {
+    Ref {
+        system: System::Pydata,
         op,
         note,
     }
@@ -433,7 +446,10 @@ pub fn cases<'a, I: Index>(t: &'a Typed<'a, I>) -> Vec<Case<'a>> {
         case(
             "convert/coo_to_csr/canonical",
             coo2 + csr_b,
-            vec![scipy("tocsr_canon", canonical_note)],
+            vec![
+                scipy("tocsr_canon", canonical_note),
+                pydata("pyd_coo_to_gcxs", "pydata: sorted COO -> GCXS (its CSR)"),
+            ],
             || convert::coo_to_csx::<f64, I, I>(&t.coo, CompressedAxis::Row).unwrap(),
         ),
         case(
@@ -466,7 +482,10 @@ pub fn cases<'a, I: Index>(t: &'a Typed<'a, I>) -> Vec<Case<'a>> {
         case(
             "convert/transpose_csx/csr_to_csc",
             csr_b + csc_b,
-            vec![scipy("csr_tocsc", "")],
+            vec![
+                scipy("csr_tocsc", ""),
+                pydata("pyd_gcxs_tocsc", "pydata: GCXS.change_compressed_axes([1])"),
+            ],
             || convert::transpose_csx(&t.csr).unwrap(),
         ),
         case(
@@ -521,6 +540,10 @@ pub fn cases<'a, I: Index>(t: &'a Typed<'a, I>) -> Vec<Case<'a>> {
             vec![
                 libarrow("d2:coo"),
                 scipy("dense2_to_coo", "scipy: coo_array(ndarray), int32 indices"),
+                pydata(
+                    "pyd_dense2_to_coo",
+                    "pydata: COO.from_numpy, int64 coordinates",
+                ),
             ],
             || convert::dense_to_coo::<f64, I>(&s.dense2).unwrap(),
         ),
@@ -555,13 +578,16 @@ pub fn cases<'a, I: Index>(t: &'a Typed<'a, I>) -> Vec<Case<'a>> {
         case(
             "spmv/spmv_csx/csr",
             csr_b + 8 * (rows + cols),
-            vec![scipy("csr_matvec", "")],
+            vec![scipy("csr_matvec", ""), pydata("pyd_gcxs_matvec", "")],
             || spmv::spmv_csx(&t.csr, &s.x).unwrap(),
         ),
         case(
             "spmv/spmv_csx/csr_narrow",
             csx_bytes(s.mn.nnz(), s.mn.shape[0], iw) + 8 * (s.mn.shape[0] + NARROW_COLS),
-            vec![scipy("csr_narrow_matvec", "")],
+            vec![
+                scipy("csr_narrow_matvec", ""),
+                pydata("pyd_gcxs_narrow_matvec", ""),
+            ],
             || spmv::spmv_csx(&t.csr_n, &s.xn).unwrap(),
         ),
         case(
@@ -573,7 +599,7 @@ pub fn cases<'a, I: Index>(t: &'a Typed<'a, I>) -> Vec<Case<'a>> {
         case(
             "spmv/spmv_coo/canonical",
             coo2 + 8 * (rows + cols),
-            vec![scipy("coo_matvec", "")],
+            vec![scipy("coo_matvec", ""), pydata("pyd_coo_matvec", "")],
             || spmv::spmv_coo(&t.coo, &s.x).unwrap(),
         ),
         case(
@@ -591,7 +617,7 @@ pub fn cases<'a, I: Index>(t: &'a Typed<'a, I>) -> Vec<Case<'a>> {
         case(
             "spmv/spmm_csx/csr_n16",
             csr_b + 8 * SPMM_N * (rows + cols),
-            vec![scipy("csr_matmat", "")],
+            vec![scipy("csr_matmat", ""), pydata("pyd_gcxs_matmat", "")],
             || spmv::spmm_csx(&t.csr, &s.b).unwrap(),
         ),
         case(
@@ -664,13 +690,19 @@ pub fn cases<'a, I: Index>(t: &'a Typed<'a, I>) -> Vec<Case<'a>> {
         case(
             "csf/ttv/3d_mode2",
             csf_bytes(&t.csf3) + 8 * sh3[2],
-            vec![],
+            vec![
+                scipy("ttv3_mode2", "scipy: the (d0*d1) x d2 CSR matrix @ v"),
+                pydata("pyd_ttv3_mode2", "pydata: tensordot(COO, v, mode 2)"),
+            ],
             || csf::ttv(&t.csf3, 2, &s.vt[..sh3[2]]).unwrap(),
         ),
         case(
             "csf/ttv/3d_mode0",
             csf_bytes(&t.csf3) + 8 * sh3[0],
-            vec![],
+            vec![
+                scipy("ttv3_mode0", "scipy: v @ the d0 x (d1*d2) CSR matrix"),
+                pydata("pyd_ttv3_mode0", "pydata: tensordot(COO, v, mode 0)"),
+            ],
             || csf::ttv(&t.csf3, 0, &s.vt[..sh3[0]]).unwrap(),
         ),
         case(
@@ -683,44 +715,59 @@ pub fn cases<'a, I: Index>(t: &'a Typed<'a, I>) -> Vec<Case<'a>> {
         case(
             "elementwise/binary/add",
             coo2 + coo_bytes(s.m2.nnz(), 2, iw) + coo_bytes(nm + s.m2.nnz(), 2, 8),
-            vec![scipy("add", "scipy: CSR + CSR (ours: canonical COO + COO)")],
+            vec![pydata("pyd_add", "pydata: COO + COO")],
             || elementwise::binary::<f64>(&t.coo_any, &t.coo2_any, BinaryOp::Add).unwrap(),
+        ),
+        case(
+            "elementwise/binary/add_csr",
+            2 * csr_b + csx_bytes(nm + s.m2.nnz(), rows, iw),
+            vec![scipy("add", "scipy: CSR + CSR")],
+            || elementwise::binary::<f64>(&t.csr_any, &t.csr2_any, BinaryOp::Add).unwrap(),
         ),
         case(
             "elementwise/binary/multiply",
             coo2 + coo_bytes(s.m2.nnz(), 2, iw),
-            vec![scipy(
-                "multiply",
-                "scipy: CSR.multiply(CSR) (ours: canonical COO * COO)",
-            )],
+            vec![pydata("pyd_multiply", "pydata: COO * COO")],
             || elementwise::binary::<f64>(&t.coo_any, &t.coo2_any, BinaryOp::Multiply).unwrap(),
+        ),
+        case(
+            "elementwise/binary/multiply_csr",
+            2 * csr_b,
+            vec![scipy("multiply", "scipy: CSR.multiply(CSR)")],
+            || elementwise::binary::<f64>(&t.csr_any, &t.csr2_any, BinaryOp::Multiply).unwrap(),
         ),
         case(
             "elementwise/scale/csr",
             16 * nm,
-            vec![scipy(
-                "scale",
-                "scipy: CSR * 2.5 (also copies indices and indptr)",
-            )],
+            vec![
+                scipy("scale", "scipy: CSR * 2.5 (also copies indices and indptr)"),
+                pydata("pyd_scale", "pydata: COO * 2.5"),
+            ],
             || elementwise::scale::<f64>(&t.csr_any, ALPHA).unwrap(),
         ),
         // ---------------------------------------------------------------- reductions
         case(
             "reduce/sum_all/csr",
             8 * nm,
-            vec![scipy("sum_all", "")],
+            vec![scipy("sum_all", ""), pydata("pyd_sum_all", "")],
             || reduce::sum_all::<f64>(&t.csr_any).unwrap(),
         ),
         case(
             "reduce/sum_axes/csr_axis1",
             csr_b + 16 * rows,
-            vec![scipy("sum_axis1", "scipy: dense result")],
+            vec![
+                scipy("sum_axis1", "scipy: dense result"),
+                pydata("pyd_sum_axis1", "pydata: COO result"),
+            ],
             || reduce::sum_axes::<f64>(&t.csr_any, &[1]).unwrap(),
         ),
         case(
             "reduce/sum_axes/csr_axis0",
             csr_b + 16 * cols,
-            vec![scipy("sum_axis0", "scipy: dense result")],
+            vec![
+                scipy("sum_axis0", "scipy: dense result"),
+                pydata("pyd_sum_axis0", "pydata: COO result"),
+            ],
             || reduce::sum_axes::<f64>(&t.csr_any, &[0]).unwrap(),
         ),
         case("reduce/allclose/csr", 2 * csr_b, vec![], || {

@@ -39,6 +39,11 @@ import numpy as np
 import scipy
 import scipy.sparse as sp
 
+try:  # pydata/sparse (optional: its ops answer "skip" when it is missing)
+    import sparse as pyd
+except ImportError:  # pragma: no cover - the pinned venv has it
+    pyd = None
+
 
 def operand(n):
     return 1.0 + (np.arange(n, dtype=np.int64) % 17) / 16.0
@@ -184,6 +189,46 @@ class Objects:
         (_, d1, d2), _, _ = self.raw.t3
         return operand(d1 * d2)
 
+    @functools.cached_property
+    def ttv_vec(self):
+        (d0, d1, d2), _, _ = self.raw.t3
+        return operand(max(d0, d1, d2))
+
+    @functools.cached_property
+    def a3_mode2(self):
+        """t3 reshaped to (d0*d1) x d2: TTV along mode 2 is this CSR @ v."""
+        (d0, d1, d2), coords, values = self.raw.t3
+        red = np.stack([coords[:, 0] * d1 + coords[:, 1], coords[:, 2]], axis=1)
+        return csr_of((d0 * d1, d2), red, values, self.it)
+
+    # pydata/sparse objects: COO keeps int64 coordinates (its own choice), GCXS is
+    # its compressed (CSR-like) format
+    @functools.cached_property
+    def p_coo(self):
+        shape, coords, values = self.raw.m
+        return pyd.COO(coords.T.copy(), values, shape=shape, has_duplicates=False,
+                       sorted=True)
+
+    @functools.cached_property
+    def p_coo2(self):
+        shape, coords, values = self.raw.m2
+        return pyd.COO(coords.T.copy(), values, shape=shape, has_duplicates=False,
+                       sorted=True)
+
+    @functools.cached_property
+    def p_gcxs(self):
+        return pyd.GCXS.from_scipy_sparse(self.a)
+
+    @functools.cached_property
+    def p_gcxs_narrow(self):
+        return pyd.GCXS.from_scipy_sparse(self.an)
+
+    @functools.cached_property
+    def p_coo3(self):
+        shape, coords, values = self.raw.t3
+        return pyd.COO(coords.T.copy(), values, shape=shape, has_duplicates=False,
+                       sorted=True)
+
     def dense2(self):
         """Not cached: 800 MB at 10^7, freed once its op is timed."""
         shape, coords, values = self.raw.d2
@@ -255,11 +300,81 @@ OPS = {
 }
 
 
+def ttv0(o):
+    d0 = o.raw.t3[0][0]
+    a, v = o.ared, o.ttv_vec[:d0]
+    return lambda: v @ a
+
+
+def ttv2(o):
+    d2 = o.raw.t3[0][2]
+    a, v = o.a3_mode2, o.ttv_vec[:d2]
+    return lambda: a @ v
+
+
+def p_ttv(mode):
+    def make(o):
+        t = o.p_coo3
+        v = o.ttv_vec[:t.shape[mode]]
+        return lambda: pyd.tensordot(t, v, axes=((mode,), (0,)))
+    return make
+
+
+OPS.update({
+    "ttv3_mode0": ("v @ csr_array(d0 x d1*d2) (TTV along mode 0 of the 3-D tensor)", ttv0, None,
+                   False, BOTH),
+    "ttv3_mode2": ("csr_array(d0*d1 x d2) @ v (TTV along mode 2 of the 3-D tensor)", ttv2, None,
+                   False, BOTH),
+})
+
+# pydata/sparse 0.15 (numba kernels: the first call compiles, so every op runs at
+# least twice and the best run counts). Its COO keeps int64 coordinates whatever
+# the input, so these run with the int64 data sets only.
+I64 = ("i64",)
+PYD_OPS = {
+    "pyd_coo_to_gcxs": ("pydata COO.asformat('gcxs', compressed_axes=[0]) (sorted COO)",
+                        lambda o: (lambda a=o.p_coo: a.asformat("gcxs", compressed_axes=[0])),
+                        None, False, I64),
+    "pyd_gcxs_tocsc": ("pydata GCXS.change_compressed_axes([1]) (CSR -> CSC)",
+                       lambda o: (lambda a=o.p_gcxs: a.change_compressed_axes([1])),
+                       None, False, I64),
+    "pyd_coo_matvec": ("pydata COO @ x", lambda o: (lambda a=o.p_coo, x=o.raw.x: a @ x),
+                       None, False, I64),
+    "pyd_gcxs_matvec": ("pydata GCXS @ x", lambda o: (lambda a=o.p_gcxs, x=o.raw.x: a @ x),
+                        None, False, I64),
+    "pyd_gcxs_narrow_matvec": ("pydata GCXS (2^15 columns) @ x",
+                               lambda o: (lambda a=o.p_gcxs_narrow, x=o.raw.xn: a @ x),
+                               None, False, I64),
+    "pyd_gcxs_matmat": ("pydata GCXS @ B (16 columns)",
+                        lambda o: (lambda a=o.p_gcxs, b=o.raw.b: a @ b), None, False, I64),
+    "pyd_add": ("pydata COO + COO", lambda o: (lambda a=o.p_coo, b=o.p_coo2: a + b),
+                None, False, I64),
+    "pyd_multiply": ("pydata COO * COO", lambda o: (lambda a=o.p_coo, b=o.p_coo2: a * b),
+                     None, False, I64),
+    "pyd_scale": ("pydata COO * 2.5", lambda o: (lambda a=o.p_coo: a * 2.5), None, False, I64),
+    "pyd_sum_all": ("pydata COO.sum()", lambda o: o.p_coo.sum, None, False, I64),
+    "pyd_sum_axis1": ("pydata COO.sum(axis=1)", lambda o: (lambda a=o.p_coo: a.sum(axis=1)),
+                      None, False, I64),
+    "pyd_sum_axis0": ("pydata COO.sum(axis=0)", lambda o: (lambda a=o.p_coo: a.sum(axis=0)),
+                      None, False, I64),
+    "pyd_ttv3_mode0": ("pydata tensordot(COO 3-D, v, mode 0)", p_ttv(0), None, False, I64),
+    "pyd_ttv3_mode2": ("pydata tensordot(COO 3-D, v, mode 2)", p_ttv(2), None, False, I64),
+    "pyd_dense2_to_coo": ("pydata COO.from_numpy(ndarray)",
+                          lambda o: (lambda d=o.dense2(): pyd.COO.from_numpy(d)), None, False,
+                          I64),
+}
+OPS.update(PYD_OPS)
+
+
 def time_op(o, op, max_iters, budget):
     desc, make, setup, report, widths = OPS[op]
     if o.idx not in widths:
-        return {"op": op, "skip": "scipy chooses the index type of this conversion"}
+        return {"op": op, "skip": "the reference chooses its own index type here"}
+    if op in PYD_OPS and pyd is None:
+        return {"op": op, "skip": "pydata/sparse is not installed"}
     f = make(o)
+    if op in PYD_OPS:
+        f()  # numba compiles on the first call: not timed
     s = best_of(f, max_iters, budget, setup(o) if setup is not None else None)
     idx = "-"
     if report:
@@ -289,7 +404,8 @@ def serve(raw, max_iters, budget):
             y = o.a @ raw.x
             reply = {"m_nnz": int(raw.m[2].shape[0]), "spmv_sum": float(y.sum())}
         elif cmd == "version":
-            reply = {"scipy": scipy.__version__, "numpy": np.__version__}
+            reply = {"scipy": scipy.__version__, "numpy": np.__version__,
+                     "sparse": pyd.__version__ if pyd is not None else "missing"}
         else:
             reply = {"error": f"unknown command {cmd!r}"}
         print(json.dumps(reply), flush=True)

@@ -6,6 +6,7 @@ use arrow_buffer::ScalarBuffer;
 use rayon::prelude::*;
 
 use crate::buffer::advise_huge_pages;
+use crate::cache::{CacheSizes, cache_sizes};
 use crate::error::{Error, Result};
 use crate::tensor::{CompressedAxis, CooTensor, CoordLayout, CsfTensor, CsxMatrix, DenseTensor};
 use crate::types::{Index, Value};
@@ -42,6 +43,34 @@ fn coord_fn<I: Index>(
 }
 
 /// Per-key counts turned into start offsets (`offsets[key]`), with the total.
+fn histogram_of<I: Index, V: Value>(src: &impl Source<I, V>, extent: usize) -> Result<Vec<usize>> {
+    let mut counts = alloc_zeroed(extent + 1, "histogram")?;
+    let mut bad: Option<(usize, usize)> = None;
+    let mut k = 0usize;
+    src.keys(0, src.len(), |c| {
+        if c >= extent {
+            bad.get_or_insert((k, c));
+        } else {
+            counts[c + 1] += 1;
+        }
+        k += 1;
+    });
+    if let Some((k, c)) = bad {
+        // `as_usize` sign-extended negative coordinates: report them as such
+        return Err(Error::IndexOutOfBounds {
+            buffer: "coordinates".into(),
+            position: k,
+            value: c as isize as i128,
+            bound: extent as u64,
+        });
+    }
+    for i in 1..=extent {
+        counts[i] += counts[i - 1];
+    }
+    Ok(counts)
+}
+
+/// Per-key counts turned into start offsets, for keys given by a closure.
 fn histogram(
     n: usize,
     extent: usize,
@@ -51,7 +80,6 @@ fn histogram(
     for k in 0..n {
         let c = key(k);
         if c >= extent {
-            // `as_usize` sign-extended negative coordinates: report them as such
             return Err(Error::IndexOutOfBounds {
                 buffer: "coordinates".into(),
                 position: k,
@@ -91,18 +119,187 @@ fn bands(offsets: &[usize], parts: usize) -> Vec<(usize, usize)> {
     out
 }
 
-/// Stable counting scatter: for every entry `k` (in order) with key `key(k)`,
-/// write `minor(k)` and `value(k)` at the next free slot of its key. Runs one band
-/// of keys per task; each band owns a contiguous part of the output.
+/// The entries a scatter reads, in their storage order: the key (the coordinate
+/// the output is compressed by), the minor coordinate and the value.
+trait Source<I, V>: Sync {
+    /// Number of entries.
+    fn len(&self) -> usize;
+    /// Calls `f(key)` for entries `lo..hi`, in order.
+    fn keys(&self, lo: usize, hi: usize, f: impl FnMut(usize));
+    /// Calls `f(key, minor, value)` for entries `lo..hi`, in order.
+    fn entries(&self, lo: usize, hi: usize, f: impl FnMut(usize, I, V));
+}
+
+/// COO coordinates: key and minor are two of the coordinate dimensions.
+struct CooSource<'a, I, V> {
+    coords: &'a [I],
+    layout: CoordLayout,
+    nnz: usize,
+    major: usize,
+    minor: usize,
+    vals: &'a [V],
+}
+
+impl<I: Index, V: Value> Source<I, V> for CooSource<'_, I, V> {
+    fn len(&self) -> usize {
+        self.nnz
+    }
+    fn keys(&self, lo: usize, hi: usize, mut f: impl FnMut(usize)) {
+        match self.layout {
+            CoordLayout::RowMajor => {
+                for k in lo..hi {
+                    f(self.coords[2 * k + self.major].as_usize());
+                }
+            }
+            CoordLayout::ColumnMajor => {
+                let c = &self.coords[self.major * self.nnz..][lo..hi];
+                c.iter().for_each(|x| f(x.as_usize()));
+            }
+        }
+    }
+    fn entries(&self, lo: usize, hi: usize, mut f: impl FnMut(usize, I, V)) {
+        match self.layout {
+            CoordLayout::RowMajor => {
+                let (c, v) = (&self.coords[2 * lo..2 * hi], &self.vals[lo..hi]);
+                for (pair, &x) in c.chunks_exact(2).zip(v) {
+                    f(pair[self.major].as_usize(), pair[self.minor], x);
+                }
+            }
+            CoordLayout::ColumnMajor => {
+                let n = self.nnz;
+                let keys = &self.coords[self.major * n..][lo..hi];
+                let minors = &self.coords[self.minor * n..][lo..hi];
+                for ((k, &m), &x) in keys.iter().zip(minors).zip(&self.vals[lo..hi]) {
+                    f(k.as_usize(), m, x);
+                }
+            }
+        }
+    }
+}
+
+/// A CSR / CSC matrix read as entries: key = its minor index, minor = the row
+/// (column) the entry belongs to, taken from indptr (no expanded copy).
+struct CsxSource<'a, I, P, V> {
+    ptr: &'a [P],
+    idx: &'a [I],
+    vals: &'a [V],
+}
+
+impl<I: Index, P: Index, V: Value> Source<I, V> for CsxSource<'_, I, P, V> {
+    fn len(&self) -> usize {
+        self.idx.len()
+    }
+    fn keys(&self, lo: usize, hi: usize, mut f: impl FnMut(usize)) {
+        self.idx[lo..hi].iter().for_each(|x| f(x.as_usize()));
+    }
+    fn entries(&self, lo: usize, hi: usize, mut f: impl FnMut(usize, I, V)) {
+        if lo >= hi {
+            return;
+        }
+        // the row holding entry `lo`: the last r with ptr[r] <= lo (indptr was
+        // checked to be non-decreasing and within nnz)
+        let mut r = self
+            .ptr
+            .partition_point(|p| p.as_usize() <= lo)
+            .saturating_sub(1);
+        let mut k = lo;
+        while k < hi && r + 1 < self.ptr.len() {
+            let end = self.ptr[r + 1].as_usize().min(hi);
+            let row = I::usize_as(r);
+            for (x, &v) in self.idx[k..end.max(k)]
+                .iter()
+                .zip(&self.vals[k..end.max(k)])
+            {
+                f(x.as_usize(), row, v);
+            }
+            k = k.max(end);
+            r += 1;
+        }
+    }
+}
+
+/// How a scatter of `n` entries over `extent` keys is blocked: keys are grouped
+/// into `buckets` ranges of `1 << shift` consecutive keys.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Plan {
+    shift: u32,
+    buckets: usize,
+}
+
+/// The partitioning plan from the data and the cache (`None`: scatter directly).
+///
+/// A direct counting scatter writes each entry to a random place among `n`; once
+/// the output is larger than the cache every write misses. The partitioned
+/// scatter first splits the entries by key range into buckets whose output
+/// segment, entries and key cursors fit in half of the level-2 cache (so the
+/// second pass scatters in cache), with at most as many buckets as the level-2
+/// cache holds write streams for (3 streams of 64-byte lines per bucket, a
+/// quarter of the cache), so the first pass writes sequentially per bucket.
+fn plan(n: usize, extent: usize, out_bytes: usize, caches: CacheSizes) -> Option<Plan> {
+    // a bucket's entries in pass 2: the segment (key u32 + minor + value) and the
+    // thread's copy of it (minor + value)
+    let per_entry = 4 + 2 * out_bytes;
+    let budget = (caches.l2 / 2).max(4096);
+    let wanted = n.saturating_mul(per_entry).div_ceil(budget);
+    let max_fanout = (caches.l2 / (4 * 3 * 64)).clamp(16, 4096);
+    if wanted <= 1 || extent <= 2 * max_fanout.min(wanted.next_power_of_two()) {
+        return None; // fits the cache, or few enough keys to stream directly
+    }
+    let target = wanted.next_power_of_two().min(1usize << max_fanout.ilog2());
+    let mut shift = 0u32;
+    while extent.div_ceil(1usize << shift) > target {
+        shift += 1;
+    }
+    if shift > 32 {
+        return None; // relative keys must fit u32
+    }
+    Some(Plan {
+        shift,
+        buckets: extent.div_ceil(1usize << shift),
+    })
+}
+
+/// Stable counting scatter: every entry (in storage order) goes to the next free
+/// slot of its key, whose first slot is `offsets[key]`. Large inputs run as a
+/// two-pass radix partition sized from the cache ([`plan`]); the result is the
+/// same either way and does not depend on the number of threads.
 fn scatter<I: Index, V: Value>(
-    n: usize,
+    src: &impl Source<I, V>,
     offsets: &[usize],
-    key: &(impl Fn(usize) -> usize + Sync),
-    minor: &(impl Fn(usize) -> I + Sync),
-    value: &(impl Fn(usize) -> V + Sync),
 ) -> Result<(Vec<I>, Vec<V>)> {
-    let mut idx = crate::alloc::zeroed::<I>(n, "scatter indices")?;
-    let mut val = crate::alloc::zeroed::<V>(n, "scatter values")?;
+    scatter_with(src, offsets, cache_sizes())
+}
+
+fn scatter_with<I: Index, V: Value>(
+    src: &impl Source<I, V>,
+    offsets: &[usize],
+    caches: CacheSizes,
+) -> Result<(Vec<I>, Vec<V>)> {
+    let n = src.len();
+    let extent = offsets.len() - 1;
+    let out_bytes = std::mem::size_of::<I>() + std::mem::size_of::<V>();
+    match plan(n, extent, out_bytes, caches) {
+        Some(p) => partitioned_scatter(src, offsets, p),
+        None => direct_scatter(src, offsets),
+    }
+}
+
+fn outputs<I: Index, V: Value>(n: usize) -> Result<(Vec<I>, Vec<V>)> {
+    let idx = crate::alloc::zeroed::<I>(n, "scatter indices")?;
+    let val = crate::alloc::zeroed::<V>(n, "scatter values")?;
+    advise_huge_pages(&idx);
+    advise_huge_pages(&val);
+    Ok((idx, val))
+}
+
+/// The direct scatter: one band of keys per task; each band owns a contiguous
+/// part of the output and reads every entry, keeping its own.
+fn direct_scatter<I: Index, V: Value>(
+    src: &impl Source<I, V>,
+    offsets: &[usize],
+) -> Result<(Vec<I>, Vec<V>)> {
+    let n = src.len();
+    let (mut idx, mut val) = outputs::<I, V>(n)?;
     let parts = if n >= PARALLEL_MIN {
         rayon::current_num_threads().max(1)
     } else {
@@ -126,15 +323,15 @@ fn scatter<I: Index, V: Value>(
     let work = |((lo, hi), (oi, ov)): Job<'_, I, V>| {
         let base = offsets[lo];
         let mut next: Vec<usize> = offsets[lo..hi].iter().map(|o| o - base).collect();
-        for k in 0..n {
-            let c = key(k);
-            if c >= lo && c < hi {
+        let all = bands.len() == 1;
+        src.entries(0, n, |c, m, v| {
+            if all || (c >= lo && c < hi) {
                 let p = next[c - lo];
                 next[c - lo] = p + 1;
-                oi[p] = minor(k);
-                ov[p] = value(k);
+                oi[p] = m;
+                ov[p] = v;
             }
-        }
+        });
     };
     let jobs: Vec<_> = bands
         .iter()
@@ -145,6 +342,140 @@ fn scatter<I: Index, V: Value>(
         jobs.into_par_iter().for_each(work);
     } else {
         jobs.into_iter().for_each(work);
+    }
+    Ok((idx, val))
+}
+
+/// The two-pass partitioned (radix) scatter.
+///
+/// Every bucket (`key >> shift`) owns a segment of the output: the slots of its
+/// keys, `offsets[first key]..offsets[last key + 1]`. Pass 1 cuts the entries into
+/// `T` chunks (one per thread); each chunk writes its entries, in storage order,
+/// to its own part of each bucket's segment (chunks in order), with the key
+/// relative to its bucket in a `u32` array beside the output: one sequential
+/// write stream per bucket. Pass 2 takes the buckets one at a time (in parallel):
+/// it copies the segment and its keys into a buffer of the thread's and scatters
+/// them back into the segment with per-key cursors, all in cache. Both passes are
+/// stable, so the output is the one the direct scatter gives. Scratch: the keys
+/// (4 bytes per entry) and one segment-sized buffer per thread, so a conversion
+/// inside a reader stays within the reader's budget (`format/SPEC.md` section 11).
+fn partitioned_scatter<I: Index, V: Value>(
+    src: &impl Source<I, V>,
+    offsets: &[usize],
+    plan: Plan,
+) -> Result<(Vec<I>, Vec<V>)> {
+    let n = src.len();
+    let extent = offsets.len() - 1;
+    let Plan { shift, buckets } = plan;
+    let keys_of = |b: usize| ((b << shift).min(extent), ((b + 1) << shift).min(extent));
+    let chunks = if n >= PARALLEL_MIN {
+        rayon::current_num_threads().clamp(1, 64)
+    } else {
+        1
+    };
+    let bounds: Vec<usize> = (0..=chunks).map(|c| c * n / chunks).collect();
+    // per-chunk bucket counts (one chunk: the offsets already say)
+    let counts: Vec<Vec<usize>> = if chunks == 1 {
+        vec![
+            (0..buckets)
+                .map(|b| {
+                    let (lo, hi) = keys_of(b);
+                    offsets[hi] - offsets[lo]
+                })
+                .collect(),
+        ]
+    } else {
+        (0..chunks)
+            .into_par_iter()
+            .map(|c| {
+                let mut cnt = vec![0usize; buckets];
+                src.keys(bounds[c], bounds[c + 1], |k| cnt[k >> shift] += 1);
+                cnt
+            })
+            .collect()
+    };
+    let (mut idx, mut val) = outputs::<I, V>(n)?;
+    let mut keys = crate::alloc::zeroed::<u32>(n, "scatter keys")?;
+    advise_huge_pages(&keys);
+    {
+        // chunk c's part of every bucket's segment, bucket by bucket
+        type Part<'a, I, V> = (&'a mut [u32], &'a mut [I], &'a mut [V]);
+        let mut parts: Vec<Vec<Part<'_, I, V>>> =
+            (0..chunks).map(|_| Vec::with_capacity(buckets)).collect();
+        let (mut rk, mut ri, mut rv) = (&mut keys[..], &mut idx[..], &mut val[..]);
+        for b in 0..buckets {
+            for (part, cnt) in parts.iter_mut().zip(&counts) {
+                let len = cnt[b];
+                let (k, k2) = rk.split_at_mut(len);
+                let (i, i2) = ri.split_at_mut(len);
+                let (v, v2) = rv.split_at_mut(len);
+                part.push((k, i, v));
+                (rk, ri, rv) = (k2, i2, v2);
+            }
+        }
+        let pass1 = |(c, mut part): (usize, Vec<Part<'_, I, V>>)| {
+            let mut cur = vec![0usize; buckets];
+            src.entries(bounds[c], bounds[c + 1], |key, m, v| {
+                let b = key >> shift;
+                let p = cur[b];
+                cur[b] = p + 1;
+                let (pk, pi, pv) = &mut part[b];
+                pk[p] = (key - (b << shift)) as u32;
+                pi[p] = m;
+                pv[p] = v;
+            });
+        };
+        if chunks > 1 {
+            parts.into_par_iter().enumerate().for_each(pass1);
+        } else {
+            parts.into_iter().enumerate().for_each(pass1);
+        }
+    }
+    // pass 2: each bucket's segment, sorted by key in cache; buckets in groups of
+    // about equal size, one group per task, one buffer per group
+    type Seg<'a, I, V> = (usize, (&'a [u32], &'a mut [I], &'a mut [V]));
+    let mut segs: Vec<Seg<'_, I, V>> = Vec::with_capacity(buckets);
+    let (mut rk, mut ri, mut rv) = (&keys[..], idx.as_mut_slice(), val.as_mut_slice());
+    for b in 0..buckets {
+        let (lo, hi) = keys_of(b);
+        let len = offsets[hi] - offsets[lo];
+        let (k, k2) = rk.split_at(len);
+        let (i, i2) = ri.split_at_mut(len);
+        let (v, v2) = rv.split_at_mut(len);
+        segs.push((b, (k, i, v)));
+        (rk, ri, rv) = (k2, i2, v2);
+    }
+    let groups = chunks.min(buckets).max(1);
+    let mut grouped: Vec<Vec<Seg<'_, I, V>>> = (0..groups).map(|_| Vec::new()).collect();
+    for (g, seg) in segs.into_iter().enumerate() {
+        grouped[g * groups / buckets].push(seg);
+    }
+    let pass2 = |group: Vec<Seg<'_, I, V>>| -> Result<()> {
+        let longest = group.iter().map(|s| s.1.0.len()).max().unwrap_or(0);
+        let mut bi = crate::alloc::with_capacity::<I>(longest, "scatter buffer")?;
+        let mut bv = crate::alloc::with_capacity::<V>(longest, "scatter buffer")?;
+        let mut cur = crate::alloc::with_capacity::<usize>(1usize << shift, "scatter cursors")?;
+        for (b, (sk, si, sv)) in group {
+            let (lo, hi) = keys_of(b);
+            bi.clear();
+            bi.extend_from_slice(si);
+            bv.clear();
+            bv.extend_from_slice(sv);
+            cur.clear();
+            cur.extend(offsets[lo..hi].iter().map(|o| o - offsets[lo]));
+            for ((&k, &m), &v) in sk.iter().zip(&bi).zip(&bv) {
+                let p = cur[k as usize];
+                cur[k as usize] = p + 1;
+                si[p] = m;
+                sv[p] = v;
+            }
+        }
+        Ok(())
+    };
+    if groups > 1 {
+        grouped.into_par_iter().map(pass2).collect::<Result<()>>()?;
+    } else {
+        grouped.into_iter().try_for_each(pass2)?;
     }
     Ok((idx, val))
 }
@@ -190,7 +521,6 @@ pub fn coo_to_csx<V: Value, I: Index, P: Index>(
     let (major, minor) = axis.dims();
     let (nnz, extent) = (coo.nnz(), coo.shape()[major]);
     let (c, layout) = (&coo.coords()[..], coo.layout());
-    let key = coord_fn(c, layout, nnz, 2, major);
     let out = if coo.is_canonical() && axis == CompressedAxis::Row {
         to_index::<P>(nnz, "indptr")?;
         let (indptr, indices): (Vec<P>, ScalarBuffer<I>) = match layout {
@@ -214,10 +544,16 @@ pub fn coo_to_csx<V: Value, I: Index, P: Index>(
             &TensorOptions::trusted(),
         )?
     } else {
-        let offsets = histogram(nnz, extent, &key)?;
-        let mi = coord_fn(c, layout, nnz, 2, minor);
-        let vals = &coo.values()[..];
-        let (idx, val) = scatter(nnz, &offsets, &key, &|k| I::usize_as(mi(k)), &|k| vals[k])?;
+        let src = CooSource {
+            coords: c,
+            layout,
+            nnz,
+            major,
+            minor,
+            vals: &coo.values()[..],
+        };
+        let offsets = histogram_of(&src, extent)?;
+        let (idx, val) = scatter(&src, &offsets)?;
         CsxMatrix::try_new_with(
             coo.shape().to_vec(),
             axis,
@@ -362,43 +698,37 @@ fn sorted_indptr<I: Index, P: Index>(
 pub fn transpose_csx<V: Value, I: Index, P: Index>(
     m: &CsxMatrix<V, I, P>,
 ) -> Result<CsxMatrix<V, I, P>> {
-    let (major, minor) = m.axis().dims();
+    let minor = m.axis().dims().1;
     let other = match m.axis() {
         CompressedAxis::Row => CompressedAxis::Column,
         CompressedAxis::Column => CompressedAxis::Row,
     };
     let nnz = m.nnz();
     let (ptr, idx, vals) = (&m.indptr()[..], &m.indices()[..], &m.values()[..]);
-    // the major coordinate of entry k, from indptr: expand once (nnz reads)
-    let mut owner: Vec<u32> = Vec::new();
-    let wide = m.shape()[major] > u32::MAX as usize;
-    let mut owner64: Vec<usize> = Vec::new();
-    if wide {
-        crate::alloc::reserve(&mut owner64, nnz, "transpose rows")?;
-    } else {
-        crate::alloc::reserve(&mut owner, nnz, "transpose rows")?;
+    let ends = (
+        ptr.first().map(|p| p.as_usize()),
+        ptr.last().map(|p| p.as_usize()),
+    );
+    if ends != (Some(0), Some(nnz)) {
+        return Err(Error::invariant(
+            "indptr",
+            Some(0),
+            "indptr does not run from 0 to nnz (trusted input was invalid)",
+        ));
     }
     for (r, w) in ptr.windows(2).enumerate() {
-        let (lo, hi) = (w[0].as_usize(), w[1].as_usize());
-        if lo > hi || hi > nnz {
+        if w[0].as_usize() > w[1].as_usize() {
             return Err(Error::invariant(
                 "indptr",
                 Some(r),
                 "indptr decreases or exceeds nnz (trusted input was invalid)",
             ));
         }
-        if wide {
-            owner64.extend(std::iter::repeat_n(r, hi - lo));
-        } else {
-            owner.extend(std::iter::repeat_n(r as u32, hi - lo));
-        }
     }
-    let key = |k: usize| idx[k].as_usize();
-    let offsets = histogram(nnz, m.shape()[minor], &key)?;
-    let owner_of = |k: usize| if wide { owner64[k] } else { owner[k] as usize };
-    let (new_idx, new_val) = scatter(nnz, &offsets, &key, &|k| I::usize_as(owner_of(k)), &|k| {
-        vals[k]
-    })?;
+    // the row of each entry comes from indptr as the scatter walks the rows
+    let src = CsxSource { ptr, idx, vals };
+    let offsets = histogram_of(&src, m.shape()[minor])?;
+    let (new_idx, new_val) = scatter(&src, &offsets)?;
     CsxMatrix::try_new_with(
         m.shape().to_vec(),
         other,
@@ -888,5 +1218,84 @@ mod tests {
             dense_to_coo::<f64, i32>(&dense).unwrap(),
             dense.to_coo::<i32>().unwrap()
         );
+    }
+
+    #[test]
+    fn plans_follow_the_cache_and_the_data() {
+        let small = CacheSizes {
+            l2: 512 << 10,
+            last_level: 32 << 20,
+            from_system: true,
+        };
+        // fits the cache, or few keys: direct
+        assert_eq!(plan(1000, 1_000_000, 12, small), None);
+        assert_eq!(plan(10_000_000, 100, 12, small), None);
+        // 10^7 entries over 10^6 keys: buckets of about L2 / 2
+        let p = plan(10_000_000, 1_000_000, 12, small).unwrap();
+        assert!(p.buckets > 64 && p.buckets <= 1024, "{p:?}");
+        assert!(p.buckets << p.shift >= 1_000_000);
+        // a larger cache, fewer and larger buckets; a smaller one, more
+        let big = CacheSizes {
+            l2: 2 << 20,
+            ..small
+        };
+        let tiny = CacheSizes {
+            l2: 64 << 10,
+            ..small
+        };
+        let (pb, pt) = (
+            plan(10_000_000, 1_000_000, 12, big).unwrap(),
+            plan(10_000_000, 1_000_000, 12, tiny),
+        );
+        assert!(pb.shift <= p.shift, "{pb:?} {p:?}");
+        assert!(pt.is_none_or(|pt| pt.shift >= p.shift), "{pt:?} {p:?}");
+    }
+
+    /// The partitioned scatter gives exactly the direct scatter's output, on
+    /// caches small enough to force many buckets, in pools of 1 and 3 threads.
+    #[test]
+    fn partitioned_scatter_equals_the_direct_one() {
+        let tiny = CacheSizes {
+            l2: 16 << 10,
+            last_level: 64 << 10,
+            from_system: false,
+        };
+        for (n, shape) in [(5_000, [400usize, 3_000]), (300_000, [500, 70_000])] {
+            let coo = random(n, &shape, n as u64 + 3);
+            // shuffle the canonical entries (a fixed rotation and stride)
+            let m = coo.nnz();
+            let c = &coo.coords()[..];
+            let order: Vec<usize> = (0..m).map(|k| (k * 7919 + 13) % m).collect();
+            assert!(!m.is_multiple_of(7919));
+            let mut coords = Vec::with_capacity(2 * m);
+            for &k in &order {
+                coords.extend_from_slice(&c[2 * k..2 * k + 2]);
+            }
+            let vals: Vec<f64> = order.iter().map(|&k| coo.values()[k]).collect();
+            for axis in [0usize, 1] {
+                let src = CooSource {
+                    coords: &coords,
+                    layout: CoordLayout::RowMajor,
+                    nnz: m,
+                    major: axis,
+                    minor: 1 - axis,
+                    vals: &vals,
+                };
+                let offsets = histogram_of(&src, shape[axis]).unwrap();
+                let p = plan(m, shape[axis], 16, tiny).expect("partitioned");
+                assert!(p.buckets > 1);
+                let direct = direct_scatter(&src, &offsets).unwrap();
+                for threads in [1, 3] {
+                    let pool = rayon::ThreadPoolBuilder::new()
+                        .num_threads(threads)
+                        .build()
+                        .unwrap();
+                    let part = pool.install(|| partitioned_scatter(&src, &offsets, p).unwrap());
+                    assert!(part == direct, "n {n} axis {axis} threads {threads}");
+                    let via = pool.install(|| scatter_with(&src, &offsets, tiny).unwrap());
+                    assert!(via == direct);
+                }
+            }
+        }
     }
 }
