@@ -364,6 +364,18 @@ fn the_reference_implementation_reads_ours_and_we_read_its() {
         let dtype = want["dtype"].as_str().unwrap();
         let dtype = if dtype == "bool" { "uint8" } else { dtype };
         assert_eq!(value_dtype(&msg.tensor), dtype, "{name}: value type");
+        // DCSR / DCSC (predefined, or as custom sparse-sparse chains) are CSF
+        if name.contains("DCSR") || name.contains("DCSC") {
+            let AnyTensor::Csf(c) = &msg.tensor else {
+                panic!("{name} read as {:?}", msg.tensor.format())
+            };
+            let order: &[usize] = if name.contains("DCSR") {
+                &[0, 1]
+            } else {
+                &[1, 0]
+            };
+            assert_eq!(c.axis_order(), order, "{name}");
+        }
         // through .arrow and .parquet, then written back with default options
         let again = through_arrow_and_parquet(&msg, scratch.path());
         let back_name = format!("back_{name}");

@@ -379,7 +379,7 @@ pub fn read_from<R: Read + Seek>(
         loaded: 0,
     };
     let (tensor, metadata) = if a.has("binsparse") {
-        super::binsparse::read_archive(&mut a)?
+        super::binsparse::read_container(&mut a)?
     } else if a.has("format") {
         read_scipy(&mut a)?
     } else if a.has("coords") {
