@@ -10,7 +10,7 @@
 //! (ASCII or UTF-8), and datasets in any layout HDF5 reads (contiguous, chunked,
 //! deflated, either byte order). Everything after the container is the NPZ
 //! reader's: the same descriptor checks, format mapping and typed errors (see
-//! [`binsparse`](super::binsparse)). [`ReadLimit`](crate::limit::ReadLimit) is
+//! [`binsparse`]). [`ReadLimit`](crate::limit::ReadLimit) is
 //! checked against each dataset's size, known from its dataspace, before it is
 //! read.
 //!
@@ -310,7 +310,7 @@ pub fn read(path: impl AsRef<Path>, options: &ImportOptions) -> Result<TensorMes
 
 /// Write a Binsparse HDF5 file, atomically. The format is
 /// [`Hdf5WriteOptions::binsparse_format`], else the one the metadata records,
-/// else the tensor's own, as for NPZ (see [`binsparse`](super::binsparse)).
+/// else the tensor's own, as for NPZ (see [`binsparse`]).
 ///
 /// ```
 /// use arrow_sparse::io::{hdf5, binsparse::{BinsparseFormat, Hdf5WriteOptions}, ImportOptions};
@@ -434,6 +434,29 @@ mod tests {
             write(&path, &t.clone().into(), &o).unwrap();
             let back = read(&path, &ImportOptions::default()).unwrap();
             assert_eq!(back.tensor.get::<f64>(&[0, 4]).unwrap(), Some(1.0));
+        }
+        // empty tensors: zero-length datasets, contiguous and compressed
+        let empty: AnyTensor = CooTensor::<f32, i32>::from_entries(vec![3, 3], &[])
+            .unwrap()
+            .into();
+        for f in [
+            binsparse::BinsparseFormat::Csr,
+            binsparse::BinsparseFormat::Dcsc,
+            binsparse::BinsparseFormat::Coo,
+        ] {
+            for compressed in [false, true] {
+                let o = Hdf5WriteOptions {
+                    binsparse_format: Some(f),
+                    compressed,
+                };
+                let p = dir.path().join("empty.h5");
+                write(&p, &empty.clone().into(), &o).unwrap();
+                let back = read(&p, &ImportOptions::default()).unwrap();
+                assert_eq!(
+                    (back.tensor.shape(), back.tensor.nnz()),
+                    (&[3usize, 3][..], 0)
+                );
+            }
         }
         // the limit is checked against the dataspace before reading
         let small = ImportOptions::default().with_limit(crate::limit::ReadLimit::bytes(16));

@@ -9,7 +9,8 @@
 //! | `.tns` (FROSTT, optional rank / shape / nnz header) | COO | any tensor |
 //! | `.npz` scipy `csr` / `csc` / `coo` | CSR / CSC / COO, same dtypes | any tensor |
 //! | `.npz` pydata/sparse `COO` / `GCXS` | COO / GCS, same dtypes | any tensor |
-//! | `.npz` Binsparse (recognised by its `binsparse` entry; see [`binsparse`]) | dense / COO / CSR / CSC by format | any tensor (float16 excepted) |
+//! | `.npz` Binsparse (recognised by its `binsparse` entry; see [`binsparse`]) | dense / COO / CSR / CSC / CSF by format | any tensor (float16 excepted) |
+//! | `.h5` / `.hdf5` Binsparse HDF5 (cargo feature `hdf5`; module `hdf5`) | as Binsparse `.npz` | as Binsparse `.npz` |
 //!
 //! Readers return a [`TensorMessage`]: the tensor plus `custom_metadata` saying
 //! what the file's header said (the keys are in [`meta`]: Matrix Market field and
