@@ -145,7 +145,8 @@ impl AtomicFile {
     pub(crate) fn write_by_path(&mut self, f: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
         let file = self.file.as_ref().expect("present until commit or drop");
         let _ = file.unlock();
-        let result = f(&self.tmp);
+        // a failed write is its own error (dropping `self` removes the file)
+        f(&self.tmp)?;
         let file = self.file.as_ref().expect("present until commit or drop");
         if lock(file) == Lock::Busy || !same_file(file, &self.tmp) {
             return Err(dest_error(
@@ -156,7 +157,7 @@ impl AtomicFile {
                 )),
             ));
         }
-        result
+        Ok(())
     }
 
     /// An I/O error while writing, naming the destination.
