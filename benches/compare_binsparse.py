@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
-"""Binsparse NPZ speed: arrow-sparse vs the PyPI reference vs scipy save_npz / load_npz.
+"""Binsparse NPZ / HDF5 speed: arrow-sparse vs the PyPI reference vs scipy save_npz / load_npz.
 
     python benches/compare_binsparse.py DIR [NNZ]     (default NNZ = 10**7)
 
 Builds one CSR matrix (10 entries per row, float64 values, int64 indices) and
 times, best of 3: scipy save_npz (deflated) / load_npz, the reference's
 save_binsparse (np.savez, stored) / load_binsparse, and arrow-sparse's Binsparse
-writer (stored and deflated) and reader (`cargo run --release --example
-bench_binsparse DIR`). The reference must read what arrow-sparse wrote.
+writer (stored and deflated) and reader (`cargo run --release --features hdf5
+--example bench_binsparse DIR`); the same for Binsparse HDF5 (the reference's
+save_binsparse / load_binsparse of a .h5 through h5py, contiguous; arrow-sparse
+contiguous and deflated). The reference must read what arrow-sparse wrote.
 """
 import os
 import subprocess
@@ -49,15 +51,19 @@ def main():
     res["reference save_binsparse (stored)"], _ = best(lambda: bs.save_binsparse(t, ref))
     res["reference load_binsparse"], _ = best(lambda: bs.load_binsparse(ref))
     res["reference load_binsparse + to_scipy"], _ = best(lambda: to_scipy(bs.load_binsparse(ref)))
+    ref5 = os.path.join(d, "reference.h5")
+    res["reference save_binsparse .h5 (contiguous)"], _ = best(lambda: bs.save_binsparse(t, ref5))
+    res["reference load_binsparse .h5"], _ = best(lambda: bs.load_binsparse(ref5))
+    res["reference load_binsparse .h5 + to_scipy"], _ = best(lambda: to_scipy(bs.load_binsparse(ref5)))
     out = subprocess.run(
-        ["cargo", "run", "--release", "--quiet", "--example", "bench_binsparse", "--", d],
+        ["cargo", "run", "--release", "--quiet", "--features", "hdf5", "--example", "bench_binsparse", "--", d],
         check=True, capture_output=True, text=True,
     ).stdout
     for line in out.splitlines():
         if line.startswith("RESULT"):
             _, what, secs = line.split()[:3]
             res[f"arrow-sparse {what}"] = float(secs)
-    for name in ["ours_stored.npz", "ours_deflated.npz"]:
+    for name in ["ours_stored.npz", "ours_deflated.npz", "ours_contiguous.h5", "ours_deflated.h5"]:
         back = to_scipy(bs.load_binsparse(os.path.join(d, name)))
         assert (back != m).nnz == 0, name
     for k, v in res.items():

@@ -3,7 +3,9 @@
 #   1. a Python venv (default <repo>/.venv, override with ARROW_SPARSE_VENV) holding
 #      the pinned packages of scripts/requirements-interop.txt (pyarrow ships libarrow);
 #   2. the C++ peer interop/peer.cc compiled against that libarrow into
-#      <repo>/target/peer/arrow-sparse-peer.
+#      <repo>/target/peer/arrow-sparse-peer;
+#   3. the HDF5 C library the cargo feature `hdf5` links (scripts/setup-hdf5.sh:
+#      Debian's libhdf5-dev, with apt-get only when missing).
 # Idempotent: pip runs only when the requirements file changed (stamp holds its hash),
 # g++ runs only when peer.cc is newer than the binary (or the binary was built against
 # another venv). Progress goes to stderr; the last line of stdout is the
@@ -42,6 +44,8 @@ if [[ ! -x "$VENV/bin/python" ]]; then
     exit 1
   fi
 fi
+
+bash "$REPO/scripts/setup-hdf5.sh"
 
 want_hash="$(sha256sum "$REQ" | cut -d' ' -f1)"
 have_hash="$(cat "$STAMP" 2>/dev/null || true)"

@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # Runs every test of arrow-sparse. This is the command README.md names and the one
 # .ci/run calls. It installs what the tests need by itself: the Python venv with the
-# pinned pyarrow and the C++ interop peer (scripts/setup-interop.sh).
+# pinned pyarrow, the C++ interop peer and libhdf5 (scripts/setup-interop.sh).
+# The debug builds (tests, doc tests, examples) use the cargo feature `hdf5`
+# (Binsparse HDF5 files) in every invocation, so they share one build of the
+# crate; the release CLI (the README's main job) is built without it, as a
+# machine without libhdf5 builds it.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 exec </dev/null
@@ -21,7 +25,7 @@ scratch() { mktemp -d "$SCRATCH/XXXXXX"; }
 TMPDIR="$(scratch)"
 export TMPDIR
 
-step "interop environment (venv with pyarrow 26.0.1, C++ peer against its libarrow)"
+step "interop environment (venv with pyarrow 26.0.1, C++ peer against its libarrow, libhdf5)"
 PEER="$(bash scripts/setup-interop.sh | tail -n 1)"
 export ARROW_SPARSE_PEER="$PEER"
 # tests/parquet.rs runs tests/python/check_parquet.py (pyarrow, scipy, DuckDB) with it,
@@ -31,10 +35,11 @@ export ARROW_SPARSE_PYTHON="${ARROW_SPARSE_VENV:-$PWD/.venv}/bin/python"
 step "format and lints"
 cargo fmt --all -- --check
 cargo clippy --all-targets --locked -- -D warnings
+cargo clippy --all-targets --locked --features hdf5 -- -D warnings
 cargo clippy -p arrow-sparse-python --locked -- -D warnings
 
 step "API docs: no rustdoc warnings, a runnable example on every public item"
-RUSTDOCFLAGS="-D warnings" cargo doc --locked --no-deps --lib
+RUSTDOCFLAGS="-D warnings" cargo doc --locked --no-deps --lib --features hdf5
 python3 scripts/check-doc-examples.py
 
 step "module graph flows one way (types -> buffer -> dims -> tensor -> convert -> kernels -> ipc/column/archive/io; paths and method calls)"
@@ -57,7 +62,7 @@ step "the main job's build: the release CLI (tests/readme.rs runs the README's c
 cargo build --release --locked
 
 step "unit, integration, interop (libarrow, pyarrow, scipy, DuckDB) and property tests"
-cargo test --locked --lib --bins --tests --examples -- --include-ignored 2>&1 | tee "$TEST_LOG"
+cargo test --locked --features hdf5 --lib --bins --tests --examples -- --include-ignored 2>&1 | tee "$TEST_LOG"
 no_skips "$TEST_LOG"
 
 step "Python package arrow_sparse (python/): build into the venv, pytest and doctests"
@@ -71,23 +76,23 @@ PY_DIR="$(scratch)"
 "${ARROW_SPARSE_VENV:-.venv}/bin/python" python/examples/spmv_mapped.py "$PY_DIR"
 
 step "doc tests"
-cargo test --locked --doc 2>&1 | tee "$TEST_LOG"
+cargo test --locked --features hdf5 --doc 2>&1 | tee "$TEST_LOG"
 no_skips "$TEST_LOG"
 
 step "examples"
-cargo run --locked --quiet --example end_to_end -- "$(scratch)"
-cargo run --locked --quiet --example gcs_dm
-cargo run --locked --quiet --example kernels -- "$(scratch)"
-cargo run --locked --quiet --example parquet_archive -- "$(scratch)"
+cargo run --locked --quiet --features hdf5 --example end_to_end -- "$(scratch)"
+cargo run --locked --quiet --features hdf5 --example gcs_dm
+cargo run --locked --quiet --features hdf5 --example kernels -- "$(scratch)"
+cargo run --locked --quiet --features hdf5 --example parquet_archive -- "$(scratch)"
 EXT_DIR="$(scratch)"
-cargo run --locked --quiet --example extension_column -- "$EXT_DIR"
+cargo run --locked --quiet --features hdf5 --example extension_column -- "$EXT_DIR"
 "${ARROW_SPARSE_VENV:-.venv}/bin/python" python/examples/read_extension.py "$EXT_DIR"
 
 step "Matrix Market / FROSTT / npz interop with scipy and pydata/sparse"
 IO_DIR="$(scratch)"
-cargo run --locked --quiet --example io_roundtrip -- write "$IO_DIR" >/dev/null
+cargo run --locked --quiet --features hdf5 --example io_roundtrip -- write "$IO_DIR" >/dev/null
 "${ARROW_SPARSE_VENV:-.venv}/bin/python" tests/python/test_io_formats.py "$IO_DIR" \
-  cargo run --locked --quiet --example io_roundtrip --
+  cargo run --locked --quiet --features hdf5 --example io_roundtrip --
 
 step "fuzz targets (smoke profile): ${FUZZ_SECONDS:-15} s each, two at a time, on the committed corpus plus new inputs (fuzz/run-all.sh; a crash, timeout or allocation above the cap fails)"
 # own target dir (sanitizer-coverage flags): the main build stays valid

@@ -136,6 +136,30 @@ impl AtomicFile {
         self.file.as_mut().expect("present until commit or drop")
     }
 
+    /// Write the temporary file through its path with `f`, for libraries that
+    /// open files by name and lock them themselves (HDF5 takes an exclusive
+    /// `flock` of its own): our lock is released while `f` runs (the library's
+    /// lock keeps other writers off meanwhile) and taken again after it;
+    /// the file must still be ours then.
+    #[cfg_attr(not(feature = "hdf5"), allow(dead_code))]
+    pub(crate) fn write_by_path(&mut self, f: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
+        let file = self.file.as_ref().expect("present until commit or drop");
+        let _ = file.unlock();
+        // a failed write is its own error (dropping `self` removes the file)
+        f(&self.tmp)?;
+        let file = self.file.as_ref().expect("present until commit or drop");
+        if lock(file) == Lock::Busy || !same_file(file, &self.tmp) {
+            return Err(dest_error(
+                &self.dest,
+                io::Error::other(format!(
+                    "the temporary file {} was taken over by another writer",
+                    self.tmp.display()
+                )),
+            ));
+        }
+        Ok(())
+    }
+
     /// An I/O error while writing, naming the destination.
     pub(crate) fn name_error(&self, e: Error) -> Error {
         match e {

@@ -1,6 +1,8 @@
-//! Binsparse NPZ archives: round trips in Rust, the metadata through `.arrow`
-//! and `.parquet`, the bad-input corpus `tests/data/bad/binsparse/`, and interop
-//! with the PyPI reference `binsparse` (`tests/python/check_binsparse.py`).
+//! Binsparse NPZ archives and (feature `hdf5`) HDF5 files: round trips in Rust,
+//! the metadata through `.arrow` and `.parquet`, the bad-input corpora
+//! `tests/data/bad/binsparse/` and `tests/data/bad/binsparse-h5/`, and interop
+//! with the PyPI reference `binsparse` (`tests/python/check_binsparse.py`; its
+//! HDF5 files through h5py).
 
 mod common;
 
@@ -268,6 +270,46 @@ fn vectors_nd_tensors_and_the_default_formats() {
     ));
 }
 
+/// The containers the interop test covers: NPZ, and HDF5 with the feature.
+const CONTAINERS: &str = if cfg!(feature = "hdf5") {
+    "npz,h5"
+} else {
+    "npz"
+};
+
+/// Read a Binsparse `.npz` or (feature `hdf5`) `.h5` file.
+fn read_any(path: &Path) -> Result<TensorMessage, Error> {
+    #[cfg(feature = "hdf5")]
+    if path.extension().is_some_and(|e| e == "h5") {
+        return arrow_sparse::io::hdf5::read(path, &ImportOptions::default());
+    }
+    npz::read(path, &ImportOptions::default())
+}
+
+/// Write a Binsparse file in the container `path`'s extension names (`.h5`:
+/// compressed datasets when `compressed`).
+fn write_any(
+    path: &Path,
+    m: &TensorMessage,
+    format: Option<BinsparseFormat>,
+    compressed: bool,
+) -> Result<(), Error> {
+    #[cfg(feature = "hdf5")]
+    if path.extension().is_some_and(|e| e == "h5") {
+        let o = arrow_sparse::io::Hdf5WriteOptions {
+            binsparse_format: format,
+            compressed,
+        };
+        return arrow_sparse::io::hdf5::write(path, m, &o);
+    }
+    let _ = compressed;
+    let mut o = NpzWriteOptions::default();
+    if let Some(f) = format {
+        o = o.with_binsparse_format(f);
+    }
+    npz::write(path, m, &o)
+}
+
 fn bad_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/bad/binsparse")
 }
@@ -317,6 +359,126 @@ fn bad_input_corpus_gives_typed_errors() {
     assert!(n >= 20, "{n} files");
 }
 
+/// Every file of the HDF5 corpus (`tests/data/bad/binsparse-h5/`, made by
+/// `tests/python/make_bad_binsparse_h5.py`: a non-HDF5 file, an HDF5 file that is
+/// not Binsparse, bad descriptor attributes, missing datasets, datasets of the
+/// wrong dtype, length or rank, a dataset declaring 10^12 values) gives the typed
+/// error expect.json names.
+#[cfg(feature = "hdf5")]
+#[test]
+fn bad_hdf5_inputs_give_typed_errors() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/bad/binsparse-h5");
+    let expect: serde_json::Map<String, J> =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("expect.json")).unwrap()).unwrap();
+    let mut failures = Vec::new();
+    for (name, want) in &expect {
+        let e = arrow_sparse::io::hdf5::read(dir.join(name), &ImportOptions::default())
+            .err()
+            .unwrap_or_else(|| panic!("{name} was read"));
+        let (kind, text) = (want[0].as_str().unwrap(), want[1].as_str().unwrap());
+        let ok_kind = match kind {
+            "parse" => matches!(e, Error::Parse { .. }),
+            "limit" => matches!(e, Error::Limit { .. }),
+            _ => false,
+        };
+        if !ok_kind || !e.to_string().contains(text) {
+            failures.push(format!(
+                "{name}: expected a {kind} error saying {text:?}, got {e:?}"
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    let files = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .path()
+                .extension()
+                .is_some_and(|x| x == "h5")
+        })
+        .count();
+    assert_eq!(files, expect.len(), "every file has its expect.json entry");
+    assert!(files >= 10);
+}
+
+/// HDF5 round trips in Rust: every predefined format, contiguous and deflated,
+/// the same tensor and descriptor as through NPZ; writing is atomic (a failed
+/// write leaves the old file).
+#[cfg(feature = "hdf5")]
+#[test]
+fn every_predefined_format_round_trips_through_hdf5() {
+    use arrow_sparse::io::{Hdf5WriteOptions, hdf5};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("m.h5");
+    for (vt, it) in [
+        (ValueType::Float64, IndexType::Int64),
+        (ValueType::Int16, IndexType::UInt16),
+        (ValueType::UInt8, IndexType::Int8),
+    ] {
+        let t = sample(vt, it);
+        for f in ALL_2D {
+            for compressed in [false, true] {
+                let o = Hdf5WriteOptions {
+                    binsparse_format: Some(f),
+                    compressed,
+                };
+                hdf5::write(&path, &t.clone().into(), &o).unwrap();
+                let back = hdf5::read(&path, &ImportOptions::default()).unwrap();
+                assert_eq!(dense(&back.tensor), dense(&t), "{f:?} {vt:?} {it:?}");
+                assert_eq!(back.tensor.value_type(), vt);
+                assert_eq!(descriptor(&back)["binsparse"]["format"], f.name());
+                // the same tensor as through NPZ
+                let npz_back = read_npz(&write_npz(
+                    &t.clone().into(),
+                    &NpzWriteOptions::default().with_binsparse_format(f),
+                ))
+                .unwrap();
+                assert_eq!(back.tensor, npz_back.tensor, "{f:?}");
+            }
+        }
+    }
+    // a failed write (float16 values) leaves the file as it was, and no temporary
+    let before = std::fs::read(&path).unwrap();
+    let h = sample(ValueType::Float16, IndexType::Int64);
+    assert!(matches!(
+        hdf5::write(&path, &h.into(), &Hdf5WriteOptions::default()),
+        Err(Error::Unsupported(_))
+    ));
+    assert_eq!(std::fs::read(&path).unwrap(), before);
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    // through io::write_path / read_path by extension (.hdf5 too)
+    let p2 = dir.path().join("m.hdf5");
+    let t = sample(ValueType::Float32, IndexType::Int32);
+    arrow_sparse::io::write_path(&p2, &t.clone().into()).unwrap();
+    assert_eq!(
+        dense(&arrow_sparse::io::read_path(&p2).unwrap().tensor),
+        dense(&t)
+    );
+}
+
+/// Without the feature, `.h5` files are an `Error::Unsupported` naming it.
+#[cfg(not(feature = "hdf5"))]
+#[test]
+fn without_the_hdf5_feature_h5_files_name_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = sample(ValueType::Float64, IndexType::Int64);
+    for name in ["m.h5", "m.hdf5"] {
+        let p = dir.path().join(name);
+        let e = arrow_sparse::io::write_path(&p, &t.clone().into()).unwrap_err();
+        assert!(
+            matches!(&e, Error::Unsupported(m) if m.contains("feature `hdf5`")),
+            "{e}"
+        );
+        std::fs::write(&p, b"x").unwrap();
+        let e = arrow_sparse::io::read_path(&p).unwrap_err();
+        assert!(
+            matches!(&e, Error::Unsupported(m) if m.contains("feature `hdf5`")),
+            "{e}"
+        );
+    }
+}
+
 /// The reference writes every predefined format (and custom ones) with several
 /// value and index types, iso values, structure, fill and extra keys; arrow-sparse
 /// reads each with exactly its entries, keeps the descriptor through `.arrow` and
@@ -335,6 +497,7 @@ fn the_reference_implementation_reads_ours_and_we_read_its() {
         .arg(&script)
         .arg("write")
         .arg(theirs.path())
+        .arg(CONTAINERS)
         .status()
         .unwrap();
     assert!(status.success(), "check_binsparse.py write failed");
@@ -345,8 +508,7 @@ fn the_reference_implementation_reads_ours_and_we_read_its() {
     assert!(manifest.len() >= 80, "{} reference files", manifest.len());
     let mut out = serde_json::Map::new();
     for (name, want) in &manifest {
-        let msg = npz::read(theirs.path().join(name), &ImportOptions::default())
-            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let msg = read_any(&theirs.path().join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
         let want_values: Vec<f64> = want["values"]
             .as_array()
             .unwrap()
@@ -364,15 +526,22 @@ fn the_reference_implementation_reads_ours_and_we_read_its() {
         let dtype = want["dtype"].as_str().unwrap();
         let dtype = if dtype == "bool" { "uint8" } else { dtype };
         assert_eq!(value_dtype(&msg.tensor), dtype, "{name}: value type");
+        // DCSR / DCSC (predefined, or as custom sparse-sparse chains) are CSF
+        if name.contains("DCSR") || name.contains("DCSC") {
+            let AnyTensor::Csf(c) = &msg.tensor else {
+                panic!("{name} read as {:?}", msg.tensor.format())
+            };
+            let order: &[usize] = if name.contains("DCSR") {
+                &[0, 1]
+            } else {
+                &[1, 0]
+            };
+            assert_eq!(c.axis_order(), order, "{name}");
+        }
         // through .arrow and .parquet, then written back with default options
         let again = through_arrow_and_parquet(&msg, scratch.path());
         let back_name = format!("back_{name}");
-        npz::write(
-            ours.path().join(&back_name),
-            &again,
-            &NpzWriteOptions::default(),
-        )
-        .unwrap();
+        write_any(&ours.path().join(&back_name), &again, None, false).unwrap();
         let d = descriptor(&msg);
         let ns = &d["binsparse"];
         let mut fields = serde_json::Map::new();
@@ -398,14 +567,23 @@ fn the_reference_implementation_reads_ours_and_we_read_its() {
     ] {
         let t = sample(vt, it);
         for f in ALL_2D {
-            let name = format!("rust_{}_{}_{}.npz", f.name(), vt.name(), it.name());
-            let options = NpzWriteOptions::default().with_binsparse_format(f);
-            npz::write(ours.path().join(&name), &t.clone().into(), &options).unwrap();
-            out.insert(
-                name,
-                json!({"shape": t.shape(), "dtype": vt.name(), "values": dense(&t),
-                       "descriptor": {"format": f.name(), "values_type": vt.name()}}),
-            );
+            for ext in CONTAINERS.split(',') {
+                let name = format!("rust_{}_{}_{}.{ext}", f.name(), vt.name(), it.name());
+                // .h5: chunked and deflated datasets for half of them
+                let compressed = vt == ValueType::Float64 || vt == ValueType::Int64;
+                write_any(
+                    &ours.path().join(&name),
+                    &t.clone().into(),
+                    Some(f),
+                    compressed,
+                )
+                .unwrap();
+                out.insert(
+                    name,
+                    json!({"shape": t.shape(), "dtype": vt.name(), "values": dense(&t),
+                           "descriptor": {"format": f.name(), "values_type": vt.name()}}),
+                );
+            }
         }
     }
     let v: AnyTensor =
@@ -413,14 +591,15 @@ fn the_reference_implementation_reads_ours_and_we_read_its() {
             .unwrap()
             .into();
     for f in [BinsparseFormat::Cvec, BinsparseFormat::Dvec] {
-        let name = format!("rust_{}.npz", f.name());
-        let options = NpzWriteOptions::default().with_binsparse_format(f);
-        npz::write(ours.path().join(&name), &v.clone().into(), &options).unwrap();
-        out.insert(
-            name,
-            json!({"shape": [6], "dtype": "float32", "values": dense(&v),
-                   "descriptor": {"format": f.name()}}),
-        );
+        for ext in CONTAINERS.split(',') {
+            let name = format!("rust_{}.{ext}", f.name());
+            write_any(&ours.path().join(&name), &v.clone().into(), Some(f), false).unwrap();
+            out.insert(
+                name,
+                json!({"shape": [6], "dtype": "float32", "values": dense(&v),
+                       "descriptor": {"format": f.name()}}),
+            );
+        }
     }
     std::fs::write(
         ours.path().join("manifest.json"),

@@ -791,7 +791,7 @@ fn errors_name_the_file_and_the_cause() {
         // an input of unknown extension is read as an IPC stream, and says so
         (
             &["inspect", "notes.txt"],
-            "arrow-sparse: error: notes.txt (read as an Arrow IPC stream: its extension .txt is not one of .arrow, .parquet, .mtx, .tns or .npz; see --input-kind): malformed IPC data at byte 0: metadata length 1819043176 exceeds the limit of 67108864 bytes",
+            "arrow-sparse: error: notes.txt (read as an Arrow IPC stream: its extension .txt is not one of .arrow, .parquet, .mtx, .tns, .npz, .h5 or .hdf5; see --input-kind): malformed IPC data at byte 0: metadata length 1819043176 exceeds the limit of 67108864 bytes",
             3,
         ),
         (
@@ -812,12 +812,12 @@ fn errors_name_the_file_and_the_cause() {
         // an output of unknown extension is refused, not written as a stream
         (
             &["convert", "m.mtx", "out.csv"],
-            "arrow-sparse: error: out.csv: cannot tell which kind of file to write: its extension .csv is not one of .arrow, .parquet, .mtx, .tns or .npz; rename it or give --output-kind",
+            "arrow-sparse: error: out.csv: cannot tell which kind of file to write: its extension .csv is not one of .arrow, .parquet, .mtx, .tns, .npz, .h5 or .hdf5; rename it or give --output-kind",
             2,
         ),
         (
             &["convert", "m.mtx", "out"],
-            "arrow-sparse: error: out: cannot tell which kind of file to write: it has no extension (.arrow, .parquet, .mtx, .tns or .npz); rename it or give --output-kind",
+            "arrow-sparse: error: out: cannot tell which kind of file to write: it has no extension (.arrow, .parquet, .mtx, .tns, .npz, .h5 or .hdf5); rename it or give --output-kind",
             2,
         ),
         // the destination is named, not the temporary file
@@ -1174,4 +1174,81 @@ fn binsparse_npz_convert_inspect_and_dump() {
         );
     }
     assert!(n >= 20);
+}
+
+/// Binsparse HDF5 (feature `hdf5`): convert to and from `.h5` / `.hdf5` in every
+/// predefined 2-D format, inspect prints the descriptor, dump works, an `.h5`
+/// converted to `.npz` stays Binsparse, and the bad-input corpus exits with 3 and
+/// one line.
+#[cfg(feature = "hdf5")]
+#[test]
+fn binsparse_hdf5_convert_inspect_and_dump() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = dir.path().join("m.arrow");
+    let msg = matrix();
+    write_with_library(&m, &msg);
+    for f in [
+        "CSR", "CSC", "COO", "COOR", "COOC", "DCSR", "DCSC", "DMAT", "DMATR", "DMATC",
+    ] {
+        let out = dir.path().join(format!("m_{f}.h5"));
+        cli_ok(&["convert", s(&m), s(&out), "--binsparse-format", f]);
+        let j: J = serde_json::from_str(&cli_ok(&["--json", "inspect", s(&out)])).unwrap();
+        assert_eq!(j["kind"], "hdf5");
+        assert_eq!(j["tensors"][0]["binsparse"]["binsparse"]["format"], f);
+        assert!(cli_ok(&["dump", s(&out)]).starts_with('{'));
+        // .h5 -> .hdf5 -> .npz -> .arrow: the entries, and the format kept
+        let h = dir.path().join("again.hdf5");
+        let z = dir.path().join("again.npz");
+        let a = dir.path().join("again.arrow");
+        cli_ok(&["convert", s(&out), s(&h)]);
+        cli_ok(&["convert", s(&h), s(&z)]);
+        cli_ok(&["convert", s(&z), s(&a)]);
+        assert_eq!(entries(&read_with_library(&a)), entries(&msg.tensor), "{f}");
+        let j: J = serde_json::from_str(&cli_ok(&["--json", "inspect", s(&z)])).unwrap();
+        assert_eq!(j["tensors"][0]["binsparse"]["binsparse"]["format"], f);
+    }
+    let bad = common::repo().join("tests/data/bad/binsparse-h5");
+    let mut n = 0;
+    for entry in std::fs::read_dir(&bad).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "h5") {
+            continue;
+        }
+        n += 1;
+        let r = cli(&["inspect", s(&path)]);
+        assert_eq!(r.status.code(), Some(3), "{}", path.display());
+        let err = String::from_utf8_lossy(&r.stderr);
+        assert!(
+            err.starts_with("arrow-sparse: error:") && err.lines().count() == 1,
+            "{err}"
+        );
+    }
+    assert!(n >= 10);
+}
+
+/// Without the feature `hdf5`, `.h5` inputs and outputs are one-line errors
+/// naming the feature: exit code 3 reading (unsupported content), 4 writing.
+#[cfg(not(feature = "hdf5"))]
+#[test]
+fn without_the_hdf5_feature_h5_files_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = dir.path().join("m.arrow");
+    write_with_library(&m, &matrix());
+    let h = dir.path().join("m.h5");
+    let r = cli(&["convert", s(&m), s(&h)]);
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert_eq!(r.status.code(), Some(4), "{err}");
+    assert!(
+        err.contains("hdf5 feature") && err.lines().count() == 1,
+        "{err}"
+    );
+    assert!(!h.exists());
+    std::fs::write(&h, b"\x89HDF\r\n\x1a\n").unwrap();
+    let r = cli(&["inspect", s(&h)]);
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert_eq!(r.status.code(), Some(3), "{err}");
+    assert!(
+        err.contains("hdf5 feature") && err.lines().count() == 1,
+        "{err}"
+    );
 }

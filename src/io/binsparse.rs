@@ -13,10 +13,16 @@
 //! | `CVEC` | 1-D COO |
 //! | `CSR` / `CSC` | CSR / CSC, the arrays zero-copy |
 //! | `COO` / `COOR` | COO, canonical |
-//! | `COOC`, `DCSR`, `DCSC` | COO (entries in the file's order) |
+//! | `COOC` | COO (entries in the file's order) |
+//! | `DCSR` / `DCSC` | 2-D CSF, axis order `[0, 1]` / `[1, 0]` (`indices_0`, `pointers_to_1`, `indices_1` are its levels) |
 //! | `custom`: `dense` levels only | dense, the `transpose` as strides |
 //! | `custom`: `dense` then `sparse` (rank 1), 2-D | CSR (CSC when transposed) |
+//! | `custom`: `sparse` levels of rank 1 only | CSF, axis order = the `transpose` |
 //! | `custom`: any other chain of `dense` / `sparse` levels | COO |
+//!
+//! Writing picks the tensor's own format by default: a 2-D CSF is `DCSR` (axis
+//! order `[0, 1]`) or `DCSC` (`[1, 0]`), an N-D CSF a `custom` chain of rank-1
+//! sparse levels with its axis order as the `transpose`.
 //!
 //! The descriptor is checked before any array is trusted: known format, shape of
 //! the format's rank, `data_types` naming every array with its real dtype,
@@ -63,7 +69,7 @@ use super::{meta, meta_get};
 use crate::buffer::{IndexBuffer, ValueBuffer, with_index_slice};
 use crate::error::{Error, Result};
 use crate::tensor::{
-    AnyCoo, AnyCsx, AnyDense, AnyTensor, CompressedAxis, CoordLayout, EntryOrder, Format,
+    AnyCoo, AnyCsf, AnyCsx, AnyDense, AnyTensor, CompressedAxis, CoordLayout, EntryOrder, Format,
     TensorOptions,
 };
 use crate::types::{Index, IndexType, Value, ValueType};
@@ -451,13 +457,59 @@ impl FromName for ValueType {
     }
 }
 
+/// Where the named arrays of a Binsparse file live: an npz archive, or (feature
+/// `hdf5`) an HDF5 group. The format logic above and below sees only this.
+pub(super) trait Container {
+    /// The file name, for errors.
+    fn name(&self) -> &str;
+    /// How errors name the array `key` (`file.npz: key.npy`, `file.h5: /key`).
+    fn what(&self, key: &str) -> String;
+    /// The descriptor's JSON text.
+    fn header(&mut self) -> Result<String>;
+    /// Load the array `key`, which `layout` needs: a typed error when it is
+    /// missing, the read limit checked before anything is allocated.
+    fn need(&mut self, key: &str, layout: &str) -> Result<super::npy::Npy>;
+    /// Fail unless `extra` bytes more than the arrays loaded so far fit the read limit.
+    fn budget(&self, what: String, extra: u64) -> Result<()>;
+    /// A tensor constructor's error as a parse error naming the file.
+    fn fail(&self, e: Error) -> Error {
+        match e {
+            e @ Error::Parse { .. } => e,
+            e => err(self.name(), e.to_string()),
+        }
+    }
+}
+
+impl<R: Read + Seek> Container for Archive<R> {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn what(&self, key: &str) -> String {
+        format!("{}: {key}.npy", self.name)
+    }
+
+    fn header(&mut self) -> Result<String> {
+        self.load("binsparse")?.string()
+    }
+
+    fn need(&mut self, key: &str, layout: &str) -> Result<super::npy::Npy> {
+        Archive::need(self, key, layout)
+    }
+
+    fn budget(&self, what: String, extra: u64) -> Result<()> {
+        self.limit
+            .check(what, self.loaded.saturating_add(extra), self.input_bytes)
+    }
+}
+
 /// Load a 1-D array whose dtype must be the declared one.
-fn load<R: Read + Seek>(
-    a: &mut Archive<R>,
+fn load<C: Container + ?Sized>(
+    a: &mut C,
     d: &Descriptor,
     key: &str,
 ) -> Result<(super::npy::Npy, bool)> {
-    let (vt, iso) = data_type(&a.name, &d.ns, key)?;
+    let (vt, iso) = data_type(a.name(), &d.ns, key)?;
     let npy = a.need(key, "a Binsparse file of this format")?;
     npy.expect_ndim(1)?;
     if npy.dtype != super::npy::Dtype::Num(vt) {
@@ -473,15 +525,11 @@ fn load<R: Read + Seek>(
     Ok((npy, iso))
 }
 
-fn load_index<R: Read + Seek>(
-    a: &mut Archive<R>,
-    d: &Descriptor,
-    key: &str,
-) -> Result<IndexBuffer> {
+fn load_index<C: Container + ?Sized>(a: &mut C, d: &Descriptor, key: &str) -> Result<IndexBuffer> {
     let (npy, iso) = load(a, d, key)?;
     if iso {
         return Err(key_err(
-            &a.name,
+            a.name(),
             &format!("data_types.{key}"),
             "iso[...] applies to values only",
         ));
@@ -501,7 +549,7 @@ fn i64s(b: &IndexBuffer, what: &str) -> Result<ScalarBuffer<i64>> {
 }
 
 /// The values: `nnz` of them, `iso` ones expanded.
-fn load_values<R: Read + Seek>(a: &mut Archive<R>, d: &Descriptor) -> Result<ValueBuffer> {
+fn load_values<C: Container + ?Sized>(a: &mut C, d: &Descriptor) -> Result<ValueBuffer> {
     let (npy, iso) = load(a, d, "values")?;
     let values = npy.values()?;
     if !iso {
@@ -527,10 +575,9 @@ fn load_values<R: Read + Seek>(a: &mut Archive<R>, d: &Descriptor) -> Result<Val
         ));
     }
     let bytes = (d.nnz as u64).saturating_mul(values.data_type().byte_width() as u64);
-    a.limit.check(
-        format!("{}: {} iso values expanded", a.name, d.nnz),
-        a.loaded.saturating_add(bytes),
-        a.input_bytes,
+    a.budget(
+        format!("{}: {} iso values expanded", a.name(), d.nnz),
+        bytes,
     )?;
     Ok(with_value_type!(values.data_type(), V => {
         let v: V = values.as_typed::<V>().map(|s| s[0]).unwrap_or(V::ZERO);
@@ -539,17 +586,17 @@ fn load_values<R: Read + Seek>(a: &mut Archive<R>, d: &Descriptor) -> Result<Val
 }
 
 /// Read the Binsparse archive `a` (its `binsparse` entry is present).
-pub(super) fn read_archive<R: Read + Seek>(
-    a: &mut Archive<R>,
+pub(super) fn read_container<C: Container + ?Sized>(
+    a: &mut C,
 ) -> Result<(AnyTensor, Vec<(String, String)>)> {
-    let text = a.load("binsparse")?.string()?;
+    let text = a.header()?;
     let json: Json = serde_json::from_str(&text)
-        .map_err(|e| key_err(&a.name, "binsparse", format!("not valid JSON: {e}")))?;
-    let d = parse_descriptor(&a.name, &json)?;
+        .map_err(|e| key_err(a.name(), "binsparse", format!("not valid JSON: {e}")))?;
+    let d = parse_descriptor(a.name(), &json)?;
     if let Some(f) = d.ns.get("fill") {
         let fill = f.as_bool().ok_or_else(|| {
             key_err(
-                &a.name,
+                a.name(),
                 "fill",
                 format!("expected true or false, found {f}"),
             )
@@ -559,7 +606,7 @@ pub(super) fn read_archive<R: Read + Seek>(
             if !v.is_zero_scalar()? {
                 return Err(Error::Unsupported(format!(
                     "{}: binsparse `fill_value` is not zero (arrow-sparse tensors are zero where nothing is stored)",
-                    a.name
+                    a.name()
                 )));
             }
         }
@@ -569,11 +616,11 @@ pub(super) fn read_archive<R: Read + Seek>(
         Some(s) => {
             let s = s
                 .as_str()
-                .ok_or_else(|| key_err(&a.name, "structure", "not a string"))?;
-            parse_structure(&a.name, s)?;
+                .ok_or_else(|| key_err(a.name(), "structure", "not a string"))?;
+            parse_structure(a.name(), s)?;
             if d.shape.len() != 2 || d.shape[0] != d.shape[1] {
                 return Err(key_err(
-                    &a.name,
+                    a.name(),
                     "structure",
                     format!("{s} needs a square matrix, the shape is {:?}", d.shape),
                 ));
@@ -584,17 +631,17 @@ pub(super) fn read_archive<R: Read + Seek>(
     let tensor = build(a, &d)?;
     let tensor = match structure {
         None => tensor,
-        Some(s) => expand_structure(&a.name, &tensor, s)?,
+        Some(s) => expand_structure(a.name(), &tensor, s)?,
     };
     let descriptor =
-        serde_json::to_string(&json).map_err(|e| key_err(&a.name, "binsparse", e.to_string()))?;
+        serde_json::to_string(&json).map_err(|e| key_err(a.name(), "binsparse", e.to_string()))?;
     Ok((
         tensor,
         vec![(meta::BINSPARSE_DESCRIPTOR.to_string(), descriptor)],
     ))
 }
 
-fn build<R: Read + Seek>(a: &mut Archive<R>, d: &Descriptor) -> Result<AnyTensor> {
+fn build<C: Container + ?Sized>(a: &mut C, d: &Descriptor) -> Result<AnyTensor> {
     let n = d.shape.len();
     let level_shape: Vec<usize> = d.transpose.iter().map(|&t| d.shape[t]).collect();
     let identity = d.transpose.iter().enumerate().all(|(k, &t)| k == t);
@@ -606,7 +653,7 @@ fn build<R: Read + Seek>(a: &mut Archive<R>, d: &Descriptor) -> Result<AnyTensor
             .try_fold(1usize, |acc, &x| acc.checked_mul(x));
         if size != Some(d.nnz) {
             return Err(key_err(
-                &a.name,
+                a.name(),
                 "number_of_stored_values",
                 format!("{} for a dense tensor of shape {:?}", d.nnz, d.shape),
             ));
@@ -628,7 +675,7 @@ fn build<R: Read + Seek>(a: &mut Archive<R>, d: &Descriptor) -> Result<AnyTensor
         let values = load_values(a, d)?;
         let indptr = load_index(a, d, "pointers_to_1")?;
         let indices = load_index(a, d, "indices_1")?;
-        check_sorted_segments(&a.name, &indptr, &indices)?;
+        check_sorted_segments(&a.what("indices_1"), &indptr, &indices)?;
         let axis = if identity {
             CompressedAxis::Row
         } else {
@@ -645,17 +692,144 @@ fn build<R: Read + Seek>(a: &mut Archive<R>, d: &Descriptor) -> Result<AnyTensor
             )
             .map_err(|e| {
                 err(
-                    &a.name,
+                    a.name(),
                     format!("the arrays pointers_to_1, indices_1, values do not make a valid matrix: {e}"),
                 )
             })?,
         ));
     }
+    // rank-1 sparse levels only: a CSF trie (DCSR / DCSC in 2-D)
+    if n >= 2 && d.levels.iter().all(|l| *l == Level::Sparse(1)) {
+        return build_csf(a, d);
+    }
     walk(a, d, &level_shape, identity)
 }
 
+/// Check a level's pointers: `npos + 1` of them, from 0, non-decreasing, ending
+/// at `m` (the length of the level's indices); `key` names the array.
+fn check_pointers(
+    what: &str,
+    key: &str,
+    p: &[i64],
+    npos: usize,
+    m: usize,
+    ikey: &str,
+) -> Result<()> {
+    if p.len() != npos + 1 {
+        return Err(err(
+            what,
+            format!(
+                "{} pointers for {npos} positions (expected {})",
+                p.len(),
+                npos + 1
+            ),
+        ));
+    }
+    if p[0] != 0 {
+        return Err(err(what, format!("starts at {}, not 0", p[0])));
+    }
+    if let Some(w) = p.windows(2).position(|w| w[0] > w[1]) {
+        return Err(err(what, format!("decreases at element {}", w + 1)));
+    }
+    if p[npos] as u64 != m as u64 {
+        return Err(err(
+            what,
+            format!("ends at {}, {ikey} has {m} elements ({key})", p[npos]),
+        ));
+    }
+    Ok(())
+}
+
+/// A chain of rank-1 sparse levels as CSF: level `k` holds tensor dimension
+/// `transpose[k]` (`axis_order = transpose`), `indices[k]` is `indices_k` and
+/// `indptr[k - 1]` is `pointers_to_k`. Indices must be sorted without duplicates in every segment.
+fn build_csf<C: Container + ?Sized>(a: &mut C, d: &Descriptor) -> Result<AnyTensor> {
+    let n = d.shape.len();
+    let name = a.name().to_string();
+    let mut indices: Vec<IndexBuffer> = Vec::with_capacity(n);
+    let mut indptr: Vec<IndexBuffer> = Vec::with_capacity(n);
+    for k in 0..n {
+        let ikey = format!("indices_{k}");
+        let idx = load_index(a, d, &ikey)?;
+        let extent = d.shape[d.transpose[k]];
+        let s = i64s(&idx, &ikey)?;
+        if let Some(i) = s.iter().position(|&x| x < 0 || x as u64 >= extent as u64) {
+            return Err(Error::IndexOutOfBounds {
+                buffer: a.what(&ikey),
+                position: i,
+                value: s[i] as i128,
+                bound: extent as u64,
+            });
+        }
+        // level 0 is one segment
+        let ptr = if k == 0 {
+            IndexBuffer::from(ScalarBuffer::<i64>::from(vec![0, idx.len() as i64]))
+        } else {
+            let pkey = format!("pointers_to_{k}");
+            let p = load_index(a, d, &pkey)?;
+            let npos = indices[k - 1].len();
+            check_pointers(
+                &a.what(&pkey),
+                &pkey,
+                &i64s(&p, &pkey)?,
+                npos,
+                idx.len(),
+                &ikey,
+            )?;
+            p
+        };
+        check_sorted_segments(&a.what(&ikey), &ptr, &idx)?;
+        indices.push(idx);
+        indptr.push(ptr);
+    }
+    let values = load_values(a, d)?;
+    if values.len() != indices[n - 1].len() {
+        return Err(key_err(
+            &name,
+            "number_of_stored_values",
+            format!(
+                "{} values, but indices_{} has {} elements",
+                values.len(),
+                n - 1,
+                indices[n - 1].len()
+            ),
+        ));
+    }
+    // one type for all pointers and one for all indices: the file's when they
+    // agree, else int64
+    let unify = |bufs: Vec<IndexBuffer>, what: &str| -> Result<Vec<IndexBuffer>> {
+        let t = bufs[0].data_type();
+        if bufs.iter().all(|b| b.data_type() == t) {
+            return Ok(bufs);
+        }
+        bufs.iter()
+            .map(|b| b.cast(IndexType::Int64, what))
+            .collect()
+    };
+    // CSF's indptr[k - 1] is pointers_to_k (the whole of level 0 is no buffer)
+    indptr.remove(0);
+    let indptr = unify(indptr, "pointers")?;
+    let indices = unify(indices, "indices")?;
+    Ok(AnyTensor::Csf(
+        AnyCsf::try_new(
+            d.shape.clone(),
+            d.transpose.clone(),
+            indptr,
+            indices,
+            values,
+            &TensorOptions::default(),
+        )
+        .map_err(|e| {
+            err(
+                &name,
+                format!("the arrays do not make a valid CSF tensor: {e}"),
+            )
+        })?,
+    ))
+}
+
 /// Within each segment of `indptr`, `indices` strictly increase.
-fn check_sorted_segments(name: &str, indptr: &IndexBuffer, indices: &IndexBuffer) -> Result<()> {
+fn check_sorted_segments(what: &str, indptr: &IndexBuffer, indices: &IndexBuffer) -> Result<()> {
     let bad = with_index_slice!(indices.as_slice(), s => {
         let mut bad = None;
         for r in 0..indptr.len().saturating_sub(1) {
@@ -674,7 +848,7 @@ fn check_sorted_segments(name: &str, indptr: &IndexBuffer, indices: &IndexBuffer
     });
     match bad {
         Some(p) => Err(err(
-            &format!("{name}: indices_1.npy"),
+            what,
             format!(
                 "element {p} is not greater than the one before it in its segment (indices must be sorted without duplicates)"
             ),
@@ -685,22 +859,19 @@ fn check_sorted_segments(name: &str, indptr: &IndexBuffer, indices: &IndexBuffer
 
 /// Expand the level chain into the coordinates of every stored value, checked,
 /// as a COO tensor.
-fn walk<R: Read + Seek>(
-    a: &mut Archive<R>,
+fn walk<C: Container + ?Sized>(
+    a: &mut C,
     d: &Descriptor,
     level_shape: &[usize],
     identity: bool,
 ) -> Result<AnyTensor> {
-    let name = a.name.clone();
+    let name = a.name().to_string();
     let mut npos = 1usize;
     let mut coords: Vec<Vec<i64>> = Vec::new();
     let mut dim = 0usize;
     let mut index_types: Vec<IndexType> = Vec::new();
-    let budget = |a: &Archive<R>, what: String, elements: usize| {
-        let bytes = (elements as u64).saturating_mul(8);
-        a.limit
-            .check(what, a.loaded.saturating_add(bytes), a.input_bytes)
-    };
+    let budget =
+        |a: &C, what: String, elements: usize| a.budget(what, (elements as u64).saturating_mul(8));
     for (li, &level) in d.levels.iter().enumerate() {
         match level {
             Level::Dense(r) => {
@@ -740,7 +911,7 @@ fn walk<R: Read + Seek>(
                     let key = format!("pointers_to_{dim}");
                     let p = load_index(a, d, &key)?;
                     let p = i64s(&p, &key)?;
-                    let what = format!("{name}: {key}.npy");
+                    let what = a.what(&key);
                     if p.len() != npos + 1 {
                         return Err(err(
                             &what,
@@ -765,7 +936,7 @@ fn walk<R: Read + Seek>(
                     let b = load_index(a, d, &key)?;
                     index_types.push(b.data_type());
                     let s = i64s(&b, &key)?;
-                    let what = format!("{name}: {key}.npy");
+                    let what = a.what(&key);
                     if let Some(i) = s.iter().position(|&x| x < 0 || x as u64 >= extent as u64) {
                         return Err(Error::IndexOutOfBounds {
                             buffer: what,
@@ -779,7 +950,7 @@ fn walk<R: Read + Seek>(
                 let m = idx[0].len();
                 if let Some(k) = idx.iter().position(|s| s.len() != m) {
                     return Err(err(
-                        &format!("{name}: indices_{}.npy", dim + k),
+                        &a.what(&format!("indices_{}", dim + k)),
                         format!("{} elements, indices_{dim} has {m}", idx[k].len()),
                     ));
                 }
@@ -787,7 +958,7 @@ fn walk<R: Read + Seek>(
                     && p[npos] as u64 != m as u64
                 {
                     return Err(err(
-                        &format!("{name}: pointers_to_{dim}.npy"),
+                        &a.what(&format!("pointers_to_{dim}")),
                         format!("ends at {}, indices_{dim} has {m} elements", p[npos]),
                     ));
                 }
@@ -1048,12 +1219,24 @@ fn stored_triangle(t: &AnyTensor, st: Structure) -> Result<Option<AnyTensor>> {
     })
 }
 
-/// The binary arrays and descriptor of `t` in Binsparse.
+/// The binary arrays and descriptor of `t` in Binsparse NPZ (the descriptor
+/// is the 0-d unicode array `binsparse`).
 pub(super) fn arrays(
     t: &AnyTensor,
     md: &[(String, String)],
     format: Option<BinsparseFormat>,
 ) -> Result<Vec<Array>> {
+    let (mut out, text) = encode(t, md, format)?;
+    out.push(unicode_scalar("binsparse", &text));
+    Ok(out)
+}
+
+/// The binary arrays of `t` in Binsparse and the descriptor's JSON text.
+pub(super) fn encode(
+    t: &AnyTensor,
+    md: &[(String, String)],
+    format: Option<BinsparseFormat>,
+) -> Result<(Vec<Array>, String)> {
     let old: Option<Json> = meta_get(md, meta::BINSPARSE_DESCRIPTOR)
         .and_then(|s| serde_json::from_str::<Json>(s).ok())
         .filter(|j| j.get("binsparse").is_some_and(Json::is_object));
@@ -1182,8 +1365,48 @@ pub(super) fn arrays(
     top.insert("binsparse".into(), Json::Object(ns));
     let text = serde_json::to_string_pretty(&Json::Object(top))
         .map_err(|e| Error::Unsupported(format!("binsparse descriptor: {e}")))?;
-    out.push(unicode_scalar("binsparse", &text));
-    Ok(out)
+    Ok((out, text))
+}
+
+/// The numeric type of an array's npy `descr` (`<i4`, `<f8`, `|u1` ...).
+#[cfg_attr(not(feature = "hdf5"), allow(dead_code))]
+pub(super) fn descr_type(descr: &str) -> Option<ValueType> {
+    use ValueType as V;
+    [
+        V::Int8,
+        V::Int16,
+        V::Int32,
+        V::Int64,
+        V::UInt8,
+        V::UInt16,
+        V::UInt32,
+        V::UInt64,
+        V::Float32,
+        V::Float64,
+    ]
+    .into_iter()
+    .find(|&v| super::npy::descr(v) == descr)
+}
+
+/// Options for writing Binsparse HDF5 files (`.h5` / `.hdf5`, cargo feature
+/// `hdf5`, see `io::hdf5`).
+///
+/// ```
+/// use arrow_sparse::io::binsparse::{BinsparseFormat, Hdf5WriteOptions};
+/// let o = Hdf5WriteOptions::default();
+/// assert_eq!((o.binsparse_format, o.compressed), (None, false));
+/// let o = Hdf5WriteOptions { binsparse_format: Some(BinsparseFormat::Dcsr), compressed: true };
+/// assert_eq!(o.binsparse_format.map(BinsparseFormat::name), Some("DCSR"));
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Hdf5WriteOptions {
+    /// The predefined format to write. `None`: the one recorded in the metadata
+    /// ([`meta::BINSPARSE_DESCRIPTOR`]), else the tensor's own (as for NPZ).
+    pub binsparse_format: Option<BinsparseFormat>,
+    /// Write every dataset chunked (1 MiB chunks) and deflated (level 6), as
+    /// the C reference does when asked to compress. Default `false`: contiguous
+    /// datasets, as the Python reference (h5py) writes them.
+    pub compressed: bool,
 }
 
 /// `bint8` when the old descriptor said so of `uint8` values, else the type's name.
@@ -1238,6 +1461,11 @@ fn default_format(t: &AnyTensor) -> Option<BinsparseFormat> {
             BinsparseFormat::Csr
         } else {
             BinsparseFormat::Csc
+        }),
+        AnyTensor::Csf(c) if n == 2 => Some(if c.axis_order() == [0, 1] {
+            BinsparseFormat::Dcsr
+        } else {
+            BinsparseFormat::Dcsc
         }),
         _ if n == 1 => Some(BinsparseFormat::Cvec),
         _ if n == 2 => Some(BinsparseFormat::Coo),
@@ -1320,6 +1548,17 @@ fn format_arrays(
     match f {
         F::Dvec | F::Dmat | F::Dmatr => dense_values(t, false),
         F::Dmatc => dense_values(t, true),
+        F::Dcsr | F::Dcsc
+            if let AnyTensor::Csf(c) = t
+                && c.axis_order() == if f == F::Dcsr { [0, 1] } else { [1, 0] }
+                && csf_sorted(c) =>
+        {
+            // the CSF trie is DCSR / DCSC: its levels as they are
+            declare(out, types, "indices_0", &c.indices()[0]);
+            declare(out, types, "pointers_to_1", &c.indptr()[0]);
+            declare(out, types, "indices_1", &c.indices()[1]);
+            Ok(c.values().clone())
+        }
         F::Csr | F::Csc | F::Dcsr | F::Dcsc => {
             let (fmt, axis) = if matches!(f, F::Csr | F::Dcsr) {
                 (Format::Csr, CompressedAxis::Row)
@@ -1459,6 +1698,27 @@ fn custom_arrays(
         );
         return dense_values(t, false);
     }
+    if let AnyTensor::Csf(c) = t
+        && csf_sorted(c)
+    {
+        // a chain of rank-1 sparse levels in the CSF's axis order
+        let mut level = element;
+        for _ in 0..n {
+            level = serde_json::json!({"level_desc": "sparse", "rank": 1, "level": level});
+        }
+        for (k, idx) in c.indices().iter().enumerate() {
+            if k > 0 {
+                declare(out, types, &format!("pointers_to_{k}"), &c.indptr()[k - 1]);
+            }
+            declare(out, types, &format!("indices_{k}"), idx);
+        }
+        let mut desc = serde_json::json!({ "level": level });
+        if c.axis_order().iter().enumerate().any(|(k, &d)| k != d) {
+            desc["transpose"] = serde_json::json!(c.axis_order());
+        }
+        *custom = Some(desc);
+        return Ok(c.values().clone());
+    }
     if let (Some(tr), AnyTensor::Coo(c)) = (transpose, t)
         && tr.len() == n
         && tr.iter().enumerate().any(|(k, &d)| k != d)
@@ -1476,6 +1736,19 @@ fn custom_arrays(
     *custom =
         Some(serde_json::json!({"level": {"level_desc": "sparse", "rank": n, "level": element}}));
     Ok(c.values().clone())
+}
+
+/// Whether every segment of every level of `c` is sorted without duplicates,
+/// as Binsparse requires.
+fn csf_sorted(c: &AnyCsf) -> bool {
+    let top = IndexBuffer::from(ScalarBuffer::<i64>::from(vec![
+        0,
+        c.indices()[0].len() as i64,
+    ]));
+    std::iter::once(&top)
+        .chain(c.indptr())
+        .zip(c.indices())
+        .all(|(p, i)| check_sorted_segments("", p, i).is_ok())
 }
 
 /// Whether the stored entries of COO tensor `t` strictly increase in the
@@ -1574,6 +1847,59 @@ mod tests {
                 "{f:?}"
             );
             assert_eq!(back.tensor.nnz(), 2);
+        }
+    }
+
+    #[test]
+    fn dcsr_dcsc_and_sparse_chains_are_csf() {
+        let t: AnyTensor = crate::CooTensor::<f32, i32>::from_entries(
+            vec![4, 6, 3],
+            &[
+                (vec![0, 5, 2], 1.0),
+                (vec![3, 0, 0], 2.0),
+                (vec![3, 0, 2], -3.0),
+                (vec![0, 1, 1], 4.0),
+            ],
+        )
+        .unwrap()
+        .into();
+        let m: AnyTensor = crate::CooTensor::<f32, i32>::from_entries(
+            vec![4, 6],
+            &[(vec![0, 5], 1.0), (vec![3, 0], 2.0), (vec![3, 2], -3.0)],
+        )
+        .unwrap()
+        .into();
+        let canon = |t: &AnyTensor| t.to_coo::<f32, i64>().unwrap().canonicalize().unwrap();
+        for (f, order) in [
+            (BinsparseFormat::Dcsr, [0, 1]),
+            (BinsparseFormat::Dcsc, [1, 0]),
+        ] {
+            let back = round(&m, Some(f));
+            let AnyTensor::Csf(c) = &back.tensor else {
+                panic!("{f:?} read as {:?}", back.tensor.format())
+            };
+            assert_eq!(c.axis_order(), order);
+            assert_eq!(canon(&back.tensor), canon(&m));
+            // a CSF writes back as the same format by default, level for level
+            let again = round(&back.tensor, None);
+            assert_eq!(again.tensor, back.tensor, "{f:?}");
+            let d = again
+                .custom_metadata
+                .iter()
+                .find(|(k, _)| k == meta::BINSPARSE_DESCRIPTOR)
+                .unwrap();
+            assert!(d.1.contains(&format!("\"{}\"", f.name())), "{}", d.1);
+        }
+        // N-D CSF in any axis order: a custom chain of sparse levels, back as CSF
+        let csf = t
+            .convert(Format::Csf, IndexType::Int32, Some(&[2, 0, 1]))
+            .unwrap();
+        let back = round(&csf, None);
+        assert_eq!(back.tensor, csf);
+        // a 2-D CSF of either order written as CSR / COO reads as those
+        let dcsc = round(&m, Some(BinsparseFormat::Dcsc)).tensor;
+        for f in [BinsparseFormat::Csr, BinsparseFormat::Coo] {
+            assert_eq!(canon(&round(&dcsc, Some(f)).tensor), canon(&m));
         }
     }
 

@@ -9,7 +9,8 @@
 //! | `.tns` (FROSTT, optional rank / shape / nnz header) | COO | any tensor |
 //! | `.npz` scipy `csr` / `csc` / `coo` | CSR / CSC / COO, same dtypes | any tensor |
 //! | `.npz` pydata/sparse `COO` / `GCXS` | COO / GCS, same dtypes | any tensor |
-//! | `.npz` Binsparse (recognised by its `binsparse` entry; see [`binsparse`]) | dense / COO / CSR / CSC by format | any tensor (float16 excepted) |
+//! | `.npz` Binsparse (recognised by its `binsparse` entry; see [`binsparse`]) | dense / COO / CSR / CSC / CSF by format | any tensor (float16 excepted) |
+//! | `.h5` / `.hdf5` Binsparse HDF5 (cargo feature `hdf5`; module `hdf5`) | as Binsparse `.npz` | as Binsparse `.npz` |
 //!
 //! Readers return a [`TensorMessage`]: the tensor plus `custom_metadata` saying
 //! what the file's header said (the keys are in [`meta`]: Matrix Market field and
@@ -45,6 +46,8 @@
 //! ```
 
 pub mod binsparse;
+#[cfg(feature = "hdf5")]
+pub mod hdf5;
 pub mod mtx;
 mod npy;
 pub mod npz;
@@ -58,6 +61,7 @@ use crate::error::{Error, Result};
 use crate::ipc::TensorMessage;
 use crate::types::{IndexType, ValueType};
 
+pub use binsparse::Hdf5WriteOptions;
 pub use mtx::{MtxField, MtxFormat, MtxSymmetry, MtxWriteOptions};
 pub use npz::{NpzFlavor, NpzWriteOptions};
 pub use tns::{TnsHeader, TnsWriteOptions};
@@ -193,6 +197,9 @@ pub enum FileFormat {
     Tns,
     /// NumPy zip archive of a scipy or pydata/sparse array, `.npz`.
     Npz,
+    /// Binsparse HDF5, `.h5` / `.hdf5` (read and written with the cargo feature
+    /// `hdf5`; without it, an [`Error::Unsupported`] naming the feature).
+    Hdf5,
 }
 
 impl FileFormat {
@@ -210,6 +217,7 @@ impl FileFormat {
             "mtx" => FileFormat::Mtx,
             "tns" => FileFormat::Tns,
             "npz" => FileFormat::Npz,
+            "h5" | "hdf5" => FileFormat::Hdf5,
             _ => return None,
         })
     }
@@ -226,13 +234,14 @@ impl FileFormat {
             FileFormat::Mtx => "mtx",
             FileFormat::Tns => "tns",
             FileFormat::Npz => "npz",
+            FileFormat::Hdf5 => "h5",
         }
     }
 
     fn of(path: &Path) -> Result<FileFormat> {
         FileFormat::from_path(path).ok_or_else(|| {
             Error::Unsupported(format!(
-                "{}: unknown file extension (expected .mtx, .tns or .npz)",
+                "{}: unknown file extension (expected .mtx, .tns, .npz, .h5 or .hdf5)",
                 path.display()
             ))
         })
@@ -410,6 +419,8 @@ pub struct ExportOptions {
     pub tns: TnsWriteOptions,
     /// For `.npz` files.
     pub npz: NpzWriteOptions,
+    /// For Binsparse `.h5` / `.hdf5` files (feature `hdf5`).
+    pub hdf5: binsparse::Hdf5WriteOptions,
 }
 
 /// Read a `.mtx`, `.tns` or `.npz` file (chosen by extension) with default
@@ -448,6 +459,10 @@ pub fn read_path_with(path: impl AsRef<Path>, options: &ImportOptions) -> Result
         FileFormat::Mtx => mtx::read(path, options),
         FileFormat::Tns => tns::read(path, options),
         FileFormat::Npz => npz::read(path, options),
+        #[cfg(feature = "hdf5")]
+        FileFormat::Hdf5 => hdf5::read(path, options),
+        #[cfg(not(feature = "hdf5"))]
+        FileFormat::Hdf5 => Err(no_hdf5(path)),
     }
 }
 
@@ -494,7 +509,20 @@ pub fn write_path_with(
         FileFormat::Mtx => mtx::write(path, message, &options.mtx),
         FileFormat::Tns => tns::write(path, message, &options.tns),
         FileFormat::Npz => npz::write(path, message, &options.npz),
+        #[cfg(feature = "hdf5")]
+        FileFormat::Hdf5 => hdf5::write(path, message, &options.hdf5),
+        #[cfg(not(feature = "hdf5"))]
+        FileFormat::Hdf5 => Err(no_hdf5(path)),
     }
+}
+
+/// Binsparse HDF5 without the `hdf5` feature.
+#[cfg(not(feature = "hdf5"))]
+fn no_hdf5(path: &Path) -> Error {
+    Error::Unsupported(format!(
+        "{}: Binsparse HDF5 files need arrow-sparse built with the cargo feature `hdf5` (cargo build --features hdf5; it links the system's libhdf5)",
+        path.display()
+    ))
 }
 
 /// Open a file for reading; the error names the path.

@@ -71,6 +71,29 @@ fn err(what: &str, detail: impl Into<String>) -> Error {
 }
 
 impl Npy {
+    /// An array decoded by another container (HDF5): the elements of `shape`
+    /// in native byte order. The element count is the product of `shape`
+    /// (saturating; the caller checked it against the data).
+    #[cfg_attr(not(feature = "hdf5"), allow(dead_code))]
+    pub(crate) fn from_parts(
+        dtype: Dtype,
+        descr: String,
+        shape: Vec<usize>,
+        data: Buffer,
+        what: String,
+    ) -> Npy {
+        let count = shape.iter().fold(1usize, |a, &x| a.saturating_mul(x));
+        Npy {
+            dtype,
+            descr,
+            shape,
+            fortran: false,
+            count,
+            data,
+            what,
+        }
+    }
+
     /// Number of elements.
     pub(crate) fn len(&self) -> usize {
         self.count

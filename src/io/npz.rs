@@ -15,7 +15,8 @@
 //!   [`AnyGcs`].
 //!
 //! The writer picks the layout from [`NpzWriteOptions::flavor`], else the message
-//! metadata ([`meta::NPZ_FLAVOR`]), else scipy for 2-D tensors (CSR / CSC as
+//! metadata ([`meta::NPZ_FLAVOR`]; Binsparse when only a Binsparse descriptor
+//! is recorded, as for a tensor read from Binsparse HDF5), else scipy for 2-D tensors (CSR / CSC as
 //! such, everything else as COO) and pydata for GCS and for COO and other tensors
 //! that are not 2-D. Arrays are deflate-compressed by default, like `save_npz`.
 //! Index dtypes are kept (scipy output widens 8- and 16-bit indices to int32 and
@@ -379,7 +380,7 @@ pub fn read_from<R: Read + Seek>(
         loaded: 0,
     };
     let (tensor, metadata) = if a.has("binsparse") {
-        super::binsparse::read_archive(&mut a)?
+        super::binsparse::read_container(&mut a)?
     } else if a.has("format") {
         read_scipy(&mut a)?
     } else if a.has("coords") {
@@ -775,6 +776,8 @@ pub fn write_to<W: Write + Seek>(
         .flavor
         .or(options.binsparse_format.map(|_| NpzFlavor::Binsparse))
         .or_else(|| meta_get(md, meta::NPZ_FLAVOR).and_then(NpzFlavor::parse))
+        // a tensor read from a Binsparse file of another container (HDF5)
+        .or_else(|| meta_get(md, meta::BINSPARSE_DESCRIPTOR).map(|_| NpzFlavor::Binsparse))
         .unwrap_or_else(|| default_flavor(t));
     let arrays = match flavor {
         NpzFlavor::Scipy => {

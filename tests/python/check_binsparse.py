@@ -1,15 +1,19 @@
 #!/usr/bin/env python3
 """Binsparse interop of arrow_sparse::io with the PyPI reference (`binsparse`).
 
-    python tests/python/check_binsparse.py write DIR
-        The reference writes one .npz per case into DIR (every predefined format,
+    python tests/python/check_binsparse.py write DIR [CONTAINERS]
+        CONTAINERS: comma-separated, `npz` (default) and / or `h5`.
+        The reference writes one file per case and container into DIR (every predefined format,
         several value and index types, iso values, structure, fill, extra
         descriptor keys, custom level formats) and DIR/manifest.json: for each file
         its dense contents (row-major list, dtype, shape). tests/binsparse.rs reads
-        them with arrow-sparse and compares.
+        them with arrow-sparse and compares. With `h5`, each case is also written
+        as .h5 (h5py: a variable-length string attribute, contiguous datasets), and
+        a few as `_cstyle.h5`: the C reference's layout (a fixed-length UTF-8
+        attribute, chunked datasets) with gzip and a big-endian dataset.
 
     python tests/python/check_binsparse.py check DIR
-        DIR/manifest.json lists .npz files arrow-sparse wrote, each with its dense
+        DIR/manifest.json lists .npz / .h5 files arrow-sparse wrote, each with its dense
         contents and the descriptor fields it must carry; the reference must load
         every one (binsparse.load_binsparse) with exactly those entries, and the
         descriptor must have those fields.
@@ -161,14 +165,57 @@ def dense_json(a):
     return {"shape": list(a.shape), "dtype": kind, "values": a.reshape(-1).astype(float).tolist()}
 
 
-def write(d):
+def cstyle(src, dst):
+    """Rewrite the reference's .h5 file `src` in the C reference's layout: the
+    descriptor as a scalar fixed-length UTF-8 string, every dataset chunked and
+    gzip-compressed, `values` big-endian."""
+    import h5py
+    with h5py.File(src, "r") as f:
+        text = f.attrs["binsparse"]
+        arrays = {k: f[k][()] for k in f}
+    raw = text.encode() if isinstance(text, str) else bytes(text)
+    with h5py.File(dst, "w") as g:
+        tid = h5py.h5t.C_S1.copy()
+        tid.set_size(len(raw))
+        tid.set_cset(h5py.h5t.CSET_UTF8)
+        attr = h5py.h5a.create(g.id, b"binsparse", tid, h5py.h5s.create(h5py.h5s.SCALAR))
+        attr.write(np.array(raw, dtype=f"S{len(raw)}"), mtype=tid)
+        for k, v in arrays.items():
+            v = np.asarray(v)
+            if k == "values" and v.dtype.itemsize > 1:
+                v = v.astype(v.dtype.newbyteorder(">"))
+            if v.size:
+                g.create_dataset(k, data=v, chunks=(max(1, min(v.size, 3)),), compression="gzip")
+            else:
+                g.create_dataset(k, data=v)
+
+
+def header_of(path):
+    """The descriptor of a Binsparse .npz or .h5 file, as a dict."""
+    if path.endswith(".npz"):
+        with np.load(path) as z:
+            return json.loads(str(z["binsparse"].item()))
+    import h5py
+    with h5py.File(path, "r") as f:
+        text = f.attrs["binsparse"]
+    return json.loads(text if isinstance(text, str) else bytes(text).decode())
+
+
+def write(d, containers=("npz",)):
     os.makedirs(d, exist_ok=True)
     manifest = {}
+    n_cstyle = [0]
 
     def save(name, tensor, dense, header=None, alias=None):
-        path = os.path.join(d, name + ".npz")
-        bs.save_binsparse(tensor, path, header=header, alias=alias)
-        manifest[name + ".npz"] = dense_json(dense)
+        for ext in containers:
+            path = os.path.join(d, f"{name}.{ext}")
+            bs.save_binsparse(tensor, path, header=header, alias=alias)
+            manifest[f"{name}.{ext}"] = dense_json(dense)
+            # every third case also in the C reference's layout (chunked, gzip)
+            if ext == "h5" and n_cstyle[0] % 3 == 0:
+                cstyle(path, os.path.join(d, f"{name}_cstyle.h5"))
+                manifest[f"{name}_cstyle.h5"] = dense_json(dense)
+        n_cstyle[0] += 1
 
     formats2 = ["CSR", "CSC", "DCSR", "DCSC", "COO", "COOR", "COOC", "DMAT", "DMATR", "DMATC"]
     cases = [("float64", "int64"), ("float32", "int32"), ("int32", "uint16"), ("uint8", "uint64"), ("int8", "int8")]
@@ -251,8 +298,7 @@ def check_dir(d):
             check(False, f"{name}: the reference cannot load it: {e!r}")
             continue
         got = dense_of(t)
-        with np.load(path) as z:
-            header = json.loads(str(z["binsparse"].item()))
+        header = header_of(path)
         ns = header["binsparse"]
         st = ns.get("structure")
         if st is not None:
@@ -276,11 +322,15 @@ def check_dir(d):
 
 
 def main():
-    if len(sys.argv) != 3 or sys.argv[1] not in ("write", "check"):
+    if len(sys.argv) not in (3, 4) or sys.argv[1] not in ("write", "check"):
         print(__doc__)
         return 2
     if sys.argv[1] == "write":
-        write(sys.argv[2])
+        containers = sys.argv[3].split(",") if len(sys.argv) == 4 else ["npz"]
+        if not set(containers) <= {"npz", "h5"}:
+            print(__doc__)
+            return 2
+        write(sys.argv[2], containers)
     else:
         check_dir(sys.argv[2])
     if FAILURES:

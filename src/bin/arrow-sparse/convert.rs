@@ -108,8 +108,8 @@ fn check_usage(args: &ConvertArgs, out_kind: FileKind) -> Result<(), Failure> {
     if out_kind != FileKind::Npz && w.npz_flavor.is_some() {
         return usage("--npz-flavor applies to .npz outputs only");
     }
-    if out_kind != FileKind::Npz && w.binsparse_format.is_some() {
-        return usage("--binsparse-format applies to .npz outputs only");
+    if !matches!(out_kind, FileKind::Npz | FileKind::Hdf5) && w.binsparse_format.is_some() {
+        return usage("--binsparse-format applies to .npz and .h5 / .hdf5 outputs only");
     }
     if w.binsparse_format.is_some()
         && w.npz_flavor
@@ -195,7 +195,7 @@ fn output_options(w: &WriteArgs) -> OutputOptions {
     }
     if let Some(f) = w.binsparse_format {
         use arrow_sparse::io::binsparse::BinsparseFormat as B;
-        options.io.npz = options.io.npz.with_binsparse_format(match f {
+        let bf = match f {
             BinsparseFormatArg::CSR => B::Csr,
             BinsparseFormatArg::CSC => B::Csc,
             BinsparseFormatArg::COO => B::Coo,
@@ -208,7 +208,9 @@ fn output_options(w: &WriteArgs) -> OutputOptions {
             BinsparseFormatArg::DMAT => B::Dmat,
             BinsparseFormatArg::DMATR => B::Dmatr,
             BinsparseFormatArg::DMATC => B::Dmatc,
-        });
+        };
+        options.io.npz = options.io.npz.with_binsparse_format(bf);
+        options.io.hdf5.binsparse_format = Some(bf);
     }
     if let Some(s) = w.mtx_symmetry {
         options.io.mtx = options.io.mtx.with_symmetry(match s {

@@ -27,10 +27,12 @@ pub enum FileKind {
     Tns,
     /// NumPy zip archive (scipy or pydata/sparse layout), `.npz`.
     Npz,
+    /// Binsparse HDF5, `.h5` / `.hdf5` (needs the cargo feature `hdf5`).
+    Hdf5,
 }
 
 /// The extensions that name a kind, for messages.
-pub const EXTENSIONS: &str = ".arrow, .parquet, .mtx, .tns or .npz";
+pub const EXTENSIONS: &str = ".arrow, .parquet, .mtx, .tns, .npz, .h5 or .hdf5";
 
 impl FileKind {
     /// The kind `path`'s extension names, if it names one.
@@ -45,6 +47,7 @@ impl FileKind {
             Some("mtx") => Some(FileKind::Mtx),
             Some("tns") => Some(FileKind::Tns),
             Some("npz") => Some(FileKind::Npz),
+            Some("h5" | "hdf5") => Some(FileKind::Hdf5),
             _ => None,
         }
     }
@@ -68,6 +71,7 @@ impl FileKind {
             FileKind::Mtx => "mtx",
             FileKind::Tns => "tns",
             FileKind::Npz => "npz",
+            FileKind::Hdf5 => "hdf5",
         }
     }
 
@@ -79,12 +83,45 @@ impl FileKind {
             FileKind::Mtx => "Matrix Market file",
             FileKind::Tns => "FROSTT tensor file",
             FileKind::Npz => "npz archive",
+            FileKind::Hdf5 => "Binsparse HDF5 file",
         }
     }
 
     /// Whether a file of this kind holds exactly one tensor.
     pub fn single_tensor(self) -> bool {
         self != FileKind::Arrow
+    }
+}
+
+#[cfg(not(feature = "hdf5"))]
+fn no_hdf5() -> Error {
+    Error::Unsupported(
+        "Binsparse HDF5 files (arrow-sparse was built without the hdf5 feature: cargo build --features hdf5)"
+            .into(),
+    )
+}
+
+fn read_hdf5(path: &Path, options: &io::ImportOptions) -> Result<Source, Error> {
+    #[cfg(feature = "hdf5")]
+    return Ok(Source::Read(Box::new(io::hdf5::read(path, options)?)));
+    #[cfg(not(feature = "hdf5"))]
+    {
+        let _ = (path, options);
+        Err(no_hdf5())
+    }
+}
+
+fn write_hdf5(
+    path: &Path,
+    message: &TensorMessage,
+    options: &io::ExportOptions,
+) -> Result<(), Error> {
+    #[cfg(feature = "hdf5")]
+    return io::hdf5::write(path, message, &options.hdf5);
+    #[cfg(not(feature = "hdf5"))]
+    {
+        let _ = (path, message, options);
+        Err(no_hdf5())
     }
 }
 
@@ -177,6 +214,11 @@ impl Input {
             FileKind::Parquet => open_parquet(path),
             FileKind::Mtx | FileKind::Tns | FileKind::Npz => {
                 read_file(path, kind, bytes, options, progress)
+            }
+            FileKind::Hdf5 => {
+                // HDF5 reads by path (the library opens the file itself)
+                progress.spinner(format!("reading {name}"));
+                read_hdf5(path, options)
             }
         }
         .map_err(fail)?;
@@ -395,6 +437,10 @@ pub fn write(
         FileKind::Mtx | FileKind::Tns | FileKind::Npz => {
             progress.spinner(message);
             io::write_path_with(path, &messages[0], &options.io)
+        }
+        FileKind::Hdf5 => {
+            progress.spinner(message);
+            write_hdf5(path, &messages[0], &options.io)
         }
     }
 }

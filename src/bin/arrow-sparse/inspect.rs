@@ -34,7 +34,7 @@ pub fn text(input: &Input) -> Result<String, Failure> {
     match input.kind {
         FileKind::Arrow => arrow_text(input),
         FileKind::Parquet => parquet_text(input),
-        FileKind::Mtx | FileKind::Tns | FileKind::Npz => file_text(input),
+        FileKind::Mtx | FileKind::Tns | FileKind::Npz | FileKind::Hdf5 => file_text(input),
     }
 }
 
@@ -57,7 +57,7 @@ pub fn json(input: &Input) -> Result<Value, Failure> {
     let tensors = match input.kind {
         FileKind::Parquet => return parquet_json(input),
         FileKind::Arrow => arrow_json(input)?,
-        FileKind::Mtx | FileKind::Tns | FileKind::Npz => {
+        FileKind::Mtx | FileKind::Tns | FileKind::Npz | FileKind::Hdf5 => {
             vec![tensor_json(0, &input.get(0)?, None)]
         }
     };

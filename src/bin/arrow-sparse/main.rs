@@ -38,6 +38,7 @@ File kinds follow the extension (any case), or --input-kind / --output-kind:
   .mtx      Matrix Market (coordinate or array), one 2-D matrix
   .tns      FROSTT text tensor, one tensor
   .npz      scipy (csr, csc, coo), pydata/sparse (COO, GCXS) or Binsparse npz, one tensor
+  .h5       Binsparse HDF5 (also .hdf5), one tensor (needs the build feature hdf5)
 An Arrow IPC file / stream or a Parquet table of record batches with a sparse
 tensor column (extension type arrow_sparse.coo/csr/csc/csf/gcs) is read as the
 tensors of its first such column (null rows skipped); convert --as-column
@@ -280,9 +281,10 @@ struct WriteArgs {
     /// N-D and GCS).
     #[arg(long, value_enum, ignore_case = true)]
     npz_flavor: Option<NpzFlavorArg>,
-    /// .npz output: write Binsparse in this predefined format (implies
-    /// --npz-flavor binsparse; default: the input's Binsparse format, else the
-    /// tensor's own: CSR / CSC, COO, CVEC, DVEC, DMATR / DMATC, custom for N-D).
+    /// .npz / .h5 output: write Binsparse in this predefined format (for .npz
+    /// implies --npz-flavor binsparse; default: the input's Binsparse format, else
+    /// the tensor's own: CSR / CSC, DCSR / DCSC for CSF, COO, CVEC, DVEC, DMATR /
+    /// DMATC, custom for N-D).
     #[arg(long, value_enum, ignore_case = true)]
     binsparse_format: Option<BinsparseFormatArg>,
     /// .mtx output: the symmetry of the file (default: the input's, else general;
