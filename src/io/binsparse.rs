@@ -437,23 +437,23 @@ trait FromName: Sized {
     fn from_name(s: &str) -> Option<Self>;
 }
 
+/// The value types a Binsparse file may hold (Binsparse has no float16).
+const VALUE_TYPES: [ValueType; 10] = [
+    ValueType::Int8,
+    ValueType::Int16,
+    ValueType::Int32,
+    ValueType::Int64,
+    ValueType::UInt8,
+    ValueType::UInt16,
+    ValueType::UInt32,
+    ValueType::UInt64,
+    ValueType::Float32,
+    ValueType::Float64,
+];
+
 impl FromName for ValueType {
     fn from_name(s: &str) -> Option<ValueType> {
-        use ValueType as V;
-        [
-            V::Int8,
-            V::Int16,
-            V::Int32,
-            V::Int64,
-            V::UInt8,
-            V::UInt16,
-            V::UInt32,
-            V::UInt64,
-            V::Float32,
-            V::Float64,
-        ]
-        .into_iter()
-        .find(|v| v.name() == s)
+        VALUE_TYPES.into_iter().find(|v| v.name() == s)
     }
 }
 
@@ -1371,21 +1371,9 @@ pub(super) fn encode(
 /// The numeric type of an array's npy `descr` (`<i4`, `<f8`, `|u1` ...).
 #[cfg_attr(not(feature = "hdf5"), allow(dead_code))]
 pub(super) fn descr_type(descr: &str) -> Option<ValueType> {
-    use ValueType as V;
-    [
-        V::Int8,
-        V::Int16,
-        V::Int32,
-        V::Int64,
-        V::UInt8,
-        V::UInt16,
-        V::UInt32,
-        V::UInt64,
-        V::Float32,
-        V::Float64,
-    ]
-    .into_iter()
-    .find(|&v| super::npy::descr(v) == descr)
+    VALUE_TYPES
+        .into_iter()
+        .find(|&v| super::npy::descr(v) == descr)
 }
 
 /// Options for writing Binsparse HDF5 files (`.h5` / `.hdf5`, cargo feature
