@@ -435,11 +435,19 @@ impl<V: Value, I: Index, P: Index> From<GcsTensor<V, I, P>> for AnyGcs {
 
 /// The mapping (dimensions, partitioning) that stores `shape` with `nnz` entries
 /// in the fewest bytes as GCS with `axis`, using the narrowest signed index types
-/// that fit (indptr holds nnz, indices hold the minor extent). Storage size only
-/// depends on which dimensions go to the rows, so subsets are enumerated (up to 20
-/// dimensions, those of extent 1 excepted: they always go to the columns); ties
-/// keep the natural dimension order. Returns the mapping and
-/// its byte count (index buffers only; values are the same for every mapping).
+/// that fit (indptr holds nnz, indices hold the minor extent). Returns the mapping
+/// and its byte count (index buffers only; values are the same for every mapping).
+///
+/// Storage size depends only on which dimensions go to the rows. Among the
+/// cheapest splits the one with the lowest-numbered row dimensions wins (compared
+/// as bit masks, highest dimension first), and each part keeps the natural
+/// dimension order, so extents of 1 always go to the columns. The search is exact
+/// and takes O(2^(k/2) k) steps for k extents other than 1 (meet in the middle:
+/// the subsets of each half, then for each subset of the upper half the smallest
+/// product of the lower half per index width), so up to 32 such extents are
+/// searched; more are [`Error::Unsupported`]. A shape with an extent of 0 holds
+/// no entries: every dimension goes to the major part, extents of 0 last, which
+/// costs the least any mapping can (an indptr of one entry, indices of one byte).
 ///
 /// ```
 /// use arrow_sparse::{tensor::gcs::best_mapping, CompressedAxis};
@@ -448,65 +456,126 @@ impl<V: Value, I: Index, P: Index> From<GcsTensor<V, I, P>> for AnyGcs {
 /// let (map, bytes) = best_mapping(&[1000, 2, 2], 4, CompressedAxis::Row)?;
 /// assert_eq!(map.reduced_shape(), &[1, 4000]);
 /// assert_eq!(bytes, 2 * 1 + 4 * 2); // indptr: 2 x int8, indices: 4 x int16
+/// // 20 dimensions of extent 3 (no 2^20 enumeration): 3^20 columns would need
+/// // int64 indices, so one dimension goes to the rows for int32 ones
+/// let (map, bytes) = best_mapping(&[3; 20], 1000, CompressedAxis::Row)?;
+/// assert_eq!(map.reduced_shape(), &[3, 3usize.pow(19)]);
+/// assert_eq!(bytes, 4 * 2 + 1000 * 4);
 /// # Ok::<(), arrow_sparse::Error>(())
 /// ```
 pub fn best_mapping(shape: &[usize], nnz: usize, axis: CompressedAxis) -> Result<(DimMap, usize)> {
+    const MAX_FREE: usize = 32;
     let n = shape.len();
-    if n > 20 {
-        return Err(Error::Unsupported(format!(
-            "best_mapping enumerates 2^ndim subsets; {n} dimensions are too many"
-        )));
-    }
-    // Extents of 1 change neither product nor overflow, and the smallest subset
-    // mask wins ties, so they always go to the columns: enumerate the subsets of
-    // the other dimensions only. Each candidate is costed without allocating
-    // (the products as DimMap::try_new computes them, last dimension first);
-    // the map is built once, for the winner.
-    let free: Vec<usize> = (0..n).filter(|&d| shape[d] != 1).collect();
-    let product = |mask: u32, in_rows: bool| -> Option<usize> {
-        (0..n)
-            .rev()
-            .filter(|&d| (mask & (1 << d) != 0) == in_rows)
-            .try_fold(1usize, |acc, d| {
-                acc.checked_mul(shape[d])
-                    .filter(|&x| x <= crate::dims::MAX_EXTENT)
-            })
-    };
+    let no_fit = || Error::Unsupported("no GCS mapping fits".into());
     let (major, _) = axis.dims();
     let wp = IndexType::narrowest_signed(nnz as u64).byte_width();
-    let mut best: Option<(usize, u32)> = None;
-    for sub in 0u32..(1u32 << free.len()) {
-        let mask = free
-            .iter()
-            .enumerate()
-            .filter(|&(k, _)| sub & (1 << k) != 0)
-            .fold(0u32, |m, (_, &d)| m | (1 << d));
-        let (Some(rows), Some(cols)) = (product(mask, true), product(mask, false)) else {
-            continue;
-        };
-        let (me, mi) = if major == 0 {
-            (rows, cols)
-        } else {
-            (cols, rows)
-        };
-        let wi = IndexType::narrowest_signed(mi.saturating_sub(1) as u64).byte_width();
-        let Some(bytes) = me
-            .checked_add(1)
-            .and_then(|x| x.checked_mul(wp))
-            .and_then(|x| x.checked_add(nnz * wi))
-        else {
-            continue;
-        };
-        if best.is_none_or(|(b, _)| bytes < b) {
-            best = Some((bytes, mask));
+    let cost = |me: u128, mi: u128| -> Option<usize> {
+        let me = usize::try_from(me).ok()?;
+        let wi =
+            IndexType::narrowest_signed(u64::try_from(mi.saturating_sub(1)).ok()?).byte_width();
+        me.checked_add(1)?
+            .checked_mul(wp)?
+            .checked_add(nnz.checked_mul(wi)?)
+    };
+    if shape.contains(&0) {
+        // The major part's product is 0 when a 0 is folded first (DimMap folds
+        // the last dimension of a part first), and the minor part is empty.
+        let (zeros, others): (Vec<usize>, Vec<usize>) = (0..n).partition(|&d| shape[d] == 0);
+        let dims: Vec<usize> = others.into_iter().chain(zeros).collect();
+        let split = if major == 0 { n } else { 0 };
+        let bytes = cost(0, 1).ok_or_else(no_fit)?;
+        let map = DimMap::try_new(shape.to_vec(), dims, vec![split]).map_err(|_| no_fit())?;
+        return Ok((map, bytes));
+    }
+    let free: Vec<usize> = (0..n).filter(|&d| shape[d] != 1).collect();
+    if free.len() > MAX_FREE {
+        return Err(Error::Unsupported(format!(
+            "best_mapping searches the splits of at most {MAX_FREE} dimensions of extent > 1; \
+             found {}",
+            free.len()
+        )));
+    }
+    // Both parts must fit MAX_EXTENT, so the whole product must fit its square
+    // (< 2^126). Every extent is now 2 or more, so a part overflows exactly when
+    // its product exceeds MAX_EXTENT, whatever the order it is folded in.
+    let max = crate::dims::MAX_EXTENT as u128;
+    let total = free.iter().try_fold(1u128, |acc, &d| {
+        acc.checked_mul(shape[d] as u128)
+            .filter(|&x| x <= max * max)
+    });
+    let total = total.ok_or_else(no_fit)?;
+    // Lower half: the distinct subset products, ascending, each with the smallest
+    // mask that reaches it. Upper half: every subset, masks ascending. Since the
+    // upper half holds the higher dimensions, (upper mask, lower mask) orders the
+    // splits as their full masks do.
+    let (low, high) = free.split_at(free.len() / 2);
+    let subset_products = |dims: &[usize]| -> Vec<u128> {
+        let mut p = vec![1u128; 1 << dims.len()];
+        for (k, &d) in dims.iter().enumerate() {
+            for m in 0..1usize << k {
+                p[m | 1 << k] = p[m] * shape[d] as u128;
+            }
+        }
+        p
+    };
+    let mut lows: Vec<(u128, usize)> = subset_products(low).into_iter().zip(0..).collect();
+    lows.sort_unstable();
+    lows.dedup_by_key(|&mut (p, _)| p);
+    // Index widths by the largest minor extent each one holds.
+    let limits: [u128; 4] = [
+        IndexType::Int8.max_value() as u128 + 1,
+        IndexType::Int16.max_value() as u128 + 1,
+        IndexType::Int32.max_value() as u128 + 1,
+        max,
+    ];
+    let mut best: Option<(usize, usize, usize)> = None; // (bytes, high mask, low mask)
+    for (hm, &hp) in subset_products(high).iter().enumerate() {
+        for &limit in &limits {
+            // rows = hp * p, columns = total / rows; one bound on p keeps the minor
+            // part within `limit`, the other keeps the major part within MAX_EXTENT,
+            // and the best p is the one nearest the minor bound.
+            let bound = |x: u128| hp.checked_mul(x);
+            let pick = if major == 0 {
+                let lo = bound(limit).map_or(1, |den| total.div_ceil(den));
+                let i = lows.partition_point(|&(p, _)| p < lo);
+                lows.get(i)
+            } else {
+                let hi = limit / hp;
+                let i = lows.partition_point(|&(p, _)| p <= hi);
+                i.checked_sub(1).map(|i| &lows[i])
+            };
+            let Some(&(p, lm)) = pick else { continue };
+            let rows = hp * p;
+            let cols = total / rows;
+            if rows > max || cols > max {
+                continue;
+            }
+            let (me, mi) = if major == 0 {
+                (rows, cols)
+            } else {
+                (cols, rows)
+            };
+            let Some(bytes) = cost(me, mi) else { continue };
+            if best.is_none_or(|b| (bytes, hm, lm) < b) {
+                best = Some((bytes, hm, lm));
+            }
         }
     }
-    let no_fit = || Error::Unsupported("no GCS mapping fits".into());
-    let (bytes, mask) = best.ok_or_else(no_fit)?;
-    let rows: Vec<usize> = (0..n).filter(|d| mask & (1 << d) != 0).collect();
-    let cols = (0..n).filter(|d| mask & (1 << d) == 0);
+    let (bytes, hm, lm) = best.ok_or_else(no_fit)?;
+    let in_rows = |d: usize| {
+        let bit = |dims: &[usize], mask: usize| {
+            dims.iter()
+                .position(|&x| x == d)
+                .is_some_and(|k| mask & (1 << k) != 0)
+        };
+        bit(low, lm) || bit(high, hm)
+    };
+    let rows: Vec<usize> = (0..n).filter(|&d| in_rows(d)).collect();
     let split = rows.len();
-    let dims: Vec<usize> = rows.into_iter().chain(cols).collect();
+    let dims: Vec<usize> = rows
+        .into_iter()
+        .chain((0..n).filter(|&d| !in_rows(d)))
+        .collect();
     let map = DimMap::try_new(shape.to_vec(), dims, vec![split]).map_err(|_| no_fit())?;
     Ok((map, bytes))
 }
@@ -545,39 +614,223 @@ mod tests {
         best.map(|(b, m)| (m, b))
     }
 
-    /// Same mapping and byte count as every subset, on shapes with extents of 1, 0,
-    /// large and overflowing products, for both axes; and a 20-dimensional shape of
-    /// mostly ones (a 47-byte `.tns` of the fuzz campaign, which made every GCS
-    /// conversion build 2^20 maps) enumerates only its two other extents.
+    /// The enumeration of session 8 (every subset of the extents other than 1,
+    /// costed without allocating): the reference for shapes of up to 20 such
+    /// extents, where `every_subset` would build a million maps.
+    fn every_free_subset(
+        shape: &[usize],
+        nnz: usize,
+        axis: CompressedAxis,
+    ) -> Option<(Vec<usize>, usize)> {
+        let n = shape.len();
+        let free: Vec<usize> = (0..n).filter(|&d| shape[d] != 1).collect();
+        let product = |mask: u32, in_rows: bool| -> Option<usize> {
+            (0..n)
+                .rev()
+                .filter(|&d| (mask & (1 << d) != 0) == in_rows)
+                .try_fold(1usize, |acc, d| {
+                    acc.checked_mul(shape[d])
+                        .filter(|&x| x <= crate::dims::MAX_EXTENT)
+                })
+        };
+        let (major, _) = axis.dims();
+        let wp = IndexType::narrowest_signed(nnz as u64).byte_width();
+        let mut best: Option<(usize, u32)> = None;
+        for sub in 0u32..(1u32 << free.len()) {
+            let mask = free
+                .iter()
+                .enumerate()
+                .filter(|&(k, _)| sub & (1 << k) != 0)
+                .fold(0u32, |m, (_, &d)| m | (1 << d));
+            let (Some(rows), Some(cols)) = (product(mask, true), product(mask, false)) else {
+                continue;
+            };
+            let (me, mi) = if major == 0 {
+                (rows, cols)
+            } else {
+                (cols, rows)
+            };
+            let wi = IndexType::narrowest_signed(mi.saturating_sub(1) as u64).byte_width();
+            let Some(bytes) = me
+                .checked_add(1)
+                .and_then(|x| x.checked_mul(wp))
+                .and_then(|x| x.checked_add(nnz * wi))
+            else {
+                continue;
+            };
+            if best.is_none_or(|(b, _)| bytes < b) {
+                best = Some((bytes, mask));
+            }
+        }
+        best.map(|(b, mask)| ((0..n).filter(|d| mask & (1 << d) != 0).collect(), b))
+    }
+
+    fn axes() -> [CompressedAxis; 2] {
+        [CompressedAxis::Row, CompressedAxis::Column]
+    }
+
+    /// Same mapping and byte count as every subset, on shapes with extents of 1,
+    /// large and overflowing products, for both axes.
     #[test]
-    fn best_mapping_skips_extents_of_one_and_agrees_with_every_subset() {
+    fn best_mapping_agrees_with_every_subset() {
         let big = 1usize << 40;
         let shapes: Vec<Vec<usize>> = vec![
             vec![1000, 2, 2],
             vec![1, 1, 7, 1, 3],
             vec![2, 1, 2, 1, 2, 1, 2],
-            vec![5, 0, 1, 9],
-            vec![0, big, big, 3],
             vec![big, big, big],
             vec![1, big, 1, 1 << 22, 2],
             vec![3, 3, 3, 3, 3, 3, 3, 3],
+            vec![128, 256, 2, 64, 129, 1 << 15, 1 << 16, 3],
             vec![1; 6],
             vec![],
         ];
         for shape in &shapes {
             for nnz in [0, 1, 4, 300, 70_000] {
-                for axis in [CompressedAxis::Row, CompressedAxis::Column] {
+                for axis in axes() {
                     let got = best_mapping(shape, nnz, axis).ok();
                     let want = every_subset(shape, nnz, axis);
                     assert_eq!(got, want, "{shape:?}, nnz {nnz}, {axis:?}");
                 }
             }
         }
-        let mut shape = vec![1; 20];
-        shape[0] = 2;
-        shape[18] = 11;
-        let (map, bytes) = best_mapping(&shape, 1, CompressedAxis::Row).unwrap();
-        assert_eq!((map.reduced_shape(), bytes), (&[1, 22][..], 2 + 1));
-        assert!(best_mapping(&[2; 21], 1, CompressedAxis::Row).is_err());
+    }
+
+    /// The same on 3,000 pseudo-random shapes of up to 8 dimensions, whose extents
+    /// (1, small, near the index-width limits, near 2^31 and 2^62) make ties,
+    /// width changes and overflows likely.
+    #[test]
+    fn best_mapping_agrees_with_every_subset_on_random_shapes() {
+        let pool = [
+            1usize,
+            1,
+            2,
+            2,
+            3,
+            4,
+            5,
+            7,
+            8,
+            11,
+            64,
+            127,
+            128,
+            129,
+            255,
+            256,
+            1000,
+            32767,
+            32768,
+            65536,
+            1 << 20,
+            1 << 31,
+            (1 << 31) + 1,
+            1 << 40,
+            1 << 62,
+        ];
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = |m: usize| {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (state >> 33) as usize % m
+        };
+        for _ in 0..3000 {
+            let ndim = next(9);
+            let shape: Vec<usize> = (0..ndim).map(|_| pool[next(pool.len())]).collect();
+            let nnz = [0, 1, 2, 100, 127, 128, 40_000, 1 << 33][next(8)];
+            for axis in axes() {
+                let got = best_mapping(&shape, nnz, axis).ok();
+                let want = every_subset(&shape, nnz, axis);
+                assert_eq!(got, want, "{shape:?}, nnz {nnz}, {axis:?}");
+            }
+        }
+    }
+
+    /// Fuzz finding L: the 20-D shape of a 68-byte `.tns` (every extent 2 or more),
+    /// which the enumeration walked 2^20 times per conversion, and shapes of 15
+    /// and 16 such extents: the same rows and bytes as that enumeration.
+    #[test]
+    fn best_mapping_searches_twenty_dimensions_as_the_enumeration_did() {
+        let finding_l = [
+            1111, 3, 1112, 111, 5, 2, 31, 110, 4, 2, 3, 2, 5, 2, 31, 1112, 112, 3, 2, 3,
+        ];
+        let shapes: Vec<Vec<usize>> = vec![
+            finding_l.to_vec(),
+            vec![2; 16],
+            vec![2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47],
+            vec![
+                1 << 20,
+                3,
+                1 << 20,
+                5,
+                1 << 20,
+                7,
+                1 << 20,
+                9,
+                1,
+                11,
+                2,
+                2,
+                2,
+            ],
+        ];
+        for shape in &shapes {
+            for (nnz, axis) in [
+                (1, CompressedAxis::Row),
+                (1 << 20, CompressedAxis::Column),
+                (40_000, CompressedAxis::Row),
+            ] {
+                let got = best_mapping(shape, nnz, axis)
+                    .ok()
+                    .map(|(m, b)| (m.dimensions()[..m.partitioning()[0]].to_vec(), b));
+                assert_eq!(
+                    got,
+                    every_free_subset(shape, nnz, axis),
+                    "{shape:?}, nnz {nnz}, {axis:?}"
+                );
+            }
+        }
+        // 32 extents other than 1 are searched, 33 are refused
+        let (map, _) = best_mapping(&[2; 32], 1, CompressedAxis::Row).unwrap();
+        assert_eq!(map.reduced_shape(), &[2, 1 << 31]); // int32 indices beat a single row
+        assert!(best_mapping(&[2; 33], 1, CompressedAxis::Row).is_err());
+        let mut ones = vec![1; 100];
+        ones[7] = 2;
+        assert_eq!(
+            best_mapping(&ones, 1, CompressedAxis::Row).unwrap().1,
+            2 + 1
+        );
+    }
+
+    /// A shape with an extent of 0 puts every dimension in the major part, zeros
+    /// folded first: an indptr of one entry and one-byte indices, no more than
+    /// any split costs (the enumeration could not always reach it: the natural
+    /// order folds 2^40 x 2^40 before the 0 and overflows).
+    #[test]
+    fn best_mapping_of_a_shape_with_a_zero_costs_the_least() {
+        let big = 1usize << 40;
+        for shape in [
+            vec![5, 0, 1, 9],
+            vec![0, big, big, 3],
+            vec![0],
+            vec![3, 0, 0, big],
+        ] {
+            for nnz in [0, 1, 300] {
+                for axis in axes() {
+                    let (map, bytes) = best_mapping(&shape, nnz, axis).unwrap();
+                    let wp = IndexType::narrowest_signed(nnz as u64).byte_width();
+                    assert_eq!(bytes, wp + nnz, "{shape:?}");
+                    let (major, minor) = axis.dims();
+                    assert_eq!(
+                        (map.reduced_shape()[major], map.reduced_shape()[minor]),
+                        (0, 1)
+                    );
+                    if let Some((_, want)) = every_subset(&shape, nnz, axis) {
+                        assert!(bytes <= want, "{shape:?}: {bytes} > {want}");
+                    }
+                }
+            }
+        }
     }
 }
