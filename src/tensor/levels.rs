@@ -170,7 +170,7 @@ pub type LevelExpr = Vec<(usize, usize)>;
 /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 2], 1.0), (vec![1, 0], 2.0)])?;
 /// let csr: AnyTensor = coo.to_csx::<i16, i64>(CompressedAxis::Row)?.into();
 /// let view = csr.levels()?;
-/// assert_eq!((view.ndim, view.levels.len()), (2, 2));
+/// assert_eq!((view.ndim, view.shape.as_slice(), view.levels.len()), (2, &[2, 3][..], 2));
 /// assert_eq!(view.dim_to_lvl, [vec![(0, 1)], vec![(1, 1)]]);
 /// assert_eq!((view.pos_width, view.crd_width), (64, 16)); // int64 indptr, int16 indices
 /// assert_eq!(view.values, ValueBuffer::Float64(vec![1.0, 2.0].into()));
@@ -180,6 +180,8 @@ pub type LevelExpr = Vec<(usize, usize)>;
 pub struct LevelView {
     /// Number of dimensions.
     pub ndim: usize,
+    /// The extents of the dimensions (the tensor's logical shape).
+    pub shape: Vec<usize>,
     /// The levels, outermost first.
     pub levels: Vec<Level>,
     /// Per level, its coordinate in terms of the dimensions.
@@ -190,6 +192,58 @@ pub struct LevelView {
     pub pos_width: usize,
     /// Bit width of the coordinates (0 when there are none).
     pub crd_width: usize,
+}
+
+/// How one dimension's coordinate comes back from the level coordinates:
+/// `(lvl[level] / divisor) % extent`, one entry of the inverse of
+/// [`LevelView::dim_to_lvl`] (MLIR's `lvlToDim`). For the plain formats the
+/// divisor is 1 and the level holds the coordinate itself; a GCS / DM level that
+/// combines several dimensions holds them in mixed radix.
+///
+/// ```
+/// use arrow_sparse::tensor::levels::DimFromLevel;
+/// use arrow_sparse::{dims::DimMap, AnyTensor, CompressedAxis, CooTensor, IndexType};
+/// let t: AnyTensor = CooTensor::<f32, i64>::from_entries(vec![2, 3, 4], &[(vec![1, 2, 3], 9.0)])?.into();
+/// // rows = dimension 2, columns = dimensions (1, 0): column = d1 * 2 + d0
+/// let map = DimMap::try_new(vec![2, 3, 4], vec![2, 1, 0], vec![1])?;
+/// let view = t.to_gcs(map, CompressedAxis::Row, IndexType::Int32)?.levels()?;
+/// let inverse = view.lvl_to_dim()?;
+/// assert_eq!(inverse[0], DimFromLevel { level: 1, divisor: 1, extent: 2 });
+/// assert_eq!(inverse[1], DimFromLevel { level: 1, divisor: 2, extent: 3 });
+/// // entry (1, 2, 3) sits at level coordinates (3, 2 * 2 + 1)
+/// let lvl = [3, 5];
+/// let dims: Vec<_> = inverse.iter().map(|f| f.coordinate(&lvl)).collect();
+/// assert_eq!(dims, [Some(1), Some(2), Some(3)]);
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DimFromLevel {
+    /// The level whose coordinate holds the dimension.
+    pub level: usize,
+    /// The dimension's weight in that level coordinate (its coefficient in
+    /// `dim_to_lvl`).
+    pub divisor: usize,
+    /// The dimension's extent.
+    pub extent: usize,
+}
+
+impl DimFromLevel {
+    /// The dimension coordinate from the coordinates of every level; `None` when
+    /// `lvl` has no such level, or the divisor or extent is 0 (a dimension next
+    /// to an extent of 0, in a tensor that holds no entries).
+    ///
+    /// ```
+    /// use arrow_sparse::tensor::levels::DimFromLevel;
+    /// let f = DimFromLevel { level: 0, divisor: 4, extent: 3 };
+    /// assert_eq!(f.coordinate(&[2 * 4 + 1]), Some(2));
+    /// assert_eq!(f.coordinate(&[]), None);
+    /// assert_eq!(DimFromLevel { divisor: 0, ..f }.coordinate(&[5]), None);
+    /// ```
+    pub fn coordinate(&self, lvl: &[usize]) -> Option<usize> {
+        lvl.get(self.level)?
+            .checked_div(self.divisor)?
+            .checked_rem(self.extent)
+    }
 }
 
 fn prop_name(l: &Level) -> String {
@@ -216,11 +270,58 @@ fn prop_name(l: &Level) -> String {
 }
 
 impl LevelView {
+    /// The inverse of [`dim_to_lvl`](Self::dim_to_lvl): for each dimension, the
+    /// level that holds it and how to take it out. Errors
+    /// ([`Error::Invariant`]) when a dimension is in no level or in several, which
+    /// no view from [`AnyTensor::levels`] has.
+    ///
+    /// ```
+    /// use arrow_sparse::tensor::levels::DimFromLevel;
+    /// use arrow_sparse::{AnyTensor, Convert, CooTensor};
+    /// let coo = CooTensor::<f64, i32>::from_entries(vec![2, 3, 4], &[(vec![1, 2, 3], 1.0)])?;
+    /// // CSF with axis order (2, 0, 1): level 0 holds dimension 2, and so on
+    /// let csf: AnyTensor = coo.to_csf::<i32, i32>(&[2, 0, 1])?.into();
+    /// let inverse = csf.levels()?.lvl_to_dim()?;
+    /// let levels: Vec<usize> = inverse.iter().map(|f| f.level).collect();
+    /// assert_eq!(levels, [1, 2, 0]);
+    /// assert!(inverse.iter().all(|f| f.divisor == 1));
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
+    pub fn lvl_to_dim(&self) -> Result<Vec<DimFromLevel>> {
+        let mut out: Vec<Option<DimFromLevel>> = vec![None; self.ndim];
+        for (level, e) in self.dim_to_lvl.iter().enumerate() {
+            for &(d, divisor) in e {
+                let bad = |what: &str| {
+                    Error::invariant("dim_to_lvl", Some(level), format!("dimension {d} {what}"))
+                };
+                let slot = out.get_mut(d).ok_or_else(|| bad("is out of range"))?;
+                if slot.is_some() {
+                    return Err(bad("is in more than one level"));
+                }
+                let extent = *self.shape.get(d).ok_or_else(|| bad("has no extent"))?;
+                *slot = Some(DimFromLevel {
+                    level,
+                    divisor,
+                    extent,
+                });
+            }
+        }
+        out.into_iter()
+            .enumerate()
+            .map(|(d, f)| {
+                f.ok_or_else(|| {
+                    Error::invariant("dim_to_lvl", None, format!("dimension {d} is in no level"))
+                })
+            })
+            .collect()
+    }
+
     /// The equivalent MLIR `#sparse_tensor.encoding` attribute.
     ///
     /// ```
     /// use arrow_sparse::{AnyTensor, Convert, CooTensor};
-    /// let coo = CooTensor::<f64, i32>::from_entries(vec![2, 3], &[(vec![0, 1], 1.0), (vec![1, 2], 2.0)])?.canonicalize()?;
+    /// let coo = CooTensor::<f64, i32>::from_entries(vec![2, 3], &[(vec![0, 1], 1.0), (vec![0, 2], 2.0)])?;
+    /// // the properties are the data's: row 0 repeats, the (row, column) pairs do not
     /// assert_eq!(
     ///     AnyTensor::from(coo.clone()).levels()?.mlir_encoding(),
     ///     "#sparse_tensor.encoding<{ map = (d0, d1) -> (d0 : compressed(nonunique), d1 : singleton), posWidth = 32, crdWidth = 32 }>"
@@ -306,6 +407,40 @@ fn segment_props(coords: &IndexBuffer, positions: Option<&IndexBuffer>) -> (bool
     })
 }
 
+/// Per level of a COO tensor, (unique, ordered) as its coordinates are: level `l`
+/// is ordered when the prefixes `(d0, ..., dl)` of consecutive entries never
+/// decrease, and unique when they also never repeat (MLIR's reading of the
+/// properties on a compressed level followed by singletons). One pass over the
+/// entries; each pair stops at the first dimension where the two differ, and the
+/// pass stops once every level is known to be neither.
+fn coo_props(coords: &IndexBuffer, layout: CoordLayout, n: usize, nnz: usize) -> Vec<(bool, bool)> {
+    // Levels >= `unordered_from` are out of order somewhere; levels < `repeated_to`
+    // repeat a prefix somewhere.
+    let (mut unordered_from, mut repeated_to) = (n, 0);
+    with_index_slice!(coords.as_slice(), s => {
+        let at = |e: usize, d: usize| match layout {
+            CoordLayout::RowMajor => s.get(e * n + d),
+            CoordLayout::ColumnMajor => s.get(d * nnz + e),
+        };
+        for e in 1..nnz {
+            let k = (0..n).find(|&d| at(e - 1, d) != at(e, d)).unwrap_or(n);
+            repeated_to = repeated_to.max(k);
+            if k < n && at(e, k) < at(e - 1, k) {
+                unordered_from = unordered_from.min(k);
+            }
+            if unordered_from == 0 && repeated_to == n {
+                break;
+            }
+        }
+    });
+    (0..n)
+        .map(|l| {
+            let ordered = l < unordered_from;
+            (ordered && l >= repeated_to, ordered)
+        })
+        .collect()
+}
+
 fn compressed(size: usize, positions: Strided, coordinates: Strided, props: (bool, bool)) -> Level {
     Level {
         kind: LevelKind::Compressed,
@@ -363,6 +498,7 @@ impl AnyTensor {
                 };
                 Ok(LevelView {
                     ndim: n,
+                    shape: t.shape().to_vec(),
                     levels: order.iter().map(|&d| dense(t.shape()[d])).collect(),
                     dim_to_lvl: order.iter().map(|&d| vec![(d, 1)]).collect(),
                     values: t.values().clone(),
@@ -372,8 +508,8 @@ impl AnyTensor {
             }
             AnyTensor::Coo(t) => {
                 let (n, nnz) = (t.shape().len(), t.nnz());
-                let canonical = t.is_canonical();
                 let soa = t.layout() == CoordLayout::ColumnMajor && n > 1;
+                let props = coo_props(t.coords(), t.layout(), n, nnz);
                 let coords = |d: usize| match t.layout() {
                     CoordLayout::RowMajor => Strided {
                         buffer: t.coords().clone(),
@@ -388,29 +524,28 @@ impl AnyTensor {
                         len: nnz,
                     },
                 };
-                let mut levels = vec![Level {
-                    kind: LevelKind::Compressed,
-                    size: t.shape()[0],
-                    positions: Some(root_positions(t.index_type(), nnz)?),
-                    coordinates: Some(coords(0)),
-                    non_unique: n > 1 || !canonical,
-                    non_ordered: !canonical,
-                    soa: false,
-                }];
-                for d in 1..n {
+                let mut levels = Vec::with_capacity(n);
+                for (d, &(unique, ordered)) in props.iter().enumerate() {
+                    let (kind, positions) = if d == 0 {
+                        let root = root_positions(t.index_type(), nnz)?;
+                        (LevelKind::Compressed, Some(root))
+                    } else {
+                        (LevelKind::Singleton, None)
+                    };
                     levels.push(Level {
-                        kind: LevelKind::Singleton,
+                        kind,
                         size: t.shape()[d],
-                        positions: None,
+                        positions,
                         coordinates: Some(coords(d)),
-                        non_unique: d + 1 < n || !canonical,
-                        non_ordered: !canonical,
-                        soa,
+                        non_unique: !unique,
+                        non_ordered: !ordered,
+                        soa: soa && d > 0,
                     });
                 }
                 let w = bits(t.index_type());
                 Ok(LevelView {
                     ndim: n,
+                    shape: t.shape().to_vec(),
                     levels,
                     dim_to_lvl: (0..n).map(|d| vec![(d, 1)]).collect(),
                     values: t.values().clone(),
@@ -423,6 +558,7 @@ impl AnyTensor {
                 let props = segment_props(t.indices(), Some(t.indptr()));
                 Ok(LevelView {
                     ndim: 2,
+                    shape: t.shape().to_vec(),
                     levels: vec![
                         dense(t.shape()[major]),
                         compressed(
@@ -461,6 +597,7 @@ impl AnyTensor {
                 }
                 Ok(LevelView {
                     ndim: n,
+                    shape: t.shape().to_vec(),
                     levels,
                     dim_to_lvl: t.axis_order().iter().map(|&d| vec![(d, 1)]).collect(),
                     values: t.values().clone(),
@@ -502,6 +639,7 @@ fn compose(mut view: LevelView, map: &crate::dims::DimMap) -> LevelView {
         })
         .collect();
     view.ndim = map.ndim();
+    view.shape = map.shape().to_vec();
     view
 }
 
@@ -531,7 +669,7 @@ mod tests {
         let any: AnyTensor = coo.clone().into();
         assert_eq!(
             any.levels().unwrap().mlir_encoding(),
-            "#sparse_tensor.encoding<{ map = (d0, d1, d2) -> (d0 : compressed(nonunique), d1 : singleton(nonunique), d2 : singleton), posWidth = 64, crdWidth = 64 }>"
+            "#sparse_tensor.encoding<{ map = (d0, d1, d2) -> (d0 : compressed(nonunique), d1 : singleton, d2 : singleton), posWidth = 64, crdWidth = 64 }>"
         );
         let csf: AnyTensor = coo.to_csf::<i16, i32>(&[2, 0, 1]).unwrap().into();
         assert_eq!(
@@ -605,5 +743,124 @@ mod tests {
             (0..3).map(|i| c2.get(i).unwrap()).collect::<Vec<_>>(),
             vec![1, 1, 3]
         );
+    }
+    /// Per level, (unique, ordered) by definition: the prefixes of consecutive
+    /// entries never decrease / strictly increase.
+    fn props_by_definition(entries: &[Vec<usize>], n: usize) -> Vec<(bool, bool)> {
+        (0..n)
+            .map(|l| {
+                let pairs = entries.windows(2).map(|w| (&w[0][..=l], &w[1][..=l]));
+                let ordered = pairs.clone().all(|(a, b)| a <= b);
+                (ordered && pairs.clone().all(|(a, b)| a < b), ordered)
+            })
+            .collect()
+    }
+
+    fn coo_levels(t: CooTensor<f64, i32>) -> Vec<(bool, bool)> {
+        let v = AnyTensor::from(t).levels().unwrap();
+        v.levels
+            .iter()
+            .map(|l| (!l.non_unique, !l.non_ordered))
+            .collect()
+    }
+
+    /// Level properties of COO come from the coordinates, not the canonical flag:
+    /// a sorted 1-D vector built entry by entry is `compressed`; on 2,000 random
+    /// tensors (ndim 1-4, few distinct coordinates so that prefixes repeat, sorted
+    /// or not, both layouts) every level agrees with the definition.
+    #[test]
+    fn coo_level_properties_come_from_the_data() {
+        let v = CooTensor::<f64, i32>::from_entries(
+            vec![10],
+            &[(vec![1], 1.0), (vec![4], 2.0), (vec![7], 3.0)],
+        )
+        .unwrap();
+        assert!(!v.is_canonical());
+        assert_eq!(
+            AnyTensor::from(v).levels().unwrap().mlir_encoding(),
+            "#sparse_tensor.encoding<{ map = (d0) -> (d0 : compressed), posWidth = 32, crdWidth = 32 }>"
+        );
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = |m: usize| {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (state >> 33) as usize % m
+        };
+        for _ in 0..2000 {
+            let n = 1 + next(4);
+            let nnz = next(7);
+            let mut entries: Vec<Vec<usize>> = (0..nnz)
+                .map(|_| (0..n).map(|_| next(3)).collect())
+                .collect();
+            if next(2) == 0 {
+                entries.sort();
+                if next(2) == 0 {
+                    entries.dedup();
+                }
+            }
+            let list: Vec<(Vec<usize>, f64)> = entries.iter().map(|c| (c.clone(), 1.0)).collect();
+            let t = CooTensor::<f64, i32>::from_entries(vec![3; n], &list).unwrap();
+            let want = props_by_definition(&entries, n);
+            assert_eq!(coo_levels(t.clone()), want, "{entries:?}");
+            let columns: Vec<i32> = (0..n)
+                .flat_map(|d| entries.iter().map(move |c| c[d] as i32))
+                .collect();
+            let soa = CooTensor::<f64, i32>::try_new(
+                vec![3; n],
+                CoordLayout::ColumnMajor,
+                crate::tensor::validate::EntryOrder::Any,
+                columns.into(),
+                vec![1.0; entries.len()].into(),
+            )
+            .unwrap();
+            assert_eq!(coo_levels(soa), want, "{entries:?} column-major");
+        }
+    }
+
+    /// `lvl_to_dim` inverts `dim_to_lvl` for every format: each stored entry's
+    /// level coordinates give its dimension coordinates back.
+    #[test]
+    fn lvl_to_dim_inverts_dim_to_lvl() {
+        let coo = sample();
+        let any: AnyTensor = coo.clone().into();
+        let mut tensors = vec![
+            any.clone(),
+            AnyTensor::from(coo.to_dense().unwrap()),
+            AnyTensor::from(coo.to_csf::<i32, i32>(&[1, 2, 0]).unwrap()),
+        ];
+        for (dims, split) in [(vec![2, 1, 0], 1), (vec![0, 2, 1], 2), (vec![1, 0, 2], 0)] {
+            let map = DimMap::try_new(vec![2, 3, 4], dims, vec![split]).unwrap();
+            for axis in [CompressedAxis::Row, CompressedAxis::Column] {
+                tensors.push(any.to_gcs(map.clone(), axis, IndexType::Int32).unwrap());
+            }
+        }
+        let m = CooTensor::<f32, i64>::from_entries(
+            vec![3, 4],
+            &[(vec![2, 1], 1.0), (vec![0, 3], 2.0)],
+        )
+        .unwrap();
+        tensors.push(m.to_csx::<i32, i32>(CompressedAxis::Column).unwrap().into());
+        for t in &tensors {
+            let view = t.levels().unwrap();
+            let inverse = view.lvl_to_dim().unwrap();
+            assert_eq!(inverse.len(), t.shape().len());
+            t.for_each_entry(&mut |c: &[usize], _: f32| {
+                let lvl: Vec<usize> = view
+                    .dim_to_lvl
+                    .iter()
+                    .map(|e| e.iter().map(|&(d, k)| c[d] * k).sum())
+                    .collect();
+                let back: Vec<Option<usize>> = inverse.iter().map(|f| f.coordinate(&lvl)).collect();
+                let want: Vec<Option<usize>> = c.iter().map(|&x| Some(x)).collect();
+                assert_eq!(back, want, "{:?}", view.mlir_encoding());
+            })
+            .unwrap();
+        }
+        let mut broken = AnyTensor::from(coo).levels().unwrap();
+        broken.dim_to_lvl[1] = vec![(0, 1)];
+        assert!(matches!(broken.lvl_to_dim(), Err(Error::Invariant { .. })));
+        broken.dim_to_lvl[1] = vec![];
+        assert!(matches!(broken.lvl_to_dim(), Err(Error::Invariant { .. })));
     }
 }
