@@ -1,5 +1,6 @@
 //! Dimension mapping: the N-D <-> M-D index maps behind GCS and DM tensors, and the
-//! no-copy views (permute, select, slice, reshape, broadcast, rotate) of DM tensors.
+//! no-copy views (permute, select, slice, take, reshape, broadcast, rotate) of DM
+//! tensors.
 //!
 //! Names follow the GCS / DM proposals (`../shared/SEEDS`): a [`DimMap`] has a
 //! logical `shape` (N dimensions), `dimensions` (a permutation of 0..N) and
@@ -467,6 +468,115 @@ pub enum ViewOp {
         /// The shift (any sign).
         shift: i64,
     },
+    /// Select by an index array (numpy.take as a view): output index `j` of
+    /// dimension `dim` reads input index `indices[j]`. Indices may repeat (an
+    /// entry then appears once per repeat) and come in any order; the output
+    /// extent is their number.
+    Take {
+        /// The dimension taken from.
+        dim: usize,
+        /// The input indices, in output order.
+        indices: TakeIndices,
+    },
+}
+
+/// The index array of a [`ViewOp::Take`], shared between clones, with its inverse
+/// (the output positions of every input index, sorted) built once so that sparse
+/// iteration finds the positions of an entry in O(log k) for k indices.
+///
+/// ```
+/// use arrow_sparse::dims::TakeIndices;
+/// let t = TakeIndices::new(vec![4, 0, 4, 2]);
+/// assert_eq!(t.as_slice(), &[4, 0, 4, 2]);
+/// assert_eq!(t.positions_of(4).collect::<Vec<_>>(), [0, 2]);
+/// assert_eq!(t.positions_of(1).count(), 0);
+/// assert_eq!(t.max_repeat(), 2);
+/// ```
+#[derive(Clone, Debug)]
+pub struct TakeIndices {
+    indices: std::sync::Arc<[usize]>,
+    /// `(index, output position)`, sorted.
+    by_index: std::sync::Arc<[(usize, usize)]>,
+    max_repeat: usize,
+}
+
+impl TakeIndices {
+    /// Wrap an index array (O(k log k) for k indices, once).
+    ///
+    /// ```
+    /// use arrow_sparse::dims::TakeIndices;
+    /// assert_eq!(TakeIndices::new(vec![]).as_slice(), &[] as &[usize]);
+    /// ```
+    pub fn new(indices: Vec<usize>) -> Self {
+        let mut by_index: Vec<(usize, usize)> = indices.iter().copied().zip(0..).collect();
+        by_index.sort_unstable();
+        let max_repeat = by_index
+            .chunk_by(|a, b| a.0 == b.0)
+            .map(<[_]>::len)
+            .max()
+            .unwrap_or(0);
+        TakeIndices {
+            indices: indices.into(),
+            by_index: by_index.into(),
+            max_repeat,
+        }
+    }
+
+    /// The indices, in output order.
+    ///
+    /// ```
+    /// use arrow_sparse::dims::TakeIndices;
+    /// assert_eq!(TakeIndices::from(vec![3, 1]).as_slice(), &[3, 1]);
+    /// ```
+    pub fn as_slice(&self) -> &[usize] {
+        &self.indices
+    }
+
+    /// The output positions that read input index `index`, ascending.
+    ///
+    /// ```
+    /// use arrow_sparse::dims::TakeIndices;
+    /// let t = TakeIndices::new(vec![1, 1, 0]);
+    /// assert_eq!(t.positions_of(1).collect::<Vec<_>>(), [0, 1]);
+    /// ```
+    pub fn positions_of(&self, index: usize) -> impl Iterator<Item = usize> + '_ {
+        let start = self.by_index.partition_point(|&(i, _)| i < index);
+        self.by_index[start..]
+            .iter()
+            .take_while(move |&&(i, _)| i == index)
+            .map(|&(_, p)| p)
+    }
+
+    /// The most times any one input index is taken (0 for no indices): how many
+    /// times the view repeats a stored entry at most.
+    ///
+    /// ```
+    /// use arrow_sparse::dims::TakeIndices;
+    /// assert_eq!(TakeIndices::new(vec![7, 7, 7, 2]).max_repeat(), 3);
+    /// ```
+    pub fn max_repeat(&self) -> usize {
+        self.max_repeat
+    }
+}
+
+impl From<Vec<usize>> for TakeIndices {
+    fn from(indices: Vec<usize>) -> Self {
+        TakeIndices::new(indices)
+    }
+}
+
+impl PartialEq for TakeIndices {
+    fn eq(&self, other: &Self) -> bool {
+        self.indices == other.indices
+    }
+}
+
+impl Eq for TakeIndices {}
+
+impl std::hash::Hash for TakeIndices {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.indices.hash(state)
+    }
 }
 
 fn ravel(coords: &[usize], shape: &[usize]) -> usize {
@@ -612,6 +722,26 @@ impl ViewOp {
                 input.get(*dim).ok_or_else(|| bad_dim(*dim))?;
                 Ok(input.to_vec())
             }
+            ViewOp::Take { dim, indices } => {
+                let extent = *input.get(*dim).ok_or_else(|| bad_dim(*dim))?;
+                let bad = indices
+                    .as_slice()
+                    .iter()
+                    .enumerate()
+                    .find(|&(_, &i)| i >= extent);
+                if let Some((position, &i)) = bad {
+                    return Err(Error::IndexOutOfBounds {
+                        buffer: format!("take on dimension {dim}"),
+                        position,
+                        value: i as i128,
+                        bound: extent as u64,
+                    });
+                }
+                let mut out = input.to_vec();
+                out[*dim] = indices.as_slice().len();
+                check_shape(&out, "take")?;
+                Ok(out)
+            }
         }
     }
 
@@ -697,6 +827,10 @@ impl ViewOp {
             ViewOp::Rotate { dim, shift } => {
                 in_coords.extend_from_slice(out_coords);
                 in_coords[*dim] = rem(out_coords[*dim] as i128 - *shift as i128, input[*dim]);
+            }
+            ViewOp::Take { dim, indices } => {
+                in_coords.extend_from_slice(out_coords);
+                in_coords[*dim] = indices.as_slice()[out_coords[*dim]];
             }
         }
     }
@@ -799,6 +933,13 @@ impl ViewOp {
                 let mut c = in_coords.to_vec();
                 c[*dim] = rem(in_coords[*dim] as i128 + *shift as i128, input[*dim]);
                 f(&c)
+            }
+            ViewOp::Take { dim, indices } => {
+                let mut c = in_coords.to_vec();
+                for j in indices.positions_of(in_coords[*dim]) {
+                    c[*dim] = j;
+                    f(&c)
+                }
             }
         }
     }

@@ -10,7 +10,7 @@
 //!   [`ValueType`], [`IndexType`]) and the typed zero-copy buffers every tensor
 //!   holds, owned, received or memory-mapped ([`ValueBuffer`], [`IndexBuffer`]).
 //! * [`dims`]: dimension maps (the N-D to 2-D reduction of GCS, DM's maps) and views
-//!   (permute, select, slice, reshape, broadcast, rotate).
+//!   (permute, select, slice, take, reshape, broadcast, rotate).
 //! * [`tensor`]: the formats. Typed tensors ([`CooTensor`], [`CsxMatrix`],
 //!   [`CsfTensor`], [`DenseTensor`], [`GcsTensor`], [`DmTensor`]) are generic over
 //!   the value type and index type; [`AnyTensor`] holds a tensor of unknown type.

@@ -87,8 +87,21 @@ fn tensors() -> Vec<(&'static str, AnyTensor)> {
         (
             "dm_f64",
             AnyTensor::from(coo2.clone())
-                .to_dm(dm_map, Format::Csr, IndexType::Int64)
+                .to_dm(dm_map.clone(), Format::Csr, IndexType::Int64)
                 .unwrap(),
+        ),
+        (
+            // views: rotate, then take (repeats, any order)
+            "dm_views_f64",
+            match AnyTensor::from(coo2.clone())
+                .to_dm(dm_map, Format::Coo, IndexType::Int64)
+                .unwrap()
+            {
+                AnyTensor::Dm(d) => {
+                    AnyTensor::Dm(d.rotate(0, 2).unwrap().take(1, &[3, 0, 3, 2]).unwrap())
+                }
+                _ => unreachable!(),
+            },
         ),
     ]
 }

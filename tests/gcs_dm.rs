@@ -279,6 +279,11 @@ impl Dense {
             }
             ViewOp::Reshape { shape } | ViewOp::Broadcast { shape } => shape.clone(),
             ViewOp::Rotate { .. } => s.clone(),
+            ViewOp::Take { dim, indices } => {
+                let mut o = s.clone();
+                o[*dim] = indices.as_slice().len();
+                o
+            }
             _ => unreachable!(),
         };
         let size: usize = out.iter().product();
@@ -313,6 +318,11 @@ impl Dense {
                         x[*dim] = ((c[*dim] as i64 - shift).rem_euclid(n)) as usize;
                         x
                     }
+                    ViewOp::Take { dim, indices } => {
+                        let mut x = c.clone();
+                        x[*dim] = indices.as_slice()[c[*dim]];
+                        x
+                    }
                     _ => unreachable!(),
                 };
                 self.data[ravel(&src, s)]
@@ -335,6 +345,7 @@ fn apply_view(t: &AnyDm, op: &ViewOp) -> AnyDm {
         ViewOp::Reshape { shape } => t.reshape(shape),
         ViewOp::Broadcast { shape } => t.broadcast(shape),
         ViewOp::Rotate { dim, shift } => t.rotate(*dim, *shift),
+        ViewOp::Take { dim, indices } => t.take(*dim, indices.as_slice()),
         _ => unreachable!(),
     }
     .unwrap()
@@ -375,6 +386,7 @@ fn view_strategy(shape: Vec<usize>) -> impl Strategy<Value = ViewOp> {
     let s2 = shape.clone();
     let s3 = shape.clone();
     let s4 = shape.clone();
+    let s5 = shape.clone();
     prop_oneof![
         Just(()).prop_perturb(move |_, mut rng| {
             let mut order: Vec<usize> = (0..n).collect();
@@ -408,6 +420,13 @@ fn view_strategy(shape: Vec<usize>) -> impl Strategy<Value = ViewOp> {
             }
         }),
         ((0..n), -5i64..5).prop_map(|(dim, shift)| ViewOp::Rotate { dim, shift }),
+        // an index array in any order, repeats allowed, possibly empty
+        (0..n)
+            .prop_flat_map(move |d| (Just(d), prop::collection::vec(0..s5[d], 0..5)))
+            .prop_map(|(dim, indices)| ViewOp::Take {
+                dim,
+                indices: indices.into()
+            }),
     ]
 }
 
@@ -770,5 +789,74 @@ fn best_mapping_is_the_smallest() {
                 }
             }
         }
+    }
+}
+
+/// A take view travels as `{"dim":d,"indices":[...],"op":"take"}` and reads back
+/// equal; an index taken k times counts k against `max_broadcast` (an index
+/// array of one repeated index would otherwise multiply a stored entry without
+/// limit); an index outside the extent, or indices that are not an array of
+/// integers, are typed errors.
+#[test]
+fn take_views_on_the_wire() {
+    let storage = AnyTensor::Gcs(gcs(&seed_example(), &[0, 1, 2], 2).into());
+    let dm = AnyDm::try_new(
+        DimMap::identity(vec![2, 3, 4]).unwrap(),
+        storage,
+        &TensorOptions::default(),
+    )
+    .unwrap()
+    .take(2, &[3, 3, 0])
+    .unwrap();
+    // output index 0 and 1 of dimension 2 both read index 3
+    assert_eq!(dm.get::<i32>(&[0, 0, 0]).unwrap(), Some(3));
+    assert_eq!(dm.get::<i32>(&[0, 0, 1]).unwrap(), Some(3));
+    assert_eq!(dm.get::<i32>(&[1, 2, 2]).unwrap(), Some(7));
+    let t = AnyTensor::Dm(dm);
+    let meta = meta_of(&t);
+    assert!(
+        meta[2]
+            .1
+            .contains(r#""views":[{"dim":2,"indices":[3,3,0],"op":"take"}]"#),
+        "{}",
+        meta[2].1
+    );
+    let encode = |json: &str| -> Vec<u8> {
+        let AnyTensor::Dm(d) = &t else { unreachable!() };
+        let AnyTensor::Gcs(g) = d.storage() else {
+            unreachable!()
+        };
+        let meta = vec![
+            (
+                "ARROW:extension:name".to_string(),
+                "arrow_sparse.dm".to_string(),
+            ),
+            ("ARROW:extension:metadata".to_string(), json.to_string()),
+        ];
+        let mut w = TensorStreamWriter::new(Vec::new());
+        w.write_with_metadata(&AnyTensor::Csx(g.matrix().clone()), &meta)
+            .unwrap();
+        w.finish().unwrap()
+    };
+    let read = |bytes: &[u8], max_broadcast: u64| {
+        let options = ipc::StreamReadOptions {
+            max_broadcast,
+            ..Default::default()
+        };
+        TensorStreamReader::with_options(bytes, &options)
+            .next()
+            .unwrap()
+    };
+    let good = encode(&meta[2].1);
+    assert_eq!(read(&good, 2).unwrap().tensor, t);
+    assert!(matches!(read(&good, 1), Err(Error::Parse { .. })));
+    let out_of_range = encode(&meta[2].1.replace("[3,3,0]", "[3,3,4]"));
+    assert!(matches!(
+        read(&out_of_range, 2),
+        Err(Error::IndexOutOfBounds { .. })
+    ));
+    for bad in ["[3,-1]", "3", "[3,\"a\"]"] {
+        let bytes = encode(&meta[2].1.replace("[3,3,0]", bad));
+        assert!(matches!(read(&bytes, 2), Err(Error::Parse { .. })), "{bad}");
     }
 }

@@ -205,6 +205,14 @@ fn dm_cases(r: &mut Rng) -> Vec<AnyTensor> {
             .broadcast(&[4, 10])
             .unwrap(),
     ));
+    // take: index arrays in any order with repeats, on two dimensions
+    out.push(AnyTensor::Dm(
+        over_gcs
+            .take(1, &[2, 0, 2])
+            .unwrap()
+            .take(2, &[4, 4, 1, 0])
+            .unwrap(),
+    ));
     // nested: a DM (permuted, rotated) over a sliced DM over GCS; three DM levels
     // over a CSR matrix
     let inner = AnyTensor::Dm(over_gcs.slice(0, 1, 4, 1).unwrap());
@@ -372,7 +380,7 @@ fn matrix_archives(dir: &Path) -> Vec<serde_json::Value> {
         check(format!("t{i}"), &m);
     }
     // every GCS / DM case came through IPC as GCS / DM
-    assert_eq!(extension, [20 + 22 + 2, 6 + 6 + 5]);
+    assert_eq!(extension, [20 + 22 + 2, 6 + 6 + 6]);
     for (i, m) in wide.iter().enumerate() {
         check(format!("u{i}"), m);
     }

@@ -136,6 +136,9 @@ fn op_json(op: &ViewOp) -> J {
         ViewOp::Reshape { shape } => json!({"op": "reshape", "shape": shape}),
         ViewOp::Broadcast { shape } => json!({"op": "broadcast", "shape": shape}),
         ViewOp::Rotate { dim, shift } => json!({"op": "rotate", "dim": dim, "shift": shift}),
+        ViewOp::Take { dim, indices } => {
+            json!({"op": "take", "dim": dim, "indices": indices.as_slice()})
+        }
     }
 }
 
@@ -297,6 +300,10 @@ fn parse_op(v: &J) -> Result<ViewOp> {
                 .as_i64()
                 .ok_or_else(|| parse_err("rotate shift must be an integer"))?,
         },
+        Some("take") => ViewOp::Take {
+            dim: u("dim")?,
+            indices: usizes(&o, "indices")?.into(),
+        },
         other => return Err(parse_err(format!("unknown view op {other:?}"))),
     })
 }
@@ -407,7 +414,7 @@ pub(crate) fn raise_levels(
                 repeat = repeat.saturating_mul(broadcast_factor(&chain));
                 if repeat > max_broadcast {
                     return Err(parse_err(format!(
-                        "broadcast views repeat every stored entry {repeat} times (limit {max_broadcast}, see StreamReadOptions::max_broadcast)"
+                        "broadcast / take views repeat a stored entry up to {repeat} times (limit {max_broadcast}, see StreamReadOptions::max_broadcast)"
                     )));
                 }
                 let n = chain.output_shape().len();
@@ -455,17 +462,25 @@ fn wrap_gcs(storage: AnyTensor, o: &Map<String, J>) -> Result<AnyTensor> {
     }
 }
 
-/// How many logical entries one stored entry can become through broadcasts.
+/// How many logical entries one stored entry can become through broadcasts and
+/// repeated take indices.
 fn broadcast_factor(chain: &ViewChain) -> u64 {
     let mut shape = chain.base_shape().to_vec();
     let mut factor: u64 = 1;
     for op in chain.ops() {
-        if let ViewOp::Broadcast { shape: out } = op {
-            for (&t, &s) in out.iter().zip(&shape) {
-                if let Some(k) = t.checked_div(s) {
-                    factor = factor.saturating_mul(k as u64);
+        match op {
+            ViewOp::Broadcast { shape: out } => {
+                for (&t, &s) in out.iter().zip(&shape) {
+                    if let Some(k) = t.checked_div(s) {
+                        factor = factor.saturating_mul(k as u64);
+                    }
                 }
             }
+            // an index taken k times shows its entries k times
+            ViewOp::Take { indices, .. } => {
+                factor = factor.saturating_mul(indices.max_repeat().max(1) as u64);
+            }
+            _ => {}
         }
         shape = op.output_shape(&shape).unwrap_or_default();
     }

@@ -2,7 +2,7 @@
 //! no-copy [`ViewOp`]s, over a storage tensor of any format (dense, COO, CSX, CSF,
 //! GCS or another DM, nested to any depth).
 //!
-//! Views (permute, select, slice, reshape, broadcast, rotate) change the map and
+//! Views (permute, select, slice, take, reshape, broadcast, rotate) change the map and
 //! never the buffers: the storage is shared, so a view of a memory-mapped tensor
 //! allocates nothing proportional to nnz.
 //!
@@ -368,6 +368,44 @@ impl AnyDm {
         )
     }
 
+    /// Select by an index array along dimension `dim` (numpy's `take`): output
+    /// index `j` of `dim` reads index `indices[j]`; indices may repeat and come in
+    /// any order.
+    ///
+    /// This is a view, not a gather: the storage is shared and only the index
+    /// array is kept (with its sorted inverse, O(k) memory for k indices,
+    /// whatever the tensor's size), the same for dense and sparse storage.
+    /// Lookups read through it; iteration finds each stored entry's output
+    /// positions by binary search. A gather (new buffers holding only the taken
+    /// entries) is the view materialised, e.g. by
+    /// [`Convert::to_coo`](crate::Convert::to_coo). A view keeps a memory-mapped
+    /// or received tensor where it lies and costs nothing for a few indices of a
+    /// large tensor; gather when the selection is read many times.
+    ///
+    /// ```
+    /// use arrow_sparse::{AnyDm, CooTensor, DmTensor, Format, IndexType, dims::DimMap};
+    /// // [[0, 1, 0], [2, 0, 3]] stored as CSR through the identity map
+    /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 1], 1.0), (vec![1, 0], 2.0), (vec![1, 2], 3.0)])?;
+    /// let dm: AnyDm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr, IndexType::Int64)?.into();
+    /// let t = dm.take(1, &[2, 2, 0])?; // [[0, 0, 0], [3, 3, 2]]
+    /// assert_eq!(t.shape(), &[2, 3]);
+    /// let mut entries = Vec::new();
+    /// t.for_each_entry(&mut |c: &[usize], v: f64| entries.push((c.to_vec(), v)))?;
+    /// entries.sort_by(|a, b| a.0.cmp(&b.0));
+    /// assert_eq!(entries, [(vec![1, 0], 3.0), (vec![1, 1], 3.0), (vec![1, 2], 2.0)]);
+    /// assert!(dm.take(1, &[3]).is_err()); // column 3 does not exist
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
+    pub fn take(&self, dim: usize, indices: &[usize]) -> Result<AnyDm> {
+        self.push(
+            ViewOp::Take {
+                dim,
+                indices: indices.to_vec().into(),
+            },
+            self.dim_names.clone(),
+        )
+    }
+
     /// A new shape with the same number of elements (row-major order kept);
     /// dimension names are cleared.
     ///
@@ -641,6 +679,21 @@ impl<V: Value> DmTensor<V> {
     /// ```
     pub fn slice(&self, dim: usize, start: usize, stop: usize, step: usize) -> Result<Self> {
         self.any.slice(dim, start, stop, step).map(Self::wrap)
+    }
+    /// See [`AnyDm::take`].
+    ///
+    /// ```
+    /// use arrow_sparse::{CooTensor, DenseTensor, DmTensor, Format, IndexType, dims::DimMap};
+    /// // [[0, 1, 0], [2, 0, 3]] stored dense through the identity map
+    /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 1], 1.0), (vec![1, 0], 2.0), (vec![1, 2], 3.0)])?;
+    /// let dm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Dense, IndexType::Int64)?;
+    /// let t = dm.take(0, &[1, 0, 1])?; // rows 1, 0, 1
+    /// assert_eq!(t.shape(), &[3, 3]);
+    /// assert_eq!((t.get(&[0, 2]), t.get(&[1, 1]), t.get(&[2, 0])), (Some(3.0), Some(1.0), Some(2.0)));
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
+    pub fn take(&self, dim: usize, indices: &[usize]) -> Result<Self> {
+        self.any.take(dim, indices).map(Self::wrap)
     }
     /// See [`AnyDm::reshape`].
     ///
