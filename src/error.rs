@@ -157,6 +157,17 @@ pub enum Error {
         /// Bytes the limit allows for this input.
         limit: u64,
     },
+    /// An element cannot be written in place (see
+    /// [`kernels::elementwise::set_values`](crate::kernels::elementwise::set_values)):
+    /// the tensor does not store it (`count` 0; adding an element changes the
+    /// structure, so the tensor must be rebuilt), or stores it several times
+    /// (duplicates whose sum is the element; canonicalize first).
+    NotStored {
+        /// The element's logical coordinates.
+        coordinates: Vec<usize>,
+        /// How many stored values hold it.
+        count: usize,
+    },
     /// An I/O error.
     Io(std::io::Error),
     /// An error from the Arrow crates.
@@ -314,6 +325,17 @@ impl fmt::Display for Error {
             } => write!(
                 f,
                 "{what} needs {needed} bytes, more than the read limit of {limit} bytes for this input (a size declared out of proportion to the file; raise the limit in the read options if the file is trusted)"
+            ),
+            Error::NotStored {
+                coordinates,
+                count: 0,
+            } => write!(
+                f,
+                "element {coordinates:?} is not stored, so it cannot be written in place (rebuild the tensor with the entry added)"
+            ),
+            Error::NotStored { coordinates, count } => write!(
+                f,
+                "element {coordinates:?} is stored {count} times (duplicates), so it cannot be written in place (canonicalize the tensor first)"
             ),
             Error::Io(e) => write!(f, "I/O error: {e}"),
             Error::Arrow(e) => write!(f, "Arrow error: {e}"),

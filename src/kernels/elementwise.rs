@@ -1214,6 +1214,127 @@ pub fn with_values(t: &AnyTensor, values: crate::ValueBuffer) -> Result<AnyTenso
     })
 }
 
+/// The position in [`stored_values`] of the one stored value that holds the
+/// element of `t` at logical `coords`. GCS and DM tensors go down their maps and
+/// views to the storage (so the position of a DM element is one in its
+/// storage's values); COO, CSX and CSF search their levels
+/// ([`LevelView::positions`](crate::tensor::levels::LevelView::positions)); a
+/// dense tensor computes it from its strides.
+///
+/// Errors: [`Error::Shape`] when `coords` is outside the shape;
+/// [`Error::NotStored`] when no stored value holds the element (`count` 0) or
+/// several do (duplicates).
+///
+/// ```
+/// use arrow_sparse::kernels::elementwise::stored_position;
+/// use arrow_sparse::{AnyTensor, CompressedAxis, Convert, CooTensor, Error};
+/// // [[0, 1, 0], [2, 0, 3]] as CSC: values in column order [2, 1, 3]
+/// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 1], 1.0), (vec![1, 0], 2.0), (vec![1, 2], 3.0)])?;
+/// let csc: AnyTensor = coo.to_csx::<i32, i32>(CompressedAxis::Column)?.into();
+/// assert_eq!(stored_position(&csc, &[0, 1])?, 1);
+/// assert!(matches!(stored_position(&csc, &[0, 0]), Err(Error::NotStored { count: 0, .. })));
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
+pub fn stored_position(t: &AnyTensor, coords: &[usize]) -> Result<usize> {
+    let shape = t.shape();
+    if coords.len() != shape.len() || coords.iter().zip(shape).any(|(c, d)| c >= d) {
+        return Err(Error::shape(
+            "element coordinates",
+            format!("{} coordinates inside the shape {shape:?}", shape.len()),
+            format!("{coords:?}"),
+        ));
+    }
+    let below = |inner: &AnyTensor, at: &[usize]| {
+        stored_position(inner, at).map_err(|e| match e {
+            Error::NotStored { count, .. } => Error::NotStored {
+                coordinates: coords.to_vec(),
+                count,
+            },
+            e => e,
+        })
+    };
+    let found = match t {
+        AnyTensor::Dense(d) => {
+            // inside the shape, so inside the buffer the strides were checked against
+            return Ok(coords.iter().zip(d.strides()).map(|(c, s)| c * s).sum());
+        }
+        AnyTensor::Gcs(g) => {
+            let mut r = [0usize; 2];
+            g.map().reduce(coords, &mut r)?;
+            return below(&AnyTensor::Csx(g.matrix().clone()), &r);
+        }
+        AnyTensor::Dm(d) => {
+            let base = d.views().forward(coords)?;
+            let mut r = vec![0usize; d.map().reduced_ndim()];
+            d.map().reduce(&base, &mut r)?;
+            return below(d.storage(), &r);
+        }
+        other => other.levels()?.positions(coords),
+    };
+    match found[..] {
+        [p] => Ok(p),
+        _ => Err(Error::NotStored {
+            coordinates: coords.to_vec(),
+            count: found.len(),
+        }),
+    }
+}
+
+/// Write values at stored elements: the same tensor (format, index buffers
+/// shared, not copied) with `value` at each `(coords, value)` of `writes`, later
+/// writes winning. Through a DM tensor the write goes down its views and maps
+/// into the storage's values, so every view position that reads the same stored
+/// value (a broadcast, a repeated `take` index) shows it.
+///
+/// What can be written in place is what is stored: every element of a dense
+/// tensor, and the stored elements of a sparse one, each stored once. An element
+/// that is not stored is [`Error::NotStored`] with `count` 0: adding it changes
+/// the structure, so rebuild (for example
+/// [`to_coo`](crate::Convert::to_coo), add the entry, convert back). An
+/// element stored several times (duplicates) is `NotStored` with its count:
+/// canonicalize first. Nothing is written when any write fails.
+///
+/// Tensors are immutable (their buffers may be shared, received or
+/// memory-mapped), so the values buffer is copied once per call, whatever the
+/// number of writes: batch them.
+///
+/// ```
+/// use arrow_sparse::kernels::elementwise::set_values;
+/// use arrow_sparse::{AnyDm, AnyTensor, CooTensor, DmTensor, Error, Format, IndexType, dims::DimMap};
+/// // [[0, 1, 0], [2, 0, 3]] stored as CSR, seen through a transpose and a take
+/// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 1], 1.0), (vec![1, 0], 2.0), (vec![1, 2], 3.0)])?;
+/// let dm: AnyDm = DmTensor::<f64>::from_coo(&coo, DimMap::identity(vec![2, 3])?, Format::Csr, IndexType::Int64)?.into();
+/// let view = AnyTensor::Dm(dm.transpose(0, 1)?.take(1, &[1, 1])?); // 3 x 2: columns are row 1 twice
+/// let w = set_values(&view, &[(vec![2, 0], 30.0)])?;
+/// assert_eq!((w.get::<f64>(&[2, 0])?, w.get::<f64>(&[2, 1])?), (Some(30.0), Some(30.0)));
+/// // the element (1, 1) of the view, (1, 1) of the matrix, is not stored
+/// assert!(matches!(set_values(&view, &[(vec![1, 1], 5.0)]), Err(Error::NotStored { count: 0, .. })));
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
+pub fn set_values<V: Value>(t: &AnyTensor, writes: &[(Vec<usize>, V)]) -> Result<AnyTensor> {
+    let vals = stored_values(t);
+    let stored = vals.as_typed::<V>().ok_or_else(|| Error::Type {
+        what: "value type".into(),
+        expected: vals.data_type().name().into(),
+        found: V::TYPE.name().into(),
+    })?;
+    let positions = writes
+        .iter()
+        .map(|(c, _)| stored_position(t, c))
+        .collect::<Result<Vec<_>>>()?;
+    let mut values = alloc::with_capacity::<V>(stored.len(), "written values")?;
+    values.extend_from_slice(stored);
+    for (&p, (_, v)) in positions.iter().zip(writes) {
+        if let Some(slot) = values.get_mut(p) {
+            *slot = *v;
+        }
+    }
+    with_values(
+        t,
+        crate::buffer::ValueBuffer::from(ScalarBuffer::from(values)),
+    )
+}
+
 fn with_csx_values(m: &AnyCsx, values: crate::ValueBuffer) -> Result<AnyCsx> {
     AnyCsx::try_new(
         m.shape().to_vec(),

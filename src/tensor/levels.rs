@@ -316,6 +316,80 @@ impl LevelView {
             .collect()
     }
 
+    /// The positions in [`values`](Self::values) of the stored values of the
+    /// element at logical `coords`, ascending: none when it is not stored (or
+    /// `coords` is outside the shape), several when it is stored more than once.
+    /// One walk down the levels, generic over their kinds: a dense level
+    /// computes the child position, a compressed level searches its parent's
+    /// segment (by binary search where the level is ordered), a singleton level
+    /// keeps the candidates whose coordinate matches.
+    ///
+    /// ```
+    /// use arrow_sparse::{AnyTensor, CompressedAxis, Convert, CooTensor};
+    /// // [[0, 1, 0], [2, 0, 3]] as CSR: values [1, 2, 3]
+    /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 1], 1.0), (vec![1, 0], 2.0), (vec![1, 2], 3.0)])?;
+    /// let csr: AnyTensor = coo.to_csx::<i32, i32>(CompressedAxis::Row)?.into();
+    /// let view = csr.levels()?;
+    /// assert_eq!(view.positions(&[1, 2]), [2]);
+    /// assert!(view.positions(&[0, 0]).is_empty()); // not stored
+    /// assert!(view.positions(&[2, 0]).is_empty()); // outside the shape
+    /// // a COO entry given twice is stored twice
+    /// let dup = CooTensor::<f64, i64>::from_entries(vec![2], &[(vec![1], 1.0), (vec![1], 2.0)])?;
+    /// assert_eq!(AnyTensor::from(dup).levels()?.positions(&[1]), [0, 1]);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
+    pub fn positions(&self, coords: &[usize]) -> Vec<usize> {
+        if coords.len() != self.shape.len() || coords.iter().zip(&self.shape).any(|(c, d)| c >= d) {
+            return Vec::new();
+        }
+        let lvl: Option<Vec<usize>> = self
+            .dim_to_lvl
+            .iter()
+            .map(|e| {
+                e.iter().try_fold(0usize, |acc, &(d, k)| {
+                    coords.get(d)?.checked_mul(k)?.checked_add(acc)
+                })
+            })
+            .collect();
+        let Some(lvl) = lvl else { return Vec::new() };
+        // Candidate positions at the current level, as ranges; the root level's
+        // parent is position 0.
+        let mut cands: Vec<(usize, usize)> = vec![(0, 1)];
+        for (level, &c) in self.levels.iter().zip(&lvl) {
+            let mut next = Vec::new();
+            match level.kind {
+                LevelKind::Dense => {
+                    for p in cands.iter().flat_map(|&(lo, hi)| lo..hi) {
+                        if let Some(q) = p.checked_mul(level.size).and_then(|x| x.checked_add(c)) {
+                            next.push((q, q + 1));
+                        }
+                    }
+                }
+                LevelKind::Compressed => {
+                    let (Some(pos), Some(crd)) = (&level.positions, &level.coordinates) else {
+                        return Vec::new();
+                    };
+                    for p in cands.iter().flat_map(|&(lo, hi)| lo..hi) {
+                        let (Some(lo), Some(hi)) = (pos.get(p), pos.get(p + 1)) else {
+                            continue;
+                        };
+                        matching(crd, lo, hi, c, !level.non_ordered, &mut next);
+                    }
+                }
+                LevelKind::Singleton => {
+                    let Some(crd) = &level.coordinates else {
+                        return Vec::new();
+                    };
+                    for &(lo, hi) in &cands {
+                        matching(crd, lo, hi, c, !level.non_ordered, &mut next);
+                    }
+                }
+            }
+            cands = next;
+        }
+        cands.into_iter().flat_map(|(lo, hi)| lo..hi).collect()
+    }
+
     /// The equivalent MLIR `#sparse_tensor.encoding` attribute.
     ///
     /// ```
@@ -373,6 +447,41 @@ impl LevelView {
         }
         s.push_str(" }>");
         s
+    }
+}
+
+/// The positions in `lo..hi` whose coordinate is `c`, pushed as ranges: one range
+/// by binary search when the coordinates there are sorted, else one per match.
+fn matching(
+    crd: &Strided,
+    lo: usize,
+    hi: usize,
+    c: usize,
+    sorted: bool,
+    out: &mut Vec<(usize, usize)>,
+) {
+    let hi = hi.min(crd.len);
+    if lo >= hi {
+        return;
+    }
+    let at = |i: usize| crd.get(i).unwrap_or(usize::MAX);
+    if sorted {
+        let (mut a, mut b) = (lo, hi);
+        while a < b {
+            let m = a + (b - a) / 2;
+            if at(m) < c { a = m + 1 } else { b = m }
+        }
+        let start = a;
+        b = hi;
+        while a < b {
+            let m = a + (b - a) / 2;
+            if at(m) <= c { a = m + 1 } else { b = m }
+        }
+        if a > start {
+            out.push((start, a));
+        }
+    } else {
+        out.extend((lo..hi).filter(|&i| at(i) == c).map(|i| (i, i + 1)));
     }
 }
 
