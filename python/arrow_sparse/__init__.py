@@ -238,6 +238,35 @@ class Tensor:
         """
         return Tensor(self._t.to_dm(list(dimensions), list(partitioning), storage, index_type))
 
+    @property
+    def mlir_encoding(self):
+        """The MLIR ``#sparse_tensor.encoding`` attribute of the tensor's storage
+        levels (level properties computed from the stored coordinates).
+
+        >>> import arrow_sparse, numpy as np, scipy.sparse as sp
+        >>> t = arrow_sparse.Tensor.from_scipy(sp.csr_array(np.eye(3)))
+        >>> t.mlir_encoding
+        '#sparse_tensor.encoding<{ map = (d0, d1) -> (d0 : dense, d1 : compressed), posWidth = 32, crdWidth = 32 }>'
+        """
+        return self._t.mlir_encoding
+
+    def take(self, indices, axis=0):
+        """``numpy.take(a, indices, axis)`` as a view: a DM tensor over this
+        tensor's buffers, which are shared, not copied (only the index array is
+        kept). Indices may repeat and come in any order; negative indices and
+        axis count from the end. ``to_numpy()`` / ``convert`` gather.
+
+        >>> import arrow_sparse, numpy as np
+        >>> a = np.arange(12.0).reshape(3, 4)
+        >>> t = arrow_sparse.Tensor.from_numpy(a).convert("csr")
+        >>> v = t.take([3, -1, 0], axis=1)
+        >>> v.format, v.shape, v.storage_format
+        ('dm', (3, 3), 'csr')
+        >>> bool((v.to_numpy() == np.take(a, [3, -1, 0], axis=1)).all())
+        True
+        """
+        return Tensor(self._t.take([int(i) for i in indices], int(axis)))
+
     def to_numpy(self):
         """The dense numpy array. A dense tensor gives a read-only view of its
         buffer (no copy); a sparse one is expanded (duplicates summed).

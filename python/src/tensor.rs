@@ -538,6 +538,62 @@ impl Tensor {
         Ok(Tensor::new(t.into()))
     }
 
+    /// The MLIR `#sparse_tensor.encoding` attribute of the tensor's level view.
+    #[getter]
+    fn mlir_encoding(&self) -> PyResult<String> {
+        Ok(self.tensor().levels().py_err()?.mlir_encoding())
+    }
+
+    /// numpy's `take` along `axis` as a view: a DM tensor over this tensor's
+    /// buffers (a DM tensor gets one more view). Negative indices and axis count
+    /// from the end, as in numpy.
+    #[pyo3(signature = (indices, axis=0))]
+    fn take(&self, indices: Vec<i64>, axis: i64) -> PyResult<Tensor> {
+        let t = self.tensor();
+        let n = t.shape().len() as i64;
+        let dim = if axis < 0 { axis + n } else { axis };
+        if !(0..n).contains(&dim) {
+            return Err(arrow_sparse::Error::Shape {
+                what: "take".into(),
+                expected: format!("an axis in -{n}..{n}"),
+                found: axis.to_string(),
+            })
+            .py_err();
+        }
+        let dim = dim as usize;
+        let extent = t.shape()[dim] as i64;
+        let idx: Vec<usize> = indices
+            .iter()
+            .enumerate()
+            .map(|(position, &i)| {
+                let j = if i < 0 { i + extent } else { i };
+                if (0..extent).contains(&j) {
+                    Ok(j as usize)
+                } else {
+                    Err(arrow_sparse::Error::IndexOutOfBounds {
+                        buffer: format!("take on axis {dim}"),
+                        position,
+                        value: i as i128,
+                        bound: extent as u64,
+                    })
+                }
+            })
+            .collect::<arrow_sparse::Result<_>>()
+            .py_err()?;
+        let dm = match t {
+            AnyTensor::Dm(d) => d.clone(),
+            other => arrow_sparse::AnyDm::try_new(
+                DimMap::identity(other.shape().to_vec()).py_err()?,
+                other.clone(),
+                &TensorOptions::default().with_dim_names(other.dim_names().to_vec()),
+            )
+            .py_err()?,
+        };
+        Ok(Tensor::new(
+            AnyTensor::Dm(dm.take(dim, &idx).py_err()?).into(),
+        ))
+    }
+
     /// The libarrow-style JSON line (format, types, shape, sorted entries): what
     /// `arrow-sparse dump` prints.
     fn _json_line(&self, py: Python<'_>) -> PyResult<String> {
