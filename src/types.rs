@@ -698,6 +698,23 @@ macro_rules! with_index_type {
     };
 }
 
+/// A small deterministic generator for the unit tests' random cases (a 64-bit
+/// linear congruential generator, Knuth's MMIX constants).
+#[cfg(test)]
+pub(crate) struct TestRng(pub(crate) u64);
+
+#[cfg(test)]
+impl TestRng {
+    /// A number in `0..m` (0 for `m` 0).
+    pub(crate) fn below(&mut self, m: usize) -> usize {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((self.0 >> 33) as usize).checked_rem(m).unwrap_or(0)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -437,23 +437,17 @@ trait FromName: Sized {
     fn from_name(s: &str) -> Option<Self>;
 }
 
-/// The value types a Binsparse file may hold (Binsparse has no float16).
-const VALUE_TYPES: [ValueType; 10] = [
-    ValueType::Int8,
-    ValueType::Int16,
-    ValueType::Int32,
-    ValueType::Int64,
-    ValueType::UInt8,
-    ValueType::UInt16,
-    ValueType::UInt32,
-    ValueType::UInt64,
-    ValueType::Float32,
-    ValueType::Float64,
-];
+/// The value types a Binsparse file may hold: every value type but float16,
+/// which Binsparse does not have.
+fn value_types() -> impl Iterator<Item = ValueType> {
+    ValueType::ALL
+        .into_iter()
+        .filter(|&v| v != ValueType::Float16)
+}
 
 impl FromName for ValueType {
     fn from_name(s: &str) -> Option<ValueType> {
-        VALUE_TYPES.into_iter().find(|v| v.name() == s)
+        value_types().find(|v| v.name() == s)
     }
 }
 
@@ -1371,9 +1365,7 @@ pub(super) fn encode(
 /// The numeric type of an array's npy `descr` (`<i4`, `<f8`, `|u1` ...).
 #[cfg_attr(not(feature = "hdf5"), allow(dead_code))]
 pub(super) fn descr_type(descr: &str) -> Option<ValueType> {
-    VALUE_TYPES
-        .into_iter()
-        .find(|&v| super::npy::descr(v) == descr)
+    value_types().find(|&v| super::npy::descr(v) == descr)
 }
 
 /// Options for writing Binsparse HDF5 files (`.h5` / `.hdf5`, cargo feature

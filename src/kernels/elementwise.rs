@@ -33,6 +33,7 @@ use arrow_buffer::{ArrowNativeType, ScalarBuffer};
 use super::merge::{self, Scratch, Visit};
 use super::{Numeric, alloc, narrow, row_major_values};
 use crate::error::{Error, Result};
+use crate::tensor::levels::LevelView;
 use crate::tensor::{
     AnyCoo, AnyCsf, AnyCsx, AnyDense, AnyDm, AnyGcs, AnyTensor, CompressedAxis, CooTensor,
     CoordLayout, CsfTensor, CsxMatrix, DenseTensor, Format,
@@ -1236,6 +1237,14 @@ pub fn with_values(t: &AnyTensor, values: crate::ValueBuffer) -> Result<AnyTenso
 /// # Ok::<(), arrow_sparse::Error>(())
 /// ```
 pub fn stored_position(t: &AnyTensor, coords: &[usize]) -> Result<usize> {
+    position_in(t, coords, &mut None)
+}
+
+/// [`stored_position`], with `leaf` holding the level view of the COO / CSX /
+/// CSF tensor the walk ends on once it is built. For a given `t` the walk always
+/// ends on the same tensor, so a batch of lookups builds that view (an O(nnz)
+/// pass for COO) once.
+fn position_in(t: &AnyTensor, coords: &[usize], leaf: &mut Option<LevelView>) -> Result<usize> {
     let shape = t.shape();
     if coords.len() != shape.len() || coords.iter().zip(shape).any(|(c, d)| c >= d) {
         return Err(Error::shape(
@@ -1244,8 +1253,8 @@ pub fn stored_position(t: &AnyTensor, coords: &[usize]) -> Result<usize> {
             format!("{coords:?}"),
         ));
     }
-    let below = |inner: &AnyTensor, at: &[usize]| {
-        stored_position(inner, at).map_err(|e| match e {
+    let mut below = |inner: &AnyTensor, at: &[usize]| {
+        position_in(inner, at, leaf).map_err(|e| match e {
             Error::NotStored { count, .. } => Error::NotStored {
                 coordinates: coords.to_vec(),
                 count,
@@ -1269,7 +1278,13 @@ pub fn stored_position(t: &AnyTensor, coords: &[usize]) -> Result<usize> {
             d.map().reduce(&base, &mut r)?;
             return below(d.storage(), &r);
         }
-        other => other.levels()?.positions(coords),
+        other => {
+            let view = match leaf {
+                Some(v) => v,
+                None => leaf.insert(other.levels()?),
+            };
+            view.positions(coords)
+        }
     };
     match found[..] {
         [p] => Ok(p),
@@ -1318,9 +1333,10 @@ pub fn set_values<V: Value>(t: &AnyTensor, writes: &[(Vec<usize>, V)]) -> Result
         expected: vals.data_type().name().into(),
         found: V::TYPE.name().into(),
     })?;
+    let mut leaf = None;
     let positions = writes
         .iter()
-        .map(|(c, _)| stored_position(t, c))
+        .map(|(c, _)| position_in(t, c, &mut leaf))
         .collect::<Result<Vec<_>>>()?;
     let mut values = alloc::with_capacity::<V>(stored.len(), "written values")?;
     values.extend_from_slice(stored);

@@ -584,6 +584,14 @@ pub fn best_mapping(shape: &[usize], nnz: usize, axis: CompressedAxis) -> Result
 mod tests {
     use super::*;
 
+    /// Index bytes of a GCS storage with major extent `me` and minor extent `mi`
+    /// (the references' cost, written apart from `best_mapping`'s).
+    fn index_bytes(nnz: usize, me: usize, mi: usize) -> Option<usize> {
+        let wp = IndexType::narrowest_signed(nnz as u64).byte_width();
+        let wi = IndexType::narrowest_signed(mi.saturating_sub(1) as u64).byte_width();
+        me.checked_add(1)?.checked_mul(wp)?.checked_add(nnz * wi)
+    }
+
     /// The enumeration `best_mapping` did before it skipped extents of 1 (every
     /// subset, a `DimMap` built for each): the reference result.
     fn every_subset(shape: &[usize], nnz: usize, axis: CompressedAxis) -> Option<(DimMap, usize)> {
@@ -598,13 +606,7 @@ mod tests {
             };
             let (major, minor) = axis.dims();
             let (me, mi) = (map.reduced_shape()[major], map.reduced_shape()[minor]);
-            let wp = IndexType::narrowest_signed(nnz as u64).byte_width();
-            let wi = IndexType::narrowest_signed(mi.saturating_sub(1) as u64).byte_width();
-            let Some(bytes) = me
-                .checked_add(1)
-                .and_then(|x| x.checked_mul(wp))
-                .and_then(|x| x.checked_add(nnz * wi))
-            else {
+            let Some(bytes) = index_bytes(nnz, me, mi) else {
                 continue;
             };
             if best.as_ref().is_none_or(|(b, _)| bytes < *b) {
@@ -634,7 +636,6 @@ mod tests {
                 })
         };
         let (major, _) = axis.dims();
-        let wp = IndexType::narrowest_signed(nnz as u64).byte_width();
         let mut best: Option<(usize, u32)> = None;
         for sub in 0u32..(1u32 << free.len()) {
             let mask = free
@@ -650,12 +651,7 @@ mod tests {
             } else {
                 (cols, rows)
             };
-            let wi = IndexType::narrowest_signed(mi.saturating_sub(1) as u64).byte_width();
-            let Some(bytes) = me
-                .checked_add(1)
-                .and_then(|x| x.checked_mul(wp))
-                .and_then(|x| x.checked_add(nnz * wi))
-            else {
+            let Some(bytes) = index_bytes(nnz, me, mi) else {
                 continue;
             };
             if best.is_none_or(|(b, _)| bytes < b) {
@@ -728,13 +724,8 @@ mod tests {
             1 << 40,
             1 << 62,
         ];
-        let mut state = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = |m: usize| {
-            state = state
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (state >> 33) as usize % m
-        };
+        let mut rng = crate::types::TestRng(0x9e37_79b9_7f4a_7c15u64);
+        let mut next = |m: usize| rng.below(m);
         for _ in 0..3000 {
             let ndim = next(9);
             let shape: Vec<usize> = (0..ndim).map(|_| pool[next(pool.len())]).collect();

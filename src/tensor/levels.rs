@@ -889,13 +889,8 @@ mod tests {
             AnyTensor::from(v).levels().unwrap().mlir_encoding(),
             "#sparse_tensor.encoding<{ map = (d0) -> (d0 : compressed), posWidth = 32, crdWidth = 32 }>"
         );
-        let mut state = 0x2545_f491_4f6c_dd1du64;
-        let mut next = |m: usize| {
-            state = state
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (state >> 33) as usize % m
-        };
+        let mut rng = crate::types::TestRng(0x2545_f491_4f6c_dd1du64);
+        let mut next = |m: usize| rng.below(m);
         for _ in 0..2000 {
             let n = 1 + next(4);
             let nnz = next(7);
