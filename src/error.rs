@@ -339,6 +339,9 @@ impl fmt::Display for Error {
             ),
             Error::Io(e) => write!(f, "I/O error: {e}"),
             Error::Arrow(e) => write!(f, "Arrow error: {e}"),
+            // the crate's `General` message already starts "Parquet error: "
+            #[cfg(feature = "parquet")]
+            Error::Parquet(e @ ::parquet::errors::ParquetError::General(_)) => write!(f, "{e}"),
             #[cfg(feature = "parquet")]
             Error::Parquet(e) => write!(f, "Parquet error: {e}"),
         }

@@ -424,3 +424,91 @@ fn every_binsparse_seed_that_reads_writes_back_as_the_same_tensor() {
     }
     assert!(read >= 20, "{read} seeds read");
 }
+
+/// Finding M of issue #18 (`fuzz/FINDINGS.md`): a 3 KB archive whose footer
+/// held a double where the parquet crate reads an `i8` (`IntType.bit_width`):
+/// the crate read one byte of it and the other seven as field headers, one of
+/// them a `list<bool>` of about 2^31 elements, which its `skip` loops over
+/// without reading a byte (3.5 s in release, 42 s under the fuzz build; a
+/// footer of many such lists would run for hours). Footers and page headers
+/// are now walked first as the crate will decode them, and refused. The file
+/// is a seed of `fuzz/corpus/archive/`.
+#[test]
+fn a_footer_the_parquet_crate_would_skip_for_seconds_is_refused() {
+    use arrow_sparse::archive::{self, ArchiveReadOptions, ArchiveReader};
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus/archive/slow_footer_skip.parquet");
+    let options = ArchiveReadOptions::default();
+    let e = archive::read_archive(&path, &options)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("malformed Parquet footer") && e.contains("field 1 of IntType"),
+        "{e}"
+    );
+    assert!(ArchiveReader::open(&path).is_err());
+    let e = column_io::read_batches(&path).unwrap_err().to_string();
+    assert!(e.contains("malformed Parquet footer"), "{e}");
+    let out = Command::new(env!("CARGO_BIN_EXE_arrow-sparse"))
+        .arg("inspect")
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("malformed Parquet footer"), "{err}");
+}
+
+/// The same loop reached through a field the crate does not know: a valid
+/// archive whose `FileMetaData` gains an unknown field 100, a `list<bool>` of
+/// 2^31 - 1 elements in 7 bytes. The crate skips it (2^31 turns reading
+/// nothing) and would then read the archive; it is refused first.
+#[test]
+fn an_unknown_list_of_2_pow_31_booleans_in_a_footer_is_refused() {
+    use arrow_sparse::archive::{self, ArchiveReadOptions, ArchiveWriteOptions};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.parquet");
+    let t: AnyTensor = arrow_sparse::CooTensor::<f64, i64>::from_entries(
+        vec![4, 2],
+        &[(vec![0, 1], 1.0), (vec![3, 0], 2.0)],
+    )
+    .unwrap()
+    .into();
+    archive::write_archive(&path, &t.clone().into(), &ArchiveWriteOptions::default()).unwrap();
+    let bytes = std::fs::read(&path).unwrap();
+    let n = bytes.len();
+    let len = u32::from_le_bytes(bytes[n - 8..n - 4].try_into().unwrap()) as usize;
+    let footer = &bytes[n - 8 - len..n - 8];
+    assert_eq!(
+        footer.last(),
+        Some(&0),
+        "FileMetaData ends with its stop byte"
+    );
+    // field header with a full id (type 9, list), id 100 zigzag (200 = 0xC8 0x01),
+    // list header "size follows, bool", size 2^31 - 1 as a varint
+    let extra = [0x09, 0xC8, 0x01, 0xF1, 0xFF, 0xFF, 0xFF, 0xFF, 0x07];
+    let mut forged = bytes[..n - 8 - len].to_vec();
+    forged.extend_from_slice(&footer[..len - 1]);
+    forged.extend_from_slice(&extra);
+    forged.push(0);
+    forged.extend_from_slice(&((len + extra.len()) as u32).to_le_bytes());
+    forged.extend_from_slice(b"PAR1");
+    let bad = dir.path().join("bad.parquet");
+    std::fs::write(&bad, &forged).unwrap();
+    let e = archive::read_archive(&bad, &ArchiveReadOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("2147483647 booleans"), "{e}");
+    // a short list of booleans the crate skips quickly is accepted, and the
+    // archive reads (the walk and the crate agree on where the list ends)
+    let short = [0x09, 0xC8, 0x01, 0x31];
+    let mut ok = bytes[..n - 8 - len].to_vec();
+    ok.extend_from_slice(&footer[..len - 1]);
+    ok.extend_from_slice(&short);
+    ok.push(0);
+    ok.extend_from_slice(&((len + short.len()) as u32).to_le_bytes());
+    ok.extend_from_slice(b"PAR1");
+    std::fs::write(&bad, &ok).unwrap();
+    let back = archive::read_archive(&bad, &ArchiveReadOptions::default()).unwrap();
+    assert_eq!(back.tensor, t);
+}

@@ -45,6 +45,7 @@ mod encoding;
 mod meta;
 mod reader;
 mod rows;
+mod thrift;
 mod writer;
 
 use std::fmt;
