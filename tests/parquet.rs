@@ -300,15 +300,75 @@ fn every_format_value_and_index_type_reads_in_pyarrow_scipy_and_duckdb() {
     run_python_checks(&python, dir.path(), archives);
 }
 
-/// Without the venv, a plain run reports the Python test as ignored, and
-/// `--include-ignored` makes it fail: it never passes.
+/// pyarrow's Parquet tables with every footer and page header feature it
+/// writes (page statistics and checksums, page indexes, sorting columns,
+/// key-value metadata, data pages v1 and v2, dictionaries, nested, decimal,
+/// timestamp, float16, fixed-size binary columns) pass the footer and page
+/// header walks of `archive::thrift` and read whole: the walks, which refuse
+/// what the parquet crate would misread, do not refuse what writers write.
+#[test]
+#[ignore = "needs the Python venv: run scripts/setup-interop.sh, then cargo test -- --include-ignored"]
+fn pyarrow_tables_with_every_footer_feature_read() {
+    let python = common::python();
+    let dir = tempfile::tempdir().unwrap();
+    let script = r#"
+import sys
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+n = 5000
+t = pa.table({
+    "id": pa.array([i if i % 7 else None for i in range(n)], pa.int32()),
+    "x": np.arange(n) * 0.5,
+    "s": [f"n{i % 13}\u00e9\U0001F600" for i in range(n)],
+    "l": [[i, None, i + 1] if i % 5 else None for i in range(n)],
+    "ts": pa.array(np.arange(n).astype("datetime64[us]")),
+    "d": pa.array([1.5] * n).cast(pa.decimal128(10, 2)),
+    "st": [{"a": i, "b": str(i)} for i in range(n)],
+    "m": pa.array([[("k", i)] for i in range(n)], pa.map_(pa.string(), pa.int64())),
+    "f16": pa.array(np.ones(n, dtype=np.float16)),
+    "u": pa.array([b"0123456789abcdef"] * n, pa.binary(16)),
+}).replace_schema_metadata({"k": "v"})
+for version, pages in [("2.6", "2.0"), ("1.0", "1.0")]:
+    pq.write_table(t, f"{sys.argv[1]}/all_{pages}.parquet", version=version,
+                   data_page_version=pages, write_page_index=True, write_statistics=True,
+                   row_group_size=1000, data_page_size=1024,
+                   sorting_columns=[pq.SortingColumn(1)], write_page_checksum=True,
+                   store_decimal_as_integer=True, use_dictionary=["s"], compression="zstd")
+"#;
+    let out = std::process::Command::new(&python)
+        .args(["-c", script])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for pages in ["1.0", "2.0"] {
+        let path = dir.path().join(format!("all_{pages}.parquet"));
+        let (schema, batches) = arrow_sparse::column::files::read_batches(&path)
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        assert_eq!(schema.fields().len(), 10);
+        assert_eq!(batches.iter().map(|b| b.num_rows()).sum::<usize>(), 5000);
+        let nulls: usize = batches.iter().map(|b| b.column(0).null_count()).sum();
+        assert_eq!(nulls, 5000_usize.div_ceil(7));
+    }
+}
+
+/// Without the venv, a plain run reports the Python tests as ignored, and
+/// `--include-ignored` makes them fail: they never pass.
 #[test]
 fn without_the_venv_the_python_test_never_passes() {
     let tests =
         common::assert_missing_program_is_never_a_pass("ARROW_SPARSE_PYTHON", "Python venv");
     assert_eq!(
         tests,
-        ["every_format_value_and_index_type_reads_in_pyarrow_scipy_and_duckdb"]
+        [
+            "every_format_value_and_index_type_reads_in_pyarrow_scipy_and_duckdb",
+            "pyarrow_tables_with_every_footer_feature_read"
+        ]
     );
 }
 

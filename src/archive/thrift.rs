@@ -809,6 +809,86 @@ mod tests {
         assert!(e.contains("nested"), "{e}");
     }
 
+    /// Every footer field and page header the parquet writer emits with its
+    /// options on (page statistics, bloom filters, page indexes, sorting
+    /// columns, key-value metadata, dictionary and data page v2, several row
+    /// groups, nullable and nested columns) walks whole: the tables do not
+    /// refuse what the crate itself writes.
+    #[test]
+    fn what_the_parquet_writer_emits_walks_whole() {
+        use ::parquet::arrow::ArrowWriter;
+        use ::parquet::file::metadata::{KeyValue, SortingColumn};
+        use ::parquet::file::properties::{EnabledStatistics, WriterProperties, WriterVersion};
+        use arrow_array::types::Int32Type;
+        use arrow_array::{
+            ArrayRef, Float64Array, Int32Array, ListArray, RecordBatch, StringArray,
+        };
+        use std::sync::Arc;
+        let ids: ArrayRef = Arc::new(Int32Array::from_iter(
+            (0..500).map(|i| (i % 7 != 0).then_some(i)),
+        ));
+        let xs: ArrayRef = Arc::new(Float64Array::from_iter_values(
+            (0..500).map(|i| i as f64 * 0.5),
+        ));
+        let names: ArrayRef = Arc::new(StringArray::from_iter_values(
+            (0..500).map(|i| format!("n{}", i % 13)),
+        ));
+        let lists: ArrayRef = Arc::new(ListArray::from_iter_primitive::<Int32Type, _, _>(
+            (0..500).map(|i| (i % 5 != 0).then(|| vec![Some(i), None, Some(i + 1)])),
+        ));
+        let batch =
+            RecordBatch::try_from_iter([("id", ids), ("x", xs), ("name", names), ("l", lists)])
+                .unwrap();
+        for version in [WriterVersion::PARQUET_1_0, WriterVersion::PARQUET_2_0] {
+            let props = WriterProperties::builder()
+                .set_writer_version(version)
+                .set_statistics_enabled(EnabledStatistics::Page)
+                .set_bloom_filter_enabled(true)
+                .set_max_row_group_row_count(Some(200))
+                .set_data_page_row_count_limit(64)
+                .set_write_batch_size(32)
+                .set_sorting_columns(Some(vec![SortingColumn {
+                    column_idx: 1,
+                    descending: false,
+                    nulls_first: true,
+                }]))
+                .set_key_value_metadata(Some(vec![KeyValue::new("k".into(), "v".to_string())]))
+                .build();
+            let mut buf = Vec::new();
+            let mut w = ArrowWriter::try_new(&mut buf, batch.schema(), Some(props)).unwrap();
+            w.write(&batch).unwrap();
+            w.close().unwrap();
+            let n = buf.len();
+            let len = u32::from_le_bytes(buf[n - 8..n - 4].try_into().unwrap()) as usize;
+            let footer = &buf[n - 8 - len..n - 8];
+            assert_eq!(walk(footer, &FILE_META_DATA, &mut |_, _| {}).unwrap(), len);
+            // every page header of every column chunk, as check_chunks walks them
+            let meta = ::parquet::file::metadata::ParquetMetaDataReader::new()
+                .parse_and_finish(&bytes::Bytes::from(buf.clone()))
+                .unwrap();
+            let mut pages = 0;
+            for rg in meta.row_groups() {
+                for col in rg.columns() {
+                    let (start, clen) = col.byte_range();
+                    let (mut pos, end) = (start as usize, (start + clen) as usize);
+                    while pos < end {
+                        let mut compressed = 0i64;
+                        let used = walk(&buf[pos..end], &PAGE_HEADER, &mut |p, v| {
+                            if p == [3] {
+                                compressed = v;
+                            }
+                        })
+                        .unwrap();
+                        pos += used + compressed as usize;
+                        pages += 1;
+                    }
+                    assert_eq!(pos, end);
+                }
+            }
+            assert!(pages > 20, "{pages}");
+        }
+    }
+
     #[test]
     fn the_archives_this_crate_writes_walk_whole() {
         use crate::archive::{self, ArchiveWriteOptions};
