@@ -11,8 +11,8 @@
 //! declarations ([`FILE_META_DATA`], [`PAGE_HEADER`]; only the fields the crate
 //! decodes, not the ones it skips) and refuses a known field of another wire
 //! type. Where it accepts, it has been where the crate will be: it counts the
-//! crate's loop turns that read nothing and refuses more of them than the bytes
-//! walked. Where the crate would fail first, the walk may go on or fail
+//! crate's loop turns that read nothing and refuses more of them than the
+//! length of the buffer walked plus 4,096. Where the crate would fail first, the walk may go on or fail
 //! elsewhere; either way nothing slow is reached.
 //!
 //! What the walk refuses that the crate might accept (varints longer than ten
@@ -55,8 +55,6 @@ pub(crate) struct Struct {
 
 use Kind::{Binary, Bool, Byte, Double, Empty, I16, I32, I64};
 
-const STRUCT_LIST_ROW_GROUP: Kind = Kind::List(&Kind::Struct(&ROW_GROUP));
-
 /// `FileMetaData` as parquet 60.1 decodes it (`parquet_metadata_from_bytes`;
 /// without the `encryption` feature, fields 8 and 9 are skipped).
 pub(crate) static FILE_META_DATA: Struct = Struct {
@@ -65,7 +63,7 @@ pub(crate) static FILE_META_DATA: Struct = Struct {
         (1, I32),
         (2, Kind::List(&Kind::Struct(&SCHEMA_ELEMENT))),
         (3, I64),
-        (4, STRUCT_LIST_ROW_GROUP),
+        (4, Kind::List(&Kind::Struct(&ROW_GROUP))),
         (5, Kind::List(&Kind::Struct(&KEY_VALUE))),
         (6, Binary),
         (7, Kind::List(&Kind::Struct(&COLUMN_ORDER))),
