@@ -268,17 +268,22 @@ fn each_defect_class_has_its_error() {
     );
 }
 
+/// A 4 x 2 COO tensor of two entries, for the archive tests.
+fn small_coo() -> AnyTensor {
+    arrow_sparse::CooTensor::<f64, i64>::from_entries(
+        vec![4, 2],
+        &[(vec![0, 1], 1.0), (vec![3, 0], 2.0)],
+    )
+    .unwrap()
+    .into()
+}
+
 #[test]
 fn read_row_group_past_the_last_is_an_error() {
     use arrow_sparse::archive::{self, ArchiveReader, ArchiveWriteOptions};
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("t.parquet");
-    let t: AnyTensor = arrow_sparse::CooTensor::<f64, i64>::from_entries(
-        vec![4, 2],
-        &[(vec![0, 1], 1.0), (vec![3, 0], 2.0)],
-    )
-    .unwrap()
-    .into();
+    let t = small_coo();
     archive::write_archive(
         &path,
         &t.into(),
@@ -468,12 +473,7 @@ fn an_unknown_list_of_2_pow_31_booleans_in_a_footer_is_refused() {
     use arrow_sparse::archive::{self, ArchiveReadOptions, ArchiveWriteOptions};
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("t.parquet");
-    let t: AnyTensor = arrow_sparse::CooTensor::<f64, i64>::from_entries(
-        vec![4, 2],
-        &[(vec![0, 1], 1.0), (vec![3, 0], 2.0)],
-    )
-    .unwrap()
-    .into();
+    let t = small_coo();
     archive::write_archive(&path, &t.clone().into(), &ArchiveWriteOptions::default()).unwrap();
     let bytes = std::fs::read(&path).unwrap();
     let n = bytes.len();
@@ -484,31 +484,31 @@ fn an_unknown_list_of_2_pow_31_booleans_in_a_footer_is_refused() {
         Some(&0),
         "FileMetaData ends with its stop byte"
     );
+    // the archive with `field` appended to its FileMetaData (before the stop byte)
+    let with_field = |field: &[u8]| -> Vec<u8> {
+        let mut f = bytes[..n - 8 - len].to_vec();
+        f.extend_from_slice(&footer[..len - 1]);
+        f.extend_from_slice(field);
+        f.push(0);
+        f.extend_from_slice(&((len + field.len()) as u32).to_le_bytes());
+        f.extend_from_slice(b"PAR1");
+        f
+    };
     // field header with a full id (type 9, list), id 100 zigzag (200 = 0xC8 0x01),
     // list header "size follows, bool", size 2^31 - 1 as a varint
-    let extra = [0x09, 0xC8, 0x01, 0xF1, 0xFF, 0xFF, 0xFF, 0xFF, 0x07];
-    let mut forged = bytes[..n - 8 - len].to_vec();
-    forged.extend_from_slice(&footer[..len - 1]);
-    forged.extend_from_slice(&extra);
-    forged.push(0);
-    forged.extend_from_slice(&((len + extra.len()) as u32).to_le_bytes());
-    forged.extend_from_slice(b"PAR1");
     let bad = dir.path().join("bad.parquet");
-    std::fs::write(&bad, &forged).unwrap();
+    std::fs::write(
+        &bad,
+        with_field(&[0x09, 0xC8, 0x01, 0xF1, 0xFF, 0xFF, 0xFF, 0xFF, 0x07]),
+    )
+    .unwrap();
     let e = archive::read_archive(&bad, &ArchiveReadOptions::default())
         .unwrap_err()
         .to_string();
     assert!(e.contains("2147483647 booleans"), "{e}");
     // a short list of booleans the crate skips quickly is accepted, and the
     // archive reads (the walk and the crate agree on where the list ends)
-    let short = [0x09, 0xC8, 0x01, 0x31];
-    let mut ok = bytes[..n - 8 - len].to_vec();
-    ok.extend_from_slice(&footer[..len - 1]);
-    ok.extend_from_slice(&short);
-    ok.push(0);
-    ok.extend_from_slice(&((len + short.len()) as u32).to_le_bytes());
-    ok.extend_from_slice(b"PAR1");
-    std::fs::write(&bad, &ok).unwrap();
+    std::fs::write(&bad, with_field(&[0x09, 0xC8, 0x01, 0x31])).unwrap();
     let back = archive::read_archive(&bad, &ArchiveReadOptions::default()).unwrap();
     assert_eq!(back.tensor, t);
 }

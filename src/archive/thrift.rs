@@ -677,6 +677,13 @@ mod tests {
     /// Integer fields seen: the path of field ids and the value.
     type Seen = Vec<(Vec<i16>, i64)>;
 
+    /// The Thrift footer of a Parquet file's bytes (before its length and magic).
+    fn footer_of(file: &[u8]) -> &[u8] {
+        let n = file.len();
+        let len = u32::from_le_bytes(file[n - 8..n - 4].try_into().unwrap()) as usize;
+        &file[n - 8 - len..n - 8]
+    }
+
     fn ints(buf: &[u8], root: &'static Struct) -> TResult<(usize, Seen)> {
         let mut seen = Vec::new();
         let n = walk(buf, root, &mut |p, v| seen.push((p.to_vec(), v)))?;
@@ -856,10 +863,11 @@ mod tests {
             let mut w = ArrowWriter::try_new(&mut buf, batch.schema(), Some(props)).unwrap();
             w.write(&batch).unwrap();
             w.close().unwrap();
-            let n = buf.len();
-            let len = u32::from_le_bytes(buf[n - 8..n - 4].try_into().unwrap()) as usize;
-            let footer = &buf[n - 8 - len..n - 8];
-            assert_eq!(walk(footer, &FILE_META_DATA, &mut |_, _| {}).unwrap(), len);
+            let footer = footer_of(&buf);
+            assert_eq!(
+                walk(footer, &FILE_META_DATA, &mut |_, _| {}).unwrap(),
+                footer.len()
+            );
             // every page header of every column chunk, as check_chunks walks them
             let meta = ::parquet::file::metadata::ParquetMetaDataReader::new()
                 .parse_and_finish(&bytes::Bytes::from(buf.clone()))
@@ -905,9 +913,7 @@ mod tests {
         )
         .unwrap();
         let bytes = std::fs::read(&path).unwrap();
-        let n = bytes.len();
-        let len = u32::from_le_bytes(bytes[n - 8..n - 4].try_into().unwrap()) as usize;
-        let footer = &bytes[n - 8 - len..n - 8];
+        let footer = footer_of(&bytes);
         let mut rows = None;
         let used = walk(footer, &FILE_META_DATA, &mut |p, v| {
             if p == [3] {
@@ -915,7 +921,7 @@ mod tests {
             }
         })
         .unwrap();
-        assert_eq!(used, len);
+        assert_eq!(used, footer.len());
         assert!(rows.is_some_and(|r| r > 0));
     }
 }
