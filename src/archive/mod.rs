@@ -41,6 +41,7 @@
 
 mod build;
 pub(crate) mod checked;
+mod dataset;
 mod encoding;
 mod meta;
 mod reader;
@@ -51,6 +52,10 @@ mod writer;
 use std::fmt;
 use std::path::Path;
 
+pub use dataset::{
+    DATASET_MANIFEST, DATASET_VERSION, DatasetPart, DatasetRangeRead, DatasetReader,
+    DatasetSummary, DatasetWriteOptions, DatasetWriter, is_dataset_path, write_dataset,
+};
 pub use meta::{
     ArchiveLayout, DmChain, METADATA_CRC_KEY, METADATA_KEY, METADATA_VERSION, TensorSpec,
 };

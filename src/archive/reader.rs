@@ -476,7 +476,7 @@ impl ArchiveReader {
     /// ```
     pub fn read(&self) -> Result<TensorMessage> {
         let groups: Vec<usize> = (0..self.num_row_groups()).collect();
-        let tensor = self.read_groups(&groups, self.archive.spec.clone(), None)?;
+        let tensor = self.read_groups(&groups, self.archive.spec.clone(), RowFilter::ALL)?;
         Ok(TensorMessage {
             tensor,
             custom_metadata: self.archive.spec.custom_metadata.clone(),
@@ -526,17 +526,7 @@ impl ArchiveReader {
         let hi = range.end.min(extent);
         let lo = range.start.min(hi);
         let total = self.num_row_groups();
-        let mut groups = Vec::new();
-        let mut rows_read = 0;
-        for i in 0..total {
-            let info = self.row_group_info(i)?;
-            let skip =
-                info.ranges[dim].is_some_and(|(min, max)| max < lo as i128 || min >= hi as i128);
-            if !skip {
-                rows_read += info.rows;
-                groups.push(i);
-            }
-        }
+        let (groups, rows_read) = self.groups_in_range(dim, lo, hi)?;
         let mut sub = spec.clone();
         sub.shape[dim] = hi - lo;
         if let ArchiveLayout::Dense { strides } = &mut sub.layout
@@ -544,7 +534,7 @@ impl ArchiveReader {
         {
             *strides = packed_strides_like(&sub.shape, strides);
         }
-        let tensor = self.read_groups(&groups, sub, Some((dim, lo, hi)))?;
+        let tensor = self.read_groups(&groups, sub, RowFilter::select(dim, lo, hi))?;
         Ok(RangeRead {
             tensor,
             row_groups_read: groups.len(),
@@ -600,7 +590,7 @@ impl ArchiveReader {
             custom_metadata: Vec::new(),
             ..spec.clone()
         };
-        self.read_groups(&[i], chunk, None)
+        self.read_groups(&[i], chunk, RowFilter::ALL)
     }
 
     /// Every row group in turn, as [`read_row_group`](Self::read_row_group).
@@ -624,21 +614,74 @@ impl ArchiveReader {
         (0..self.num_row_groups()).map(|i| self.read_row_group(i))
     }
 
-    /// Decode `groups` (in order) into a tensor of `result`, keeping only rows in
-    /// `filter = (dim, lo, hi)` and shifting their coordinate along `dim` by `lo`.
-    fn read_groups(
+    /// The row groups whose statistics allow a coordinate in `lo..hi` along
+    /// `dim`, and their row count.
+    pub(super) fn groups_in_range(
         &self,
-        groups: &[usize],
-        result: TensorSpec,
-        filter: Option<(usize, usize, usize)>,
-    ) -> Result<AnyTensor> {
-        let spec = &self.archive.spec;
+        dim: usize,
+        lo: usize,
+        hi: usize,
+    ) -> Result<(Vec<usize>, usize)> {
+        let mut groups = Vec::new();
+        let mut rows = 0;
+        for i in 0..self.num_row_groups() {
+            let info = self.row_group_info(i)?;
+            let skip =
+                info.ranges[dim].is_some_and(|(min, max)| max < lo as i128 || min >= hi as i128);
+            if !skip {
+                rows += info.rows;
+                groups.push(i);
+            }
+        }
+        Ok((groups, rows))
+    }
+
+    /// The number of rows of `groups`.
+    pub(super) fn rows_of(&self, groups: &[usize]) -> Result<u64> {
         let mut expect: u64 = 0;
         for &g in groups {
             expect = expect.saturating_add(self.row_group_info(g)?.rows as u64);
         }
-        // what the pages decode to, and what the rows become, must fit the limit
-        // before anything is decoded or reserved
+        Ok(expect)
+    }
+
+    /// Size of the file in bytes.
+    pub(super) fn file_bytes(&self) -> u64 {
+        self.file.bytes()
+    }
+
+    /// Decode `groups` (in order) into a tensor of `result`, passing the rows
+    /// through `filter`.
+    fn read_groups(
+        &self,
+        groups: &[usize],
+        result: TensorSpec,
+        filter: RowFilter,
+    ) -> Result<AnyTensor> {
+        let expect = self.rows_of(groups)?;
+        let limit = Limits {
+            limit: self.options.limit,
+            input_bytes: self.file.bytes(),
+            name: &self.name,
+            max_indptr_len: self.options.max_indptr_len,
+            max_broadcast: self.options.max_broadcast,
+        };
+        // what the rows become must fit the limit before anything is reserved
+        let mut builder = Builder::new(result, expect, &limit)?;
+        self.push_groups(groups, &mut builder, filter)?;
+        builder.finish(self.options.validation)
+    }
+
+    /// Decode `groups` (in order) and push their rows, through `filter`, into
+    /// `builder` (several archives may feed one builder: a dataset's parts).
+    pub(super) fn push_groups(
+        &self,
+        groups: &[usize],
+        builder: &mut Builder,
+        filter: RowFilter,
+    ) -> Result<()> {
+        let spec = &self.archive.spec;
+        // what the pages decode to must fit the limit before anything is decoded
         checked::check_chunks(
             &self.file,
             self.meta.metadata(),
@@ -648,14 +691,6 @@ impl ArchiveReader {
             &self.options.limit,
             &self.name,
         )?;
-        let limit = Limits {
-            limit: self.options.limit,
-            input_bytes: self.file.bytes(),
-            name: &self.name,
-            max_indptr_len: self.options.max_indptr_len,
-            max_broadcast: self.options.max_broadcast,
-        };
-        let mut builder = Builder::new(result, expect, &limit)?;
         let dense = matches!(spec.layout.rows(), ArchiveLayout::Dense { .. });
         let mut pending_level = 0usize;
         let mut last_group: Option<usize> = None;
@@ -700,8 +735,20 @@ impl ArchiveReader {
                         advance(&mut expected_idx, &spec.shape);
                     }
                 }
+                if let Some((d, lo, hi)) = filter.within
+                    && let Some(r) = rows.coords[d].iter().position(|c| !(lo..hi).contains(c))
+                {
+                    return Err(Error::invariant(
+                        format!("{} row {}", self.name, row + r),
+                        None,
+                        format!(
+                            "coordinate {} along dimension {d} lies outside the part's range {lo}..{hi}",
+                            rows.coords[d][r]
+                        ),
+                    ));
+                }
                 row += rows.len();
-                match filter {
+                match filter.select {
                     None => builder.push(&rows)?,
                     Some(f) => builder.push(&select(rows, f, &mut pending_level)?)?,
                 }
@@ -727,7 +774,7 @@ impl ArchiveReader {
                 }
             }
         }
-        builder.finish(self.options.validation)
+        Ok(())
     }
 
     /// One batch as rows: coordinates checked against the shape, value column of
@@ -790,9 +837,53 @@ impl ArchiveReader {
     }
 }
 
+/// What [`ArchiveReader::push_groups`] does with the decoded rows.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct RowFilter {
+    /// `(dim, lo, hi)`: every row must have its coordinate along `dim` in
+    /// `lo..hi`, else the read fails (a dataset part's range).
+    pub(super) within: Option<(usize, usize, usize)>,
+    /// `(dim, lo, hi)`: keep only the rows whose coordinate along `dim` lies in
+    /// `lo..hi`, shifted down by `lo`.
+    pub(super) select: Option<(usize, usize, usize)>,
+}
+
+impl RowFilter {
+    /// Every row, unchanged.
+    pub(super) const ALL: RowFilter = RowFilter {
+        within: None,
+        select: None,
+    };
+
+    /// Keep the rows in `lo..hi` along `dim`, shifted down by `lo`.
+    pub(super) fn select(dim: usize, lo: usize, hi: usize) -> RowFilter {
+        RowFilter {
+            within: None,
+            select: Some((dim, lo, hi)),
+        }
+    }
+}
+
 /// The rows whose coordinate along `dim` lies in `lo..hi`, shifted down by `lo`;
 /// CSF node levels become the smallest level started since the previous kept row.
-fn select(rows: Rows, (dim, lo, hi): (usize, usize, usize), pending: &mut usize) -> Result<Rows> {
+fn select(
+    mut rows: Rows,
+    (dim, lo, hi): (usize, usize, usize),
+    pending: &mut usize,
+) -> Result<Rows> {
+    if rows.coords[dim].iter().all(|c| (lo..hi).contains(c)) {
+        // every row is kept (a dataset part read whole): shift in place
+        for c in &mut rows.coords[dim] {
+            *c -= lo;
+        }
+        if let Some(first) = rows.levels.as_mut().and_then(|l| l.first_mut()) {
+            *first = (*pending).min(*first);
+        }
+        if !rows.values.is_empty() {
+            *pending = usize::MAX;
+        }
+        return Ok(rows);
+    }
     let keep: Vec<usize> = (0..rows.len())
         .filter(|&r| (lo..hi).contains(&rows.coords[dim][r]))
         .collect();

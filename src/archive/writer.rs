@@ -315,7 +315,7 @@ impl ArchiveWriter {
         Ok(())
     }
 
-    fn write_rows(&mut self, rows: &Rows) -> Result<()> {
+    pub(super) fn write_rows(&mut self, rows: &Rows) -> Result<()> {
         self.check_order(rows)?;
         if self.writer.is_none() {
             self.writer = Some(self.open_writer(Some(rows))?);

@@ -375,6 +375,209 @@ fn read_lines<R: Read>(mut lines: Lines<R>, options: &ImportOptions) -> Result<T
     })
 }
 
+/// A coordinate `.mtx` file read in chunks, for files larger than memory: the
+/// header is read by [`open`](Self::open), then each
+/// [`next_chunk`](Self::next_chunk) parses up to a given number of entries into a
+/// COO tensor of the whole shape (int64 coordinates, in the file's order; a
+/// symmetric file's mirrored entries follow the entry they mirror). Memory: one
+/// chunk. Duplicates are not looked for: that needs every entry (a
+/// [`DatasetWriter`](crate::archive::DatasetWriter) with sorting resolves them).
+///
+/// ```
+/// use arrow_sparse::io::{mtx::MtxChunks, ImportOptions};
+/// let text = "%%MatrixMarket matrix coordinate integer symmetric\n3 3 3\n1 1 4\n3 1 -2\n3 2 7\n";
+/// let mut r = MtxChunks::open(text.as_bytes(), "mem.mtx", &ImportOptions::default())?;
+/// assert_eq!(r.shape(), &[3, 3]);
+/// let first = r.next_chunk(2)?.unwrap(); // (1,1), (3,1) and its mirror (1,3)
+/// assert_eq!((first.nnz(), first.get::<i64>(&[0, 2])?), (3, Some(-2)));
+/// let second = r.next_chunk(2)?.unwrap();
+/// assert_eq!(second.nnz(), 2);
+/// assert!(r.next_chunk(2)?.is_none());
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
+pub struct MtxChunks<R> {
+    lines: Lines<R>,
+    header: Header,
+    value_type: ValueType,
+    count: u64,
+    custom_metadata: Vec<(String, String)>,
+}
+
+impl<R: Read> MtxChunks<R> {
+    /// Read the header of a coordinate file (an `array` file is
+    /// [`Error::Unsupported`]; read it whole with [`read_from`]).
+    ///
+    /// ```
+    /// use arrow_sparse::io::{mtx::MtxChunks, ImportOptions};
+    /// use arrow_sparse::{Error, ValueType};
+    /// let text = "%%MatrixMarket matrix coordinate pattern general\n2 5 0\n";
+    /// let r = MtxChunks::open(text.as_bytes(), "mem.mtx", &ImportOptions::default())?;
+    /// assert_eq!((r.shape(), r.value_type()), (&[2, 5][..], ValueType::Float64));
+    /// let dense = "%%MatrixMarket matrix array real general\n1 1\n1\n";
+    /// assert!(matches!(MtxChunks::open(dense.as_bytes(), "d.mtx", &ImportOptions::default()), Err(Error::Unsupported(_))));
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
+    pub fn open(reader: R, name: &str, options: &ImportOptions) -> Result<Self> {
+        let mut lines = Lines::new(reader, name);
+        let header = read_header(&mut lines)?;
+        if header.format != MtxFormat::Coordinate {
+            return Err(Error::Unsupported(format!(
+                "reading the array file {name} in chunks (only coordinate files)"
+            )));
+        }
+        let value_type = options.value_type.unwrap_or(match header.field {
+            MtxField::Integer => ValueType::Int64,
+            _ => ValueType::Float64,
+        });
+        if header.symmetry == MtxSymmetry::SkewSymmetric
+            && value_type.as_index_type().is_some_and(|t| !t.is_signed())
+        {
+            return Err(Error::Type {
+                what: format!("value type for the skew-symmetric file {name}"),
+                expected: "a signed type".into(),
+                found: value_type.name().into(),
+            });
+        }
+        let mut custom_metadata = vec![
+            (
+                meta::MTX_FORMAT.to_string(),
+                header.format.name().to_string(),
+            ),
+            (meta::MTX_FIELD.to_string(), header.field.name().to_string()),
+            (
+                meta::MTX_SYMMETRY.to_string(),
+                header.symmetry.name().to_string(),
+            ),
+        ];
+        if let Some(c) = &header.comments {
+            custom_metadata.push((meta::MTX_COMMENTS.to_string(), c.clone()));
+        }
+        Ok(MtxChunks {
+            lines,
+            header,
+            value_type,
+            count: 0,
+            custom_metadata,
+        })
+    }
+
+    /// The matrix's shape.
+    ///
+    /// ```
+    /// use arrow_sparse::io::{mtx::MtxChunks, ImportOptions};
+    /// let r = MtxChunks::open("%%MatrixMarket matrix coordinate real general\n4 2 0\n".as_bytes(), "m.mtx", &ImportOptions::default())?;
+    /// assert_eq!(r.shape(), &[4, 2]);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
+    pub fn shape(&self) -> [usize; 2] {
+        [self.header.rows, self.header.cols]
+    }
+
+    /// The value type of the chunks (the options', else int64 for `integer`
+    /// files and float64 otherwise).
+    ///
+    /// ```
+    /// use arrow_sparse::io::{mtx::MtxChunks, ImportOptions};
+    /// use arrow_sparse::ValueType;
+    /// let r = MtxChunks::open("%%MatrixMarket matrix coordinate integer general\n4 2 0\n".as_bytes(), "m.mtx", &ImportOptions::default())?;
+    /// assert_eq!(r.value_type(), ValueType::Int64);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
+    pub fn value_type(&self) -> ValueType {
+        self.value_type
+    }
+
+    /// The header and comments as message metadata, as [`read_from`] gives them.
+    ///
+    /// ```
+    /// use arrow_sparse::io::{meta, mtx::MtxChunks, ImportOptions};
+    /// let r = MtxChunks::open("%%MatrixMarket matrix coordinate real symmetric\n% hi\n4 4 0\n".as_bytes(), "m.mtx", &ImportOptions::default())?;
+    /// assert!(r.custom_metadata().contains(&(meta::MTX_SYMMETRY.to_string(), "symmetric".to_string())));
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
+    pub fn custom_metadata(&self) -> &[(String, String)] {
+        &self.custom_metadata
+    }
+
+    /// The next entries (at least `max` of the file's lines' worth, fewer at the
+    /// end, one more when a mirrored entry does not fit), or `None` after the
+    /// last one. A file with fewer or more entries than its size line announces
+    /// is an error, as in [`read_from`].
+    ///
+    /// ```
+    /// use arrow_sparse::io::{mtx::MtxChunks, ImportOptions};
+    /// use arrow_sparse::Error;
+    /// let truncated = "%%MatrixMarket matrix coordinate real general\n4 4 3\n1 1 1.0\n";
+    /// let mut r = MtxChunks::open(truncated.as_bytes(), "t.mtx", &ImportOptions::default())?;
+    /// assert!(matches!(r.next_chunk(10), Err(Error::Parse { .. })));
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
+    pub fn next_chunk(&mut self, max: usize) -> Result<Option<AnyTensor>> {
+        let vt = self.value_type;
+        with_value_type!(vt, V => self.chunk_of::<V>(max.max(1)))
+    }
+
+    fn chunk_of<V: TextValue>(&mut self, max: usize) -> Result<Option<AnyTensor>>
+    where
+        AnyTensor: From<CooTensor<V, i64>>,
+    {
+        let h = &self.header;
+        let name = self.lines.name().to_string();
+        let skew = h.symmetry == MtxSymmetry::SkewSymmetric;
+        let mirror = h.symmetry != MtxSymmetry::General;
+        let mut coords: Vec<i64> = Vec::with_capacity(2 * max.min(MAX_RESERVE));
+        let mut values: Vec<V> = Vec::with_capacity(max.min(MAX_RESERVE));
+        while values.len() < max {
+            let Some((ln, line)) = self.lines.next_line()? else {
+                if self.count < h.nnz {
+                    return Err(line_error(
+                        &name,
+                        self.lines.line_no(),
+                        format!(
+                            "the file ends after {} of the {} entries announced by the size line (line {}): truncated?",
+                            self.count, h.nnz, h.size_line
+                        ),
+                    ));
+                }
+                break;
+            };
+            let Some((r, c, v)) = coordinate_line::<V>(line, ln, h, self.count, &name)? else {
+                continue;
+            };
+            self.count += 1;
+            coords.extend_from_slice(&[r, c]);
+            values.push(v);
+            if mirror && r != c {
+                let m = if skew {
+                    v.neg().ok_or_else(|| {
+                        line_error(
+                            &name,
+                            ln,
+                            format!("{v:?} has no negative in {}", V::TYPE.name()),
+                        )
+                    })?
+                } else {
+                    v
+                };
+                coords.extend_from_slice(&[c, r]);
+                values.push(m);
+            }
+        }
+        if values.is_empty() {
+            return Ok(None);
+        }
+        let coo = CooTensor::try_new(
+            vec![h.rows, h.cols],
+            CoordLayout::RowMajor,
+            EntryOrder::from(false),
+            coords.into(),
+            values.into(),
+        )
+        .map_err(|e| in_file(&name, e))?;
+        Ok(Some(coo.into()))
+    }
+}
+
 /// An error without a line (validation of the finished tensor), naming the file.
 pub(crate) fn in_file(name: &str, e: Error) -> Error {
     Error::Parse {
@@ -594,17 +797,100 @@ fn parse_value<V: TextValue>(tok: Option<&[u8]>, field: MtxField) -> Option<V> {
     }
 }
 
+/// One line of a coordinate file's body: `None` for a comment or blank line, else
+/// the entry `(row, column, value)`, 0-based, of the lower triangle for symmetric
+/// and skew-symmetric files (the value negated when the upper one was stored);
+/// `count` entries came before it.
+fn coordinate_line<V: TextValue>(
+    line: &[u8],
+    ln: u64,
+    h: &Header,
+    count: u64,
+    name: &str,
+) -> Result<Option<(i64, i64, V)>> {
+    let layout = if h.field == MtxField::Pattern {
+        "`row column`"
+    } else {
+        "`row column value`"
+    };
+    match line.first() {
+        None | Some(b'%') => return Ok(None),
+        Some(b' ' | b'\t') if is_blank(line) => return Ok(None),
+        _ => {}
+    }
+    if count == h.nnz {
+        return Err(line_error(
+            name,
+            ln,
+            format!(
+                "more entries than the {} announced by the size line (line {})",
+                h.nnz, h.size_line
+            ),
+        ));
+    }
+    let mut t = super::text::Tokens::new(line);
+    let mut r = match t.next_u64() {
+        Ok(x) if x >= 1 && x <= h.rows as u64 => x as i64 - 1,
+        e => return Err(coord_error(name, ln, e, "row", h.rows, layout)),
+    };
+    let mut c = match t.next_u64() {
+        Ok(x) if x >= 1 && x <= h.cols as u64 => x as i64 - 1,
+        e => return Err(coord_error(name, ln, e, "column", h.cols, layout)),
+    };
+    let mut v = match h.field {
+        MtxField::Pattern => V::one(),
+        f => match t.next_value::<V>(f == MtxField::Integer) {
+            Ok(v) => v,
+            Err(tok) => return Err(value_error::<V>(name, ln, tok, f, layout)),
+        },
+    };
+    if let Some(extra) = t.next_token() {
+        return Err(line_error(
+            name,
+            ln,
+            format!("expected {layout}, found more: {}", show(extra)),
+        ));
+    }
+    let sym = h.symmetry;
+    if sym != MtxSymmetry::General {
+        if sym == MtxSymmetry::SkewSymmetric {
+            if r == c {
+                return Err(line_error(
+                    name,
+                    ln,
+                    format!(
+                        "a skew-symmetric matrix stores no diagonal entry, found ({}, {})",
+                        r + 1,
+                        c + 1
+                    ),
+                ));
+            }
+            // both the stored value and its mirror must exist
+            let Some(n) = v.neg() else {
+                return Err(line_error(
+                    name,
+                    ln,
+                    format!("{v:?} has no negative in {}", V::TYPE.name()),
+                ));
+            };
+            if r < c {
+                v = n;
+            }
+        }
+        // keep the lower triangle: (i, j) with i >= j
+        if r < c {
+            std::mem::swap(&mut r, &mut c);
+        }
+    }
+    Ok(Some((r, c, v)))
+}
+
 fn read_coordinate<V: TextValue, R: Read>(
     lines: &mut Lines<R>,
     h: &Header,
     options: &ImportOptions,
 ) -> Result<CooTensor<V, i64>> {
     let name = lines.name().to_string();
-    let layout = if h.field == MtxField::Pattern {
-        "`row column`"
-    } else {
-        "`row column value`"
-    };
     let sym = h.symmetry;
     // coordinates as int64 and the value; a symmetric file's entries are mirrored
     let mirrored = if sym == MtxSymmetry::General { 1 } else { 2 };
@@ -617,74 +903,9 @@ fn read_coordinate<V: TextValue, R: Read>(
     let mut e = Entries::<V>::new(2, Some(h.nnz));
     let mut count = 0u64;
     while let Some((ln, line)) = lines.next_line()? {
-        match line.first() {
-            None | Some(b'%') => continue,
-            Some(b' ' | b'\t') if is_blank(line) => continue,
-            _ => {}
-        }
-        if count == h.nnz {
-            return Err(line_error(
-                &name,
-                ln,
-                format!(
-                    "more entries than the {} announced by the size line (line {})",
-                    h.nnz, h.size_line
-                ),
-            ));
-        }
-        let mut t = super::text::Tokens::new(line);
-        let mut r = match t.next_u64() {
-            Ok(x) if x >= 1 && x <= h.rows as u64 => x as i64 - 1,
-            e => return Err(coord_error(&name, ln, e, "row", h.rows, layout)),
+        let Some((r, c, v)) = coordinate_line::<V>(line, ln, h, count, &name)? else {
+            continue;
         };
-        let mut c = match t.next_u64() {
-            Ok(x) if x >= 1 && x <= h.cols as u64 => x as i64 - 1,
-            e => return Err(coord_error(&name, ln, e, "column", h.cols, layout)),
-        };
-        let mut v = match h.field {
-            MtxField::Pattern => V::one(),
-            f => match t.next_value::<V>(f == MtxField::Integer) {
-                Ok(v) => v,
-                Err(tok) => return Err(value_error::<V>(&name, ln, tok, f, layout)),
-            },
-        };
-        if let Some(extra) = t.next_token() {
-            return Err(line_error(
-                &name,
-                ln,
-                format!("expected {layout}, found more: {}", show(extra)),
-            ));
-        }
-        if sym != MtxSymmetry::General {
-            if sym == MtxSymmetry::SkewSymmetric {
-                if r == c {
-                    return Err(line_error(
-                        &name,
-                        ln,
-                        format!(
-                            "a skew-symmetric matrix stores no diagonal entry, found ({}, {})",
-                            r + 1,
-                            c + 1
-                        ),
-                    ));
-                }
-                // both the stored value and its mirror must exist
-                let Some(n) = v.neg() else {
-                    return Err(line_error(
-                        &name,
-                        ln,
-                        format!("{v:?} has no negative in {}", V::TYPE.name()),
-                    ));
-                };
-                if r < c {
-                    v = n;
-                }
-            }
-            // keep the lower triangle: (i, j) with i >= j
-            if r < c {
-                std::mem::swap(&mut r, &mut c);
-            }
-        }
         e.push(&[r, c], v, ln);
         count += 1;
         limit.read_so_far(count, lines)?;

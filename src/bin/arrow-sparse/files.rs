@@ -157,6 +157,8 @@ pub struct Input {
     /// How to name it in errors when its kind was guessed.
     about: Option<String>,
     source: Source,
+    /// A dataset directory (read whole): its parts, partition dimension and block.
+    pub dataset: Option<(usize, usize, usize)>,
 }
 
 impl Input {
@@ -195,6 +197,21 @@ impl Input {
             }
         };
         let meta = std::fs::metadata(path).map_err(|e| fail(Error::Io(e)))?;
+        #[cfg(feature = "parquet")]
+        if meta.is_dir() && arrow_sparse::archive::is_dataset_path(path) {
+            // a dataset directory: read whole
+            progress.spinner(format!("reading the dataset {name}"));
+            let r = arrow_sparse::archive::DatasetReader::open(path).map_err(fail)?;
+            let message = r.read().map_err(fail)?;
+            return Ok(Input {
+                path: path.to_path_buf(),
+                kind: FileKind::Parquet,
+                bytes: r.parts().iter().map(|p| p.bytes).sum(),
+                about: Some(format!("{name} (a dataset of {} parts)", r.parts().len())),
+                source: Source::Read(Box::new(message)),
+                dataset: Some((r.parts().len(), r.partition_dim(), r.block())),
+            });
+        }
         if meta.is_dir() {
             return Err(Failure::input(Error::Io(std::io::Error::new(
                 std::io::ErrorKind::IsADirectory,
@@ -228,6 +245,7 @@ impl Input {
             bytes,
             about: guessed.then_some(about),
             source,
+            dataset: None,
         })
     }
 

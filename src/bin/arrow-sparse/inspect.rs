@@ -31,6 +31,14 @@ pub fn text(input: &Input) -> Result<String, Failure> {
         }
         return Ok(s);
     }
+    if let Some((parts, dim, block)) = input.dataset {
+        return Ok(format!(
+            "{}: dataset of {parts} Parquet archives (dimension {dim} in blocks of {block}), {} bytes\n{}",
+            input.path.display(),
+            input.bytes,
+            dump::summary(0, &input.get(0)?, None)
+        ));
+    }
     match input.kind {
         FileKind::Arrow => arrow_text(input),
         FileKind::Parquet => parquet_text(input),
@@ -52,6 +60,15 @@ pub fn json(input: &Input) -> Result<Value, Failure> {
             "container": input.kind.name(),
             "bytes": input.bytes,
             "tensors": tensors,
+        }));
+    }
+    if let Some((parts, dim, block)) = input.dataset {
+        return Ok(json!({
+            "file": input.path.display().to_string(),
+            "kind": "dataset",
+            "bytes": input.bytes,
+            "dataset": {"parts": parts, "partition_dim": dim, "block": block},
+            "tensors": [tensor_json(0, &input.get(0)?, None)],
         }));
     }
     let tensors = match input.kind {

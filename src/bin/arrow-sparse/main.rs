@@ -8,6 +8,8 @@
 
 mod columns;
 mod convert;
+#[cfg(feature = "parquet")]
+mod dataset;
 mod exit;
 mod files;
 mod inspect;
@@ -222,6 +224,37 @@ struct ConvertArgs {
     read: ReadArgs,
     #[command(flatten)]
     write: WriteArgs,
+    #[command(flatten)]
+    dataset: DatasetArgs,
+}
+
+/// Dataset outputs: a directory of Parquet archives (format/SPEC.md 9.7).
+#[derive(Args)]
+struct DatasetArgs {
+    /// Write OUT as a dataset directory: Parquet archives of the tensor's entries
+    /// partitioned by ranges of dimension DIM, and a manifest. .mtx and .parquet
+    /// inputs are streamed (sorted within --memory-budget, spilling to disk), so
+    /// they may be larger than memory. Parts are COO (or --to csr / csc / csf).
+    #[arg(long, value_name = "DIM")]
+    partition_by: Option<usize>,
+    /// With --partition-by: coordinates along DIM per part, i.e. matrix rows per
+    /// file when DIM is 0 (default 65536).
+    #[arg(long, value_name = "N", value_parser = positive, requires = "partition_by")]
+    rows_per_file: Option<usize>,
+    /// With --partition-by: memory for sorting and writing, in bytes or with a K,
+    /// M, G or T suffix (default 1G, at least 1M).
+    #[arg(long, value_name = "BYTES", value_parser = memory_budget, requires = "partition_by")]
+    memory_budget: Option<usize>,
+}
+
+#[cfg(feature = "parquet")]
+fn memory_budget(s: &str) -> Result<usize, String> {
+    dataset::parse_bytes(s)
+}
+
+#[cfg(not(feature = "parquet"))]
+fn memory_budget(_: &str) -> Result<usize, String> {
+    Err("datasets need the build feature parquet".into())
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -370,6 +403,20 @@ fn run(cli: Cli, progress: &Progress) -> Result<(), Failure> {
                     .map_err(|e| Failure::input(e).in_file(&file))?;
                 progress.suspend(|| writeln!(out, "{line}"))?;
                 progress.inc(1);
+            }
+        }
+        #[cfg(feature = "parquet")]
+        Command::Convert(args) if args.dataset.partition_by.is_some() => {
+            let dim = args.dataset.partition_by.unwrap_or(0);
+            let summary = dataset::run(&args, dim, progress)?;
+            progress.clear();
+            if !cli.quiet {
+                let line = if cli.json {
+                    summary.json().to_string()
+                } else {
+                    summary.text()
+                };
+                writeln!(out, "{line}")?;
             }
         }
         Command::Convert(args) => {
