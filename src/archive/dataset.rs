@@ -616,7 +616,7 @@ impl DatasetWriter {
     /// w.write_chunk(&CooTensor::<i64, i64>::from_entries(vec![10, 3], &[(vec![7, 0], 2)])?.into())?;
     /// assert!(!out.exists()); // nothing before finish
     /// assert_eq!(w.finish()?.rows, 2);
-    /// let expected: AnyTensor = CooTensor::<i64, i32>::from_entries(vec![10, 3], &[(vec![2, 2], 5), (vec![7, 0], 3)])?.into();
+    /// let expected: AnyTensor = CooTensor::<i64, i32>::from_entries(vec![10, 3], &[(vec![2, 2], 5), (vec![7, 0], 3)])?.canonicalize()?.into();
     /// assert_eq!(DatasetReader::open(&out)?.read()?.tensor, expected); // sorted: canonical
     /// # Ok::<(), arrow_sparse::Error>(())
     /// ```
@@ -761,12 +761,16 @@ pub fn write_dataset(
     let key = sort_key(&spec, options.partition_dim)?;
     let mut options = options.clone();
     if options.sort_budget.is_none() && !in_key_order(&message.tensor, &key)? {
-        // the whole tensor is in memory already: sort it there
-        options.sort_budget = Some(usize::MAX / 2);
+        // the whole tensor is in memory already: sort it there, in one run
+        let width = spec.shape.len() * 8 + spec.value_type.byte_width() + 8;
+        let nnz = message.tensor.nnz().saturating_add(1);
+        options.sort_budget = Some(nnz.saturating_mul(width).saturating_mul(4));
         options.duplicates = Duplicates::Keep;
     }
-    if let ArchiveLayout::Coo { canonical, .. } = &mut spec.layout {
-        *canonical = None; // computed from the parts' order
+    if options.sort_budget.is_some()
+        && let ArchiveLayout::Coo { canonical, .. } = &mut spec.layout
+    {
+        *canonical = None; // the order changes: computed from the sorted rows
     }
     let mut w = DatasetWriter::create(path, spec, &options)?;
     w.write_chunk(&message.tensor)?;
@@ -1055,6 +1059,12 @@ impl<V: Le> Spill for Sorter<V> {
         let n = rows.len();
         let mut at = 0;
         while at < n {
+            if self.values.capacity() == 0 {
+                // one allocation per run (growing by doubling would hold the old
+                // and the new buffer at once); without the memory, grow as needed
+                let _ = self.values.try_reserve_exact(self.run_len);
+                let _ = self.coords.try_reserve_exact(self.run_len * self.ndim);
+            }
             let take = (self.run_len - self.values.len()).min(n - at);
             for r in at..at + take {
                 self.coords.extend(rows.coords.iter().map(|c| c[r]));
@@ -1353,7 +1363,8 @@ impl DatasetReader {
     /// use arrow_sparse::{AnyTensor, CooTensor, Format};
     /// let dir = tempfile::tempdir()?;
     /// let out = dir.path().join("ds");
-    /// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![10, 3], &[(vec![1, 0], 1.0), (vec![8, 2], 2.0)])?.into();
+    /// // entries out of order: sorted into the parts, so the dataset is canonical
+    /// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![10, 3], &[(vec![8, 2], 2.0), (vec![1, 0], 1.0)])?.into();
     /// write_dataset(&out, &t.into(), &DatasetWriteOptions::new(0, 4))?;
     /// let spec = DatasetReader::open(&out)?.spec().clone();
     /// assert_eq!((spec.format(), spec.shape.as_slice()), (Format::Coo, &[10, 3][..]));
@@ -1654,7 +1665,7 @@ impl DatasetReader {
     /// use arrow_sparse::{AnyTensor, CooTensor, kernels::spmv::spmv};
     /// let dir = tempfile::tempdir()?;
     /// let t: AnyTensor = CooTensor::<i64, i64>::from_entries(vec![5, 4], &[(vec![0, 3], 2), (vec![4, 0], -1), (vec![4, 2], 7)])?.into();
-    /// let x = [1, 2, 3, 4];
+    /// let x = [1i64, 2, 3, 4];
     /// for dim in [0, 1] {
     ///     let out = dir.path().join(format!("ds{dim}"));
     ///     write_dataset(&out, &t.clone().into(), &DatasetWriteOptions::new(dim, 2))?;

@@ -387,7 +387,7 @@ fn read_lines<R: Read>(mut lines: Lines<R>, options: &ImportOptions) -> Result<T
 /// use arrow_sparse::io::{mtx::MtxChunks, ImportOptions};
 /// let text = "%%MatrixMarket matrix coordinate integer symmetric\n3 3 3\n1 1 4\n3 1 -2\n3 2 7\n";
 /// let mut r = MtxChunks::open(text.as_bytes(), "mem.mtx", &ImportOptions::default())?;
-/// assert_eq!(r.shape(), &[3, 3]);
+/// assert_eq!(r.shape(), [3, 3]);
 /// let first = r.next_chunk(2)?.unwrap(); // (1,1), (3,1) and its mirror (1,3)
 /// assert_eq!((first.nnz(), first.get::<i64>(&[0, 2])?), (3, Some(-2)));
 /// let second = r.next_chunk(2)?.unwrap();
@@ -412,7 +412,7 @@ impl<R: Read> MtxChunks<R> {
     /// use arrow_sparse::{Error, ValueType};
     /// let text = "%%MatrixMarket matrix coordinate pattern general\n2 5 0\n";
     /// let r = MtxChunks::open(text.as_bytes(), "mem.mtx", &ImportOptions::default())?;
-    /// assert_eq!((r.shape(), r.value_type()), (&[2, 5][..], ValueType::Float64));
+    /// assert_eq!((r.shape(), r.value_type()), ([2, 5], ValueType::Float64));
     /// let dense = "%%MatrixMarket matrix array real general\n1 1\n1\n";
     /// assert!(matches!(MtxChunks::open(dense.as_bytes(), "d.mtx", &ImportOptions::default()), Err(Error::Unsupported(_))));
     /// # Ok::<(), arrow_sparse::Error>(())
@@ -466,7 +466,7 @@ impl<R: Read> MtxChunks<R> {
     /// ```
     /// use arrow_sparse::io::{mtx::MtxChunks, ImportOptions};
     /// let r = MtxChunks::open("%%MatrixMarket matrix coordinate real general\n4 2 0\n".as_bytes(), "m.mtx", &ImportOptions::default())?;
-    /// assert_eq!(r.shape(), &[4, 2]);
+    /// assert_eq!(r.shape(), [4, 2]);
     /// # Ok::<(), arrow_sparse::Error>(())
     /// ```
     pub fn shape(&self) -> [usize; 2] {

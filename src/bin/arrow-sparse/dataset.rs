@@ -210,9 +210,8 @@ pub fn run(args: &ConvertArgs, dim: usize, progress: &Progress) -> Result<Summar
             let r = ArchiveReader::open(&args.input).map_err(fail_in)?;
             let mut spec = r.spec().clone();
             let ndim = spec.shape.len();
-            match layout_for(&args.target, ndim, Some(&spec.layout))? {
-                Some(l) => spec = spec.with_layout(l),
-                None => {}
+            if let Some(l) = layout_for(&args.target, ndim, Some(&spec.layout))? {
+                spec = spec.with_layout(l);
             }
             if let ArchiveLayout::Coo { canonical, .. } = &mut spec.layout {
                 *canonical = None;

@@ -171,7 +171,7 @@ enum Command {
     /// Convert IN to OUT: between .arrow, .parquet, .mtx, .tns and .npz files, and
     /// between tensor formats with --to.
     #[command(after_help = convert_help())]
-    Convert(ConvertArgs),
+    Convert(Box<ConvertArgs>),
 }
 
 /// Options for reading text inputs.
