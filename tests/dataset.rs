@@ -782,7 +782,7 @@ fn the_cli_writes_reads_and_inspects_datasets() {
         "--rows-per-file",
         "64",
         "--memory-budget",
-        "1M",
+        "24M",
         "--row-group-size",
         "100",
     ]);
@@ -935,5 +935,82 @@ fn layout_spec_values_survive() {
             .read()
             .unwrap(),
         m
+    );
+}
+
+/// pyarrow (Hive-partitioned dataset), scipy and DuckDB read the parts of a
+/// dataset as one table and compute the SpMV arrow-sparse's kernel computes
+/// (`tests/python/check_dataset.py`).
+#[test]
+#[ignore = "needs the Python venv: run scripts/setup-interop.sh, then cargo test -- --include-ignored"]
+fn pyarrow_scipy_and_duckdb_read_a_dataset_as_one_table() {
+    let python = common::python();
+    let dir = tempfile::tempdir().unwrap();
+    let mut r = Rng(21);
+    let f = canonical(&mut r, &[900, 400], 8000);
+    let entries: Vec<(Vec<usize>, i64)> = (0..f.nnz())
+        .map(|k| (at(&f, k), (k % 23) as i64 - 11))
+        .collect();
+    let i: AnyTensor = CooTensor::<i64, i64>::from_entries(vec![900, 400], &entries)
+        .unwrap()
+        .into();
+    let xi: Vec<i64> = (0..400).map(|j| j % 9 - 4).collect();
+    let xf: Vec<f64> = (0..400).map(|j| (j as f64 * 0.11).cos()).collect();
+    let mut cases = Vec::new();
+    for (name, t, block) in [
+        ("ints", i.clone(), 100),
+        ("floats", AnyTensor::from(f.clone()), 64),
+    ] {
+        let out = dir.path().join(name);
+        write_dataset(
+            &out,
+            &t.clone().into(),
+            &DatasetWriteOptions::new(0, block).with_archive_options(small_groups()),
+        )
+        .unwrap();
+        let reader = DatasetReader::open(&out).unwrap();
+        let in_block_2 = reader
+            .read_range(0, 2 * block..3 * block)
+            .unwrap()
+            .tensor
+            .nnz();
+        let (x, y) = if name == "ints" {
+            (
+                serde_json::json!(xi),
+                serde_json::json!(spmv(&t, &xi).unwrap()),
+            )
+        } else {
+            (
+                serde_json::json!(xf),
+                serde_json::json!(spmv(&t, &xf).unwrap()),
+            )
+        };
+        cases.push(serde_json::json!({
+            "dir": out, "block": block, "x": x, "y": y, "nnz": t.nnz(),
+            "shape": t.shape(), "rows_in_block": [2, in_block_2],
+        }));
+    }
+    let json = dir.path().join("cases.json");
+    std::fs::write(&json, serde_json::Value::from(cases).to_string()).unwrap();
+    let script = common::repo().join("tests/python/check_dataset.py");
+    let out = std::process::Command::new(python)
+        .arg(&script)
+        .arg(&json)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    eprintln!("{stderr}");
+    assert!(out.status.success(), "check_dataset.py failed:\n{stderr}");
+}
+
+/// Without the venv, a plain run reports the Python test as ignored, and
+/// `--include-ignored` makes it fail: it never passes.
+#[test]
+fn without_the_venv_the_python_test_never_passes() {
+    let tests =
+        common::assert_missing_program_is_never_a_pass("ARROW_SPARSE_PYTHON", "Python venv");
+    assert_eq!(
+        tests,
+        ["pyarrow_scipy_and_duckdb_read_a_dataset_as_one_table"]
     );
 }

@@ -241,8 +241,8 @@ struct DatasetArgs {
     /// file when DIM is 0 (default 65536).
     #[arg(long, value_name = "N", value_parser = positive, requires = "partition_by")]
     rows_per_file: Option<usize>,
-    /// With --partition-by: memory for sorting and writing, in bytes or with a K,
-    /// M, G or T suffix (default 1G, at least 1M).
+    /// With --partition-by: the memory the whole process may use (peak resident
+    /// set), in bytes or with a K, M, G or T suffix (default 1G, at least 24M).
     #[arg(long, value_name = "BYTES", value_parser = memory_budget, requires = "partition_by")]
     memory_budget: Option<usize>,
 }
