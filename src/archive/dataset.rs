@@ -41,8 +41,30 @@ use crate::types::Value;
 
 /// The manifest's file name in a dataset directory (engines skip files whose
 /// name starts with `_`).
+///
+/// ```
+/// use arrow_sparse::archive::{DatasetWriteOptions, write_dataset, DATASET_MANIFEST};
+/// use arrow_sparse::{AnyTensor, CooTensor};
+/// let dir = tempfile::tempdir()?;
+/// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![4], &[(vec![1], 1.0)])?.into();
+/// write_dataset(&dir.path().join("ds"), &t.into(), &DatasetWriteOptions::new(0, 2))?;
+/// assert!(dir.path().join("ds").join(DATASET_MANIFEST).is_file());
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
 pub const DATASET_MANIFEST: &str = "_arrow_sparse_dataset.json";
-/// The manifest's `version`.
+/// The manifest's `version`; readers refuse any other.
+///
+/// ```
+/// use arrow_sparse::archive::{DatasetWriteOptions, write_dataset, DATASET_MANIFEST, DATASET_VERSION};
+/// use arrow_sparse::{AnyTensor, CooTensor};
+/// let dir = tempfile::tempdir()?;
+/// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![4], &[(vec![1], 1.0)])?.into();
+/// write_dataset(&dir.path().join("ds"), &t.into(), &DatasetWriteOptions::new(0, 2))?;
+/// let text = std::fs::read_to_string(dir.path().join("ds").join(DATASET_MANIFEST))?;
+/// let manifest: serde_json::Value = serde_json::from_str(&text).unwrap();
+/// assert_eq!(manifest["version"], DATASET_VERSION);
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
 pub const DATASET_VERSION: u64 = 1;
 /// Manifests larger than this are refused before they are read.
 const MAX_MANIFEST_BYTES: u64 = 64 << 20;
