@@ -25,12 +25,16 @@ scratch() { mktemp -d "$SCRATCH/XXXXXX"; }
 TMPDIR="$(scratch)"
 export TMPDIR
 
-step "interop environment (venv with pyarrow 26.0.1, C++ peer against its libarrow, libhdf5)"
+step "interop environment (venv with pyarrow 26.0.1 and pyspark 4.0.5, C++ peer against its libarrow, libhdf5)"
 PEER="$(bash scripts/setup-interop.sh | tail -n 1)"
 export ARROW_SPARSE_PEER="$PEER"
 # tests/parquet.rs runs tests/python/check_parquet.py (pyarrow, scipy, DuckDB) with it,
 # tests/extension_column.rs tests/python/check_extension.py (pyarrow extension types)
 export ARROW_SPARSE_PYTHON="${ARROW_SPARSE_VENV:-$PWD/.venv}/bin/python"
+# tests/dataset_spark.rs runs tests/python/check_dataset_spark.py on Apache Spark
+# (pyspark 4.0.5 in the same venv, local mode on the machine's Java >= 17)
+ARROW_SPARSE_SPARK_PYTHON="$(bash scripts/setup-spark.sh | tail -n 1)"
+export ARROW_SPARSE_SPARK_PYTHON
 
 step "format and lints"
 cargo fmt --all -- --check
@@ -61,7 +65,7 @@ TEST_LOG="$(scratch)/test.log"
 step "the main job's build: the release CLI (tests/readme.rs runs the README's commands on it)"
 cargo build --release --locked
 
-step "unit, integration, interop (libarrow, pyarrow, scipy, DuckDB) and property tests"
+step "unit, integration, interop (libarrow, pyarrow, scipy, DuckDB, Spark) and property tests"
 cargo test --locked --features hdf5 --lib --bins --tests --examples -- --include-ignored 2>&1 | tee "$TEST_LOG"
 no_skips "$TEST_LOG"
 

@@ -71,7 +71,9 @@ fn shuffled(r: &mut Rng, t: &CooTensor<f64, i64>) -> CooTensor<f64, i64> {
 }
 
 fn small_groups() -> ArchiveWriteOptions {
-    ArchiveWriteOptions::default().with_row_group_size(50)
+    ArchiveWriteOptions::default()
+        .with_row_group_size(50)
+        .with_byte_stream_split(false)
 }
 
 #[test]

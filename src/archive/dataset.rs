@@ -87,7 +87,8 @@ pub struct DatasetWriteOptions {
     /// The extent of each part's range: part `k` holds the entries whose
     /// coordinate along `partition_dim` lies in `k * block .. (k + 1) * block`.
     pub block: usize,
-    /// Options of each part's archive.
+    /// Options of each part's archive (by default, float values PLAIN-encoded:
+    /// see [`ArchiveWriteOptions::byte_stream_split`]).
     pub archive: ArchiveWriteOptions,
     /// `Some(bytes)`: chunks may come in any order; the entries are sorted in runs
     /// of at most about half these bytes, spilled to the destination's temporary
@@ -102,18 +103,18 @@ pub struct DatasetWriteOptions {
 
 impl DatasetWriteOptions {
     /// Partition along `dim` in ranges of `block` coordinates (default archive
-    /// options, no sorting).
+    /// options but PLAIN floats, which every engine reads; no sorting).
     ///
     /// ```
     /// use arrow_sparse::archive::DatasetWriteOptions;
     /// let o = DatasetWriteOptions::new(1, 64);
-    /// assert_eq!((o.partition_dim, o.block, o.sort_budget), (1, 64, None));
+    /// assert_eq!((o.partition_dim, o.block, o.sort_budget, o.archive.byte_stream_split), (1, 64, None, false));
     /// ```
     pub fn new(dim: usize, block: usize) -> Self {
         DatasetWriteOptions {
             partition_dim: dim,
             block,
-            archive: ArchiveWriteOptions::default(),
+            archive: ArchiveWriteOptions::default().with_byte_stream_split(false),
             sort_budget: None,
             duplicates: Duplicates::Error,
         }

@@ -80,12 +80,13 @@ pub(crate) fn coordinate_encoding(
 }
 
 /// Values: dictionary when the sample has few distinct values, else byte stream
-/// split for float32 / float64 (it lets zstd find the exponent bytes), plain
-/// otherwise.
+/// split for float32 / float64 when `byte_stream_split` (it lets zstd find the
+/// exponent bytes), plain otherwise.
 pub(crate) fn value_encoding(
     props: WriterPropertiesBuilder,
     sample: Option<&dyn Array>,
     value_type: crate::types::ValueType,
+    byte_stream_split: bool,
 ) -> WriterPropertiesBuilder {
     use crate::types::ValueType as V;
     let path = ColumnPath::from(VALUE_COLUMN);
@@ -108,7 +109,9 @@ pub(crate) fn value_encoding(
         return props.set_column_dictionary_enabled(path, true);
     }
     match value_type {
-        V::Float32 | V::Float64 => props.set_column_encoding(path, Encoding::BYTE_STREAM_SPLIT),
+        V::Float32 | V::Float64 if byte_stream_split => {
+            props.set_column_encoding(path, Encoding::BYTE_STREAM_SPLIT)
+        }
         _ => props,
     }
 }

@@ -160,6 +160,11 @@ pub struct ArchiveWriteOptions {
     pub compression: ArchiveCompression,
     /// Rows converted from the tensor's buffers at a time (default 2^16).
     pub batch_size: usize,
+    /// Float values without a dictionary are BYTE_STREAM_SPLIT-encoded (default
+    /// true: smaller with zstd); false writes them PLAIN, which every engine reads
+    /// (Spark 4.0's vectorized Parquet reader refuses BYTE_STREAM_SPLIT). Datasets
+    /// default to false ([`DatasetWriteOptions::new`]).
+    pub byte_stream_split: bool,
 }
 
 impl Default for ArchiveWriteOptions {
@@ -168,6 +173,7 @@ impl Default for ArchiveWriteOptions {
             row_group_size: 1 << 20,
             compression: ArchiveCompression::default(),
             batch_size: 1 << 16,
+            byte_stream_split: true,
         }
     }
 }
@@ -210,6 +216,30 @@ impl ArchiveWriteOptions {
     /// ```
     pub fn with_compression(mut self, compression: ArchiveCompression) -> Self {
         self.compression = compression;
+        self
+    }
+
+    /// Encode float values BYTE_STREAM_SPLIT (true, the default) or PLAIN (false,
+    /// what Spark's vectorized reader needs).
+    ///
+    /// ```
+    /// use arrow_sparse::archive::{self, ArchiveReader, ArchiveWriteOptions};
+    /// use arrow_sparse::{AnyTensor, DenseTensor};
+    /// use ::parquet::basic::Encoding;
+    /// let dir = tempfile::tempdir()?;
+    /// let path = dir.path().join("t.parquet");
+    /// let t: AnyTensor = DenseTensor::<f64>::try_new(vec![64], (0..64).map(|i| i as f64 / 7.0).collect::<Vec<_>>().into())?.into();
+    /// for (bss, want) in [(true, Encoding::BYTE_STREAM_SPLIT), (false, Encoding::PLAIN)] {
+    ///     let options = ArchiveWriteOptions::default().with_byte_stream_split(bss);
+    ///     archive::write_archive(&path, &t.clone().into(), &options)?;
+    ///     let r = ArchiveReader::open(&path)?;
+    ///     let value = r.parquet_metadata().row_group(0).column(1).encodings().collect::<Vec<_>>();
+    ///     assert!(value.contains(&want), "{value:?}");
+    /// }
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
+    pub fn with_byte_stream_split(mut self, byte_stream_split: bool) -> Self {
+        self.byte_stream_split = byte_stream_split;
         self
     }
 }

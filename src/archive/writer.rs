@@ -538,6 +538,7 @@ impl ArchiveWriter {
             props,
             sample.map(|s| s.values.as_ref()),
             self.spec.value_type,
+            self.options.byte_stream_split,
         );
         if self.levels {
             props = props.set_column_dictionary_enabled(ColumnPath::from(LEVEL_COLUMN), true);

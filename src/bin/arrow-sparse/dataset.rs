@@ -136,7 +136,8 @@ fn layout_for(
 }
 
 fn parquet_options(args: &ConvertArgs) -> ArchiveWriteOptions {
-    let mut o = ArchiveWriteOptions::default();
+    // PLAIN floats: Spark's vectorized reader refuses BYTE_STREAM_SPLIT
+    let mut o = ArchiveWriteOptions::default().with_byte_stream_split(false);
     if let Some(rows) = args.write.row_group_size {
         o = o.with_row_group_size(rows);
     }
