@@ -122,7 +122,7 @@ fn a_matrix_four_times_the_budget_is_written_within_it_and_read_back_exactly() {
     let summary: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
     eprintln!(
         "{NNZ} entries ({} MiB as COO), budget {} MiB: peak resident {:.1} MiB, {} sorted runs, {} parts",
-        NNZ * 24 >> 20,
+        (NNZ * 24) >> 20,
         BUDGET >> 20,
         peak as f64 / (1 << 20) as f64,
         summary["sorted_runs"],
