@@ -176,6 +176,11 @@ pub enum Error {
     /// unsupported encoding or compression).
     #[cfg(feature = "parquet")]
     Parquet(::parquet::errors::ParquetError),
+    /// An error from an object store (feature `object-store`): a request that
+    /// failed, an object that does not exist, a URL or configuration that names
+    /// no store.
+    #[cfg(feature = "object-store")]
+    ObjectStore(object_store::Error),
 }
 
 impl Error {
@@ -344,6 +349,25 @@ impl fmt::Display for Error {
             Error::Parquet(e @ ::parquet::errors::ParquetError::General(_)) => write!(f, "{e}"),
             #[cfg(feature = "parquet")]
             Error::Parquet(e) => write!(f, "Parquet error: {e}"),
+            #[cfg(feature = "object-store")]
+            Error::ObjectStore(object_store::Error::NotFound { path, .. }) => {
+                write!(f, "object store error: no object at {path}")
+            }
+            // one line: a server's answer (an XML document) may follow the message
+            #[cfg(feature = "object-store")]
+            Error::ObjectStore(e) => {
+                let text = e.to_string();
+                let mut line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+                if line.len() > 600 {
+                    let cut = (0..=600)
+                        .rev()
+                        .find(|&i| line.is_char_boundary(i))
+                        .unwrap_or(0);
+                    line.truncate(cut);
+                    line.push_str(" ...");
+                }
+                write!(f, "object store error: {line}")
+            }
         }
     }
 }
@@ -356,6 +380,8 @@ impl std::error::Error for Error {
             Error::Arrow(e) => Some(e),
             #[cfg(feature = "parquet")]
             Error::Parquet(e) => Some(e),
+            #[cfg(feature = "object-store")]
+            Error::ObjectStore(e) => Some(e),
             _ => None,
         }
     }
@@ -451,6 +477,13 @@ impl From<Error> for ::parquet::errors::ParquetError {
 impl From<::parquet::errors::ParquetError> for Error {
     fn from(e: ::parquet::errors::ParquetError) -> Self {
         Error::Parquet(e)
+    }
+}
+
+#[cfg(feature = "object-store")]
+impl From<object_store::Error> for Error {
+    fn from(e: object_store::Error) -> Self {
+        Error::ObjectStore(e)
     }
 }
 

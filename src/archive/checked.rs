@@ -34,11 +34,20 @@ use crate::error::{Error, Result};
 use crate::limit::ReadLimit;
 
 /// A file handed to the parquet crate: reads outside it are errors, not
-/// allocations of the requested size.
+/// allocations of the requested size. The bytes come from a local file or, with
+/// the feature `object-store`, from an object in a store (ranged requests, see
+/// [`super::store`]).
 #[derive(Debug)]
 pub(crate) struct BoundedFile {
-    file: File,
+    src: Src,
     len: u64,
+}
+
+#[derive(Debug)]
+enum Src {
+    File(File),
+    #[cfg(feature = "object-store")]
+    Remote(std::sync::Arc<super::store::RemoteObject>),
 }
 
 impl BoundedFile {
@@ -46,14 +55,32 @@ impl BoundedFile {
     /// decode it ([`check_footer_thrift`]).
     pub(crate) fn new(file: File) -> Result<Self> {
         let len = file.metadata()?.len();
-        let mut f = BoundedFile { file, len };
-        check_footer_thrift(&mut f)?;
+        let f = BoundedFile {
+            src: Src::File(file),
+            len,
+        };
+        check_footer_thrift(&f)?;
+        Ok(f)
+    }
+
+    /// Wrap an object of a store, as [`new`](Self::new) a file.
+    #[cfg(feature = "object-store")]
+    pub(crate) fn remote(object: std::sync::Arc<super::store::RemoteObject>) -> Result<Self> {
+        let f = BoundedFile {
+            len: object.len(),
+            src: Src::Remote(object),
+        };
+        check_footer_thrift(&f)?;
         Ok(f)
     }
 
     pub(crate) fn try_clone(&self) -> Result<Self> {
         Ok(BoundedFile {
-            file: self.file.try_clone()?,
+            src: match &self.src {
+                Src::File(f) => Src::File(f.try_clone()?),
+                #[cfg(feature = "object-store")]
+                Src::Remote(o) => Src::Remote(o.clone()),
+            },
             len: self.len,
         })
     }
@@ -61,6 +88,41 @@ impl BoundedFile {
     /// The file's length in bytes.
     pub(crate) fn bytes(&self) -> u64 {
         self.len
+    }
+
+    /// Bytes `start..start + length`, which lie inside the file (checked by the
+    /// callers).
+    fn read_at(&self, start: u64, length: usize) -> std::io::Result<Bytes> {
+        match &self.src {
+            Src::File(file) => {
+                let mut buf = vec![0u8; length];
+                let mut f = file.try_clone()?;
+                f.seek(SeekFrom::Start(start))?;
+                f.read_exact(&mut buf)?;
+                Ok(buf.into())
+            }
+            #[cfg(feature = "object-store")]
+            Src::Remote(o) => o.read(start, length),
+        }
+    }
+
+    /// Fetch `ranges` at once ahead of the reads that need them (an object's
+    /// column chunks before a row group is checked and decoded), replacing what
+    /// was fetched before; nothing for a local file.
+    pub(crate) fn prefetch(&self, ranges: &[std::ops::Range<u64>]) -> Result<()> {
+        match &self.src {
+            Src::File(_) => {
+                let _ = ranges;
+                Ok(())
+            }
+            #[cfg(feature = "object-store")]
+            Src::Remote(o) => o.prefetch(ranges),
+        }
+    }
+
+    /// Whether the bytes come from a store (so that reads are batched).
+    pub(crate) fn is_remote(&self) -> bool {
+        !matches!(self.src, Src::File(_))
     }
 
     fn range(&self, start: u64, length: u64) -> ::parquet::errors::Result<()> {
@@ -80,23 +142,48 @@ impl Length for BoundedFile {
     }
 }
 
+/// What [`BoundedFile::get_read`] gives: a buffered reader of the local file,
+/// or of an object's bytes (fetched window by window).
+pub(crate) enum ChunkRead {
+    File(std::io::Take<std::io::BufReader<File>>),
+    #[cfg(feature = "object-store")]
+    Remote(super::store::RemoteRead),
+}
+
+impl Read for ChunkRead {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        match self {
+            ChunkRead::File(r) => r.read(buf),
+            #[cfg(feature = "object-store")]
+            ChunkRead::Remote(r) => r.read(buf),
+        }
+    }
+}
+
 impl ChunkReader for BoundedFile {
-    type T = std::io::Take<std::io::BufReader<File>>;
+    type T = ChunkRead;
 
     fn get_read(&self, start: u64) -> ::parquet::errors::Result<Self::T> {
         self.range(start, 0)?;
-        let mut f = self.file.try_clone()?;
-        f.seek(SeekFrom::Start(start))?;
-        Ok(std::io::BufReader::new(f).take(self.len - start))
+        match &self.src {
+            Src::File(file) => {
+                let mut f = file.try_clone()?;
+                f.seek(SeekFrom::Start(start))?;
+                Ok(ChunkRead::File(
+                    std::io::BufReader::new(f).take(self.len - start),
+                ))
+            }
+            #[cfg(feature = "object-store")]
+            Src::Remote(o) => Ok(ChunkRead::Remote(super::store::RemoteRead::new(
+                o.clone(),
+                start,
+            ))),
+        }
     }
 
     fn get_bytes(&self, start: u64, length: usize) -> ::parquet::errors::Result<Bytes> {
         self.range(start, length as u64)?;
-        let mut buf = vec![0u8; length];
-        let mut f = self.file.try_clone()?;
-        f.seek(SeekFrom::Start(start))?;
-        f.read_exact(&mut buf)?;
-        Ok(buf.into())
+        Ok(self.read_at(start, length)?)
     }
 }
 
@@ -113,13 +200,11 @@ fn corrupt(what: String, detail: impl Into<String>) -> Error {
 /// element without reading a byte; `fuzz/FINDINGS.md`, M) or when the crate
 /// would read a field by another type than its bytes have. A file too short or
 /// without the magic is left to the crate, which refuses it.
-fn check_footer_thrift(f: &mut BoundedFile) -> Result<()> {
+fn check_footer_thrift(f: &BoundedFile) -> Result<()> {
     if f.len < 12 {
         return Ok(());
     }
-    let mut tail = [0u8; 8];
-    f.file.seek(SeekFrom::Start(f.len - 8))?;
-    f.file.read_exact(&mut tail)?;
+    let tail = f.read_at(f.len - 8, 8)?;
     if &tail[4..] != b"PAR1" {
         return Ok(());
     }
@@ -127,10 +212,7 @@ fn check_footer_thrift(f: &mut BoundedFile) -> Result<()> {
     if footer + 8 > f.len {
         return Ok(());
     }
-    let mut buf = vec![0u8; footer as usize];
-    f.file.seek(SeekFrom::Start(f.len - 8 - footer))?;
-    f.file.read_exact(&mut buf)?;
-    f.file.seek(SeekFrom::Start(0))?;
+    let buf = f.read_at(f.len - 8 - footer, footer as usize)?;
     thrift::walk(&buf, &thrift::FILE_META_DATA, &mut |_, _| {})
         .map_err(|d| corrupt("Parquet footer".into(), d))?;
     Ok(())
@@ -154,6 +236,34 @@ pub(crate) fn check_footer(meta: &ParquetMetaData, file_len: u64) -> Result<()> 
         }
     }
     Ok(())
+}
+
+/// The byte ranges of the column chunks `leaves` of row group `g` (each inside
+/// the file of `file_len` bytes).
+pub(crate) fn chunk_ranges(
+    meta: &ParquetMetaData,
+    g: usize,
+    leaves: &[usize],
+    file_len: u64,
+) -> Result<Vec<std::ops::Range<u64>>> {
+    let rg = meta.row_groups().get(g).ok_or_else(|| {
+        Error::Unsupported(format!(
+            "row group {g} does not exist ({} row groups)",
+            meta.num_row_groups()
+        ))
+    })?;
+    leaves
+        .iter()
+        .map(|&c| {
+            let col = rg
+                .columns()
+                .get(c)
+                .ok_or_else(|| corrupt(format!("row group {g}"), format!("no column chunk {c}")))?;
+            let (start, len) = chunk_range(col, file_len)
+                .map_err(|d| corrupt(format!("column chunk {c} of row group {g}"), d))?;
+            Ok(start..start + len)
+        })
+        .collect()
 }
 
 fn chunk_range(
@@ -244,12 +354,11 @@ pub(crate) fn check_chunks(
             } else {
                 0
             };
-            let mut f = file.file.try_clone()?;
             let mut pos = 0u64;
             let mut largest_page = 0u64;
             while pos < len {
                 let at = format!("{here}, page at byte {}", start + pos);
-                let (h, hlen) = read_header(&mut f, start + pos, len - pos)
+                let (h, hlen) = read_header(file, start + pos, len - pos)
                     .map_err(|d| corrupt(at.clone(), d))?;
                 let body_end = u64::try_from(h.compressed)
                     .ok()
@@ -296,12 +405,11 @@ pub(crate) fn check_chunks(
 /// The page header at `offset` of `f`, with at most `left` bytes of its column
 /// chunk from there: a window of 4 KiB first, larger while the header (whose
 /// statistics may be long) does not fit it.
-fn read_header(f: &mut File, offset: u64, left: u64) -> TResult<(PageHeader, u64)> {
+fn read_header(f: &BoundedFile, offset: u64, left: u64) -> TResult<(PageHeader, u64)> {
     let mut window = left.min(4096);
     loop {
-        let mut buf = vec![0u8; window as usize];
-        f.seek(SeekFrom::Start(offset))
-            .and_then(|_| f.read_exact(&mut buf))
+        let buf = f
+            .read_at(offset, window as usize)
             .map_err(|e| format!("cannot read the page header: {e}"))?;
         match PageHeader::parse(&buf) {
             Ok((h, n)) => return Ok((h, n as u64)),

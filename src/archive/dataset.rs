@@ -337,7 +337,7 @@ fn lex(a: &[usize], rows: &Rows, r: usize) -> Ordering {
 /// # Ok::<(), arrow_sparse::Error>(())
 /// ```
 pub struct DatasetWriter {
-    dest: PathBuf,
+    dest: Dest,
     tmp: Option<tempfile::TempDir>,
     spec: TensorSpec,
     options: DatasetWriteOptions,
@@ -353,11 +353,76 @@ pub struct DatasetWriter {
 impl std::fmt::Debug for DatasetWriter {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("DatasetWriter")
-            .field("dest", &self.dest)
+            .field("dest", &self.dest.name())
             .field("spec", &self.spec)
             .field("rows", &self.rows)
             .finish_non_exhaustive()
     }
+}
+
+/// Where a dataset is written.
+enum Dest {
+    Dir(PathBuf),
+    /// A prefix of an object store: parts are uploaded as they are finished.
+    #[cfg(feature = "object-store")]
+    Store {
+        at: super::store::StoreLocation,
+        /// The parts of the dataset found there, to replace.
+        old: Option<Vec<DatasetPart>>,
+        /// Whether the old manifest has been deleted (before the first upload).
+        cleared: bool,
+    },
+}
+
+impl Dest {
+    fn name(&self) -> String {
+        match self {
+            Dest::Dir(d) => d.display().to_string(),
+            #[cfg(feature = "object-store")]
+            Dest::Store { at, .. } => at.url().to_string(),
+        }
+    }
+
+    /// Upload the finished part at `local` (a store) and remove the local copy.
+    fn publish(&mut self, local: &Path, rel: &Path) -> Result<()> {
+        match self {
+            Dest::Dir(_) => {
+                let _ = (local, rel);
+                Ok(())
+            }
+            #[cfg(feature = "object-store")]
+            Dest::Store { at, old, cleared } => {
+                if old.is_some() && !*cleared {
+                    // readers see no dataset from here until the new manifest
+                    at.join(DATASET_MANIFEST)?.delete()?;
+                    *cleared = true;
+                }
+                at.join(&rel.to_string_lossy())?.upload(local)?;
+                std::fs::remove_file(local)?;
+                Ok(())
+            }
+        }
+    }
+}
+
+/// What a store prefix holds: nothing (`None`), an earlier dataset (its
+/// parts), or something else (refused).
+#[cfg(feature = "object-store")]
+fn check_store_destination(at: &super::store::StoreLocation) -> Result<Option<Vec<DatasetPart>>> {
+    if at.join(DATASET_MANIFEST)?.exists()? {
+        let old = DatasetReader::open_store(at, &ArchiveReadOptions::default()).map_err(|e| {
+            Error::Unsupported(format!(
+                "{at} holds a dataset whose manifest cannot be read ({e}): not replaced"
+            ))
+        })?;
+        return Ok(Some(old.parts));
+    }
+    if at.has_objects()? {
+        return Err(Error::Unsupported(format!(
+            "{at} holds objects but no dataset (no {DATASET_MANIFEST}): not replaced"
+        )));
+    }
+    Ok(None)
 }
 
 /// What a path holds: nothing, an earlier dataset, or something else.
@@ -411,7 +476,49 @@ impl DatasetWriter {
         spec: TensorSpec,
         options: &DatasetWriteOptions,
     ) -> Result<Self> {
-        let dest = path.as_ref().to_path_buf();
+        Self::create_at(Dest::Dir(path.as_ref().to_path_buf()), spec, options)
+    }
+
+    /// Start a dataset of `spec` at the prefix `at` of an object store (feature
+    /// `object-store`), as [`create`](Self::create) a directory. Each part is
+    /// written to a local temporary directory and uploaded when it is complete
+    /// (one request up to 8 MiB, a multipart upload above); the manifest is
+    /// uploaded last by [`finish`](Self::finish). An earlier dataset at `at` is
+    /// replaced: its manifest is deleted before the first part is uploaded, and
+    /// its parts that the new dataset does not overwrite are deleted after the
+    /// new manifest is written. A prefix holding other objects is refused.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use arrow_sparse::archive::store::StoreLocation;
+    /// use arrow_sparse::archive::{DatasetReader, DatasetWriteOptions, DatasetWriter, TensorSpec};
+    /// use arrow_sparse::{CooTensor, IndexType, ValueType};
+    /// let at = StoreLocation::new(Arc::new(object_store::memory::InMemory::new()), "ds")?;
+    /// let spec = TensorSpec::coo(vec![100, 5], ValueType::Float64, IndexType::Int32);
+    /// let mut w = DatasetWriter::create_in_store(&at, spec, &DatasetWriteOptions::new(0, 50))?;
+    /// w.write_chunk(&CooTensor::<f64, i64>::from_entries(vec![100, 5], &[(vec![3, 1], 1.0), (vec![70, 4], 2.0)])?.into())?;
+    /// assert_eq!(w.finish()?.parts, 2);
+    /// assert_eq!(DatasetReader::open_store(&at, &Default::default())?.rows(), 2);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
+    #[cfg(feature = "object-store")]
+    pub fn create_in_store(
+        at: &super::store::StoreLocation,
+        spec: TensorSpec,
+        options: &DatasetWriteOptions,
+    ) -> Result<Self> {
+        Self::create_at(
+            Dest::Store {
+                at: at.clone(),
+                old: None,
+                cleared: false,
+            },
+            spec,
+            options,
+        )
+    }
+
+    fn create_at(mut dest: Dest, spec: TensorSpec, options: &DatasetWriteOptions) -> Result<Self> {
         spec.check()?;
         options.archive.compression.to_parquet()?;
         let dim = options.partition_dim;
@@ -425,11 +532,22 @@ impl DatasetWriter {
                 "a dataset whose column {hive:?} would clash with its partition key"
             )));
         }
-        check_destination(&dest)?;
-        let (parent, name) = split_dest(&dest)?;
-        let tmp = tempfile::Builder::new()
-            .prefix(&format!(".{name}.arrow-sparse-tmp."))
-            .tempdir_in(parent)?;
+        let tmp = match &mut dest {
+            Dest::Dir(dest) => {
+                check_destination(dest)?;
+                let (parent, name) = split_dest(dest)?;
+                tempfile::Builder::new()
+                    .prefix(&format!(".{name}.arrow-sparse-tmp."))
+                    .tempdir_in(parent)?
+            }
+            #[cfg(feature = "object-store")]
+            Dest::Store { at, old, .. } => {
+                *old = check_store_destination(at)?;
+                tempfile::Builder::new()
+                    .prefix(".arrow-sparse-dataset-upload.")
+                    .tempdir()?
+            }
+        };
         let mut part_spec = spec.clone();
         let mut archive = options.archive.clone();
         let sorter: Option<Box<dyn Spill>> = match options.sort_budget {
@@ -611,6 +729,10 @@ impl DatasetWriter {
     fn end_part(&mut self) -> Result<()> {
         if let Some((k, w)) = self.current.take() {
             let s = w.finish()?;
+            if let Some(tmp) = self.tmp.as_ref() {
+                let rel = part_path(self.options.partition_dim, k);
+                self.dest.publish(&tmp.path().join(&rel), &rel)?;
+            }
             let block = self.options.block;
             let extent = self.spec.shape[self.options.partition_dim];
             self.parts.push(DatasetPart {
@@ -663,40 +785,56 @@ impl DatasetWriter {
             *canonical = Some(self.sorted);
         }
         let manifest = manifest_json(&spec, &self.options, self.rows, &self.parts)?;
+        let summary = DatasetSummary {
+            rows: self.rows,
+            parts: self.parts.len(),
+            bytes: self.parts.iter().map(|p| p.bytes).sum(),
+            sorted_runs,
+        };
+        let dest = match &self.dest {
+            Dest::Dir(d) => d.clone(),
+            #[cfg(feature = "object-store")]
+            Dest::Store { at, old, .. } => {
+                at.join(DATASET_MANIFEST)?
+                    .put(bytes::Bytes::from(manifest.into_bytes()))?;
+                // the old parts the new dataset did not overwrite
+                for p in old.iter().flatten() {
+                    if !self.parts.iter().any(|q| q.path == p.path) {
+                        at.join(&p.path.to_string_lossy())?.delete()?;
+                    }
+                }
+                drop(tmp);
+                return Ok(summary);
+            }
+        };
         let mut f = File::create(tmp.path().join(DATASET_MANIFEST))?;
         f.write_all(manifest.as_bytes())?;
         f.sync_all()?;
         drop(f);
         // the parts were synced by their writers: make the directory itself durable
         File::open(tmp.path())?.sync_all()?;
-        let replace = check_destination(&self.dest)?;
-        let (parent, name) = split_dest(&self.dest)?;
+        let replace = check_destination(&dest)?;
+        let (parent, name) = split_dest(&dest)?;
         let staged = tmp.keep();
         if replace {
             let old = tempfile::Builder::new()
                 .prefix(&format!(".{name}.arrow-sparse-old."))
                 .tempdir_in(parent)?
                 .keep();
-            let moved = std::fs::rename(&self.dest, &old)
-                .and_then(|_| std::fs::rename(&staged, &self.dest));
+            let moved = std::fs::rename(&dest, &old).and_then(|_| std::fs::rename(&staged, &dest));
             if let Err(e) = moved {
                 let _ = std::fs::remove_dir_all(&staged);
                 return Err(e.into());
             }
             std::fs::remove_dir_all(&old)?;
-        } else if let Err(e) = std::fs::rename(&staged, &self.dest) {
+        } else if let Err(e) = std::fs::rename(&staged, &dest) {
             let _ = std::fs::remove_dir_all(&staged);
             return Err(e.into());
         }
         if let Ok(d) = File::open(parent) {
             let _ = d.sync_all();
         }
-        Ok(DatasetSummary {
-            rows: self.rows,
-            parts: self.parts.len(),
-            bytes: self.parts.iter().map(|p| p.bytes).sum(),
-            sorted_runs,
-        })
+        Ok(summary)
     }
 }
 
@@ -780,6 +918,14 @@ pub fn write_dataset(
     message: &TensorMessage,
     options: &DatasetWriteOptions,
 ) -> Result<DatasetSummary> {
+    write_dataset_at(Dest::Dir(path.as_ref().to_path_buf()), message, options)
+}
+
+fn write_dataset_at(
+    dest: Dest,
+    message: &TensorMessage,
+    options: &DatasetWriteOptions,
+) -> Result<DatasetSummary> {
     let mut spec = TensorSpec::of(message)?;
     let key = sort_key(&spec, options.partition_dim)?;
     let mut options = options.clone();
@@ -795,9 +941,40 @@ pub fn write_dataset(
     {
         *canonical = None; // the order changes: computed from the sorted rows
     }
-    let mut w = DatasetWriter::create(path, spec, &options)?;
+    let mut w = DatasetWriter::create_at(dest, spec, &options)?;
     w.write_chunk(&message.tensor)?;
     w.finish()
+}
+
+/// [`write_dataset`] to the prefix `at` of an object store (feature
+/// `object-store`; see [`DatasetWriter::create_in_store`]).
+///
+/// ```
+/// use std::sync::Arc;
+/// use arrow_sparse::archive::store::StoreLocation;
+/// use arrow_sparse::archive::{DatasetReader, DatasetWriteOptions, write_dataset_to_store};
+/// use arrow_sparse::{AnyTensor, CooTensor};
+/// let at = StoreLocation::new(Arc::new(object_store::memory::InMemory::new()), "ds")?;
+/// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![10, 4], &[(vec![7, 0], 3.0), (vec![0, 3], 1.0)])?.into();
+/// assert_eq!(write_dataset_to_store(&at, &t.into(), &DatasetWriteOptions::new(0, 5))?.parts, 2);
+/// assert_eq!(DatasetReader::open_store(&at, &Default::default())?.read()?.tensor.nnz(), 2);
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
+#[cfg(feature = "object-store")]
+pub fn write_dataset_to_store(
+    at: &super::store::StoreLocation,
+    message: &TensorMessage,
+    options: &DatasetWriteOptions,
+) -> Result<DatasetSummary> {
+    write_dataset_at(
+        Dest::Store {
+            at: at.clone(),
+            old: None,
+            cleared: false,
+        },
+        message,
+        options,
+    )
 }
 
 /// Whether the tensor's rows are non-decreasing along `key[0]` (CSR / CSC / CSF
@@ -1210,7 +1387,9 @@ pub struct DatasetRangeRead {
 /// ```
 #[derive(Debug)]
 pub struct DatasetReader {
-    dir: PathBuf,
+    root: Root,
+    /// The root as text, for messages.
+    name: String,
     spec: TensorSpec,
     dim: usize,
     block: usize,
@@ -1219,9 +1398,82 @@ pub struct DatasetReader {
     options: ArchiveReadOptions,
 }
 
-fn manifest_err(dir: &Path, detail: impl Into<String>) -> Error {
+/// Where a dataset lives: a directory, or a prefix in an object store.
+#[derive(Clone, Debug)]
+enum Root {
+    Dir(PathBuf),
+    #[cfg(feature = "object-store")]
+    Store(super::store::StoreLocation),
+}
+
+impl Root {
+    fn name(&self) -> String {
+        match self {
+            Root::Dir(d) => d.display().to_string(),
+            #[cfg(feature = "object-store")]
+            Root::Store(at) => at.url().to_string(),
+        }
+    }
+
+    /// The manifest's text, refused above [`MAX_MANIFEST_BYTES`].
+    fn manifest(&self) -> Result<String> {
+        let bytes = match self {
+            Root::Dir(dir) => {
+                let file = File::open(dir.join(DATASET_MANIFEST))?;
+                let len = file.metadata()?.len();
+                if len > MAX_MANIFEST_BYTES {
+                    return Err(manifest_err(
+                        &self.name(),
+                        format!(
+                            "{len} bytes, more than the {MAX_MANIFEST_BYTES} a manifest may have"
+                        ),
+                    ));
+                }
+                let mut bytes = Vec::new();
+                file.take(MAX_MANIFEST_BYTES)
+                    .read_to_end(&mut bytes)
+                    .map_err(|e| manifest_err(&self.name(), e.to_string()))?;
+                bytes
+            }
+            #[cfg(feature = "object-store")]
+            Root::Store(at) => at
+                .join(DATASET_MANIFEST)?
+                .get_all(MAX_MANIFEST_BYTES)
+                .map_err(|e| match e {
+                    Error::Limit { needed, .. } => manifest_err(
+                        &self.name(),
+                        format!(
+                            "{needed} bytes, more than the {MAX_MANIFEST_BYTES} a manifest may have"
+                        ),
+                    ),
+                    other => other,
+                })?
+                .to_vec(),
+        };
+        String::from_utf8(bytes).map_err(|e| manifest_err(&self.name(), e.to_string()))
+    }
+
+    /// Open `part`'s archive.
+    fn open_part(&self, part: &DatasetPart, options: &ArchiveReadOptions) -> Result<ArchiveReader> {
+        match self {
+            Root::Dir(dir) => ArchiveReader::open_with(dir.join(&part.path), options),
+            #[cfg(feature = "object-store")]
+            Root::Store(at) => ArchiveReader::open_object(
+                &at.join(&part.path.to_string_lossy())?,
+                Some(part.bytes),
+                options,
+            ),
+        }
+    }
+
+    fn part_name(&self, part: &DatasetPart) -> String {
+        format!("{}/{}", self.name(), part.path.display())
+    }
+}
+
+fn manifest_err(root: &str, detail: impl Into<String>) -> Error {
     Error::Parse {
-        what: format!("dataset manifest {}", dir.join(DATASET_MANIFEST).display()),
+        what: format!("dataset manifest {root}/{DATASET_MANIFEST}"),
         detail: detail.into(),
     }
 }
@@ -1272,21 +1524,43 @@ impl DatasetReader {
     /// # Ok::<(), arrow_sparse::Error>(())
     /// ```
     pub fn open_with(path: impl AsRef<Path>, options: &ArchiveReadOptions) -> Result<Self> {
-        let dir = path.as_ref().to_path_buf();
-        let file = File::open(dir.join(DATASET_MANIFEST))?;
-        let len = file.metadata()?.len();
-        if len > MAX_MANIFEST_BYTES {
-            return Err(manifest_err(
-                &dir,
-                format!("{len} bytes, more than the {MAX_MANIFEST_BYTES} a manifest may have"),
-            ));
-        }
-        let mut text = String::new();
-        file.take(MAX_MANIFEST_BYTES)
-            .read_to_string(&mut text)
-            .map_err(|e| manifest_err(&dir, e.to_string()))?;
+        Self::open_root(Root::Dir(path.as_ref().to_path_buf()), options)
+    }
+
+    /// Open the dataset at the prefix `at` of an object store (feature
+    /// `object-store`), as [`open_with`](Self::open_with) a directory: one
+    /// request for the manifest; each part is opened when it is read (one ranged
+    /// request for its footer, its size taken from the manifest), and each row
+    /// group it decodes is fetched in one call for the column chunks it needs.
+    ///
+    /// ```
+    /// use arrow_sparse::archive::store::StoreLocation;
+    /// use arrow_sparse::archive::{DatasetReader, DatasetWriteOptions, write_dataset};
+    /// use arrow_sparse::{AnyTensor, CooTensor};
+    /// let dir = tempfile::tempdir()?;
+    /// let out = dir.path().join("ds");
+    /// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![10, 3], &[(vec![1, 0], 1.0), (vec![8, 2], 2.0)])?.into();
+    /// write_dataset(&out, &t.clone().into(), &DatasetWriteOptions::new(0, 4))?;
+    /// let at = StoreLocation::from_url(&format!("file://{}", out.display()))?;
+    /// let r = DatasetReader::open_store(&at, &Default::default())?;
+    /// assert_eq!(r.read_range(0, 8..10)?.parts_read, 1);
+    /// assert_eq!(r.read()?.tensor, t);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
+    #[cfg(feature = "object-store")]
+    pub fn open_store(
+        at: &super::store::StoreLocation,
+        options: &ArchiveReadOptions,
+    ) -> Result<Self> {
+        Self::open_root(Root::Store(at.clone()), options)
+    }
+
+    fn open_root(root: Root, options: &ArchiveReadOptions) -> Result<Self> {
+        let name = root.name();
+        let dir = name.as_str();
+        let text = root.manifest()?;
         let json: ManifestJson =
-            serde_json::from_str(&text).map_err(|e| manifest_err(&dir, e.to_string()))?;
+            serde_json::from_str(&text).map_err(|e| manifest_err(dir, e.to_string()))?;
         if json.version != DATASET_VERSION {
             return Err(Error::Type {
                 what: "dataset manifest version".into(),
@@ -1298,17 +1572,17 @@ impl DatasetReader {
         archive.spec.check_with(options.max_broadcast)?;
         let spec = archive.spec;
         let usize_of = |x: u64, what: &str| -> Result<usize> {
-            usize::try_from(x).map_err(|_| manifest_err(&dir, format!("{what} {x} does not fit")))
+            usize::try_from(x).map_err(|_| manifest_err(dir, format!("{what} {x} does not fit")))
         };
         let dim = usize_of(json.partition.dim, "partition dim")?;
         let block = usize_of(json.partition.block, "block")?;
-        sort_key(&spec, dim).map_err(|e| manifest_err(&dir, e.to_string()))?;
+        sort_key(&spec, dim).map_err(|e| manifest_err(dir, e.to_string()))?;
         if block == 0 {
-            return Err(manifest_err(&dir, "block 0"));
+            return Err(manifest_err(dir, "block 0"));
         }
         if json.partition.key != partition_key(dim) {
             return Err(manifest_err(
-                &dir,
+                dir,
                 format!(
                     "partition key {:?}, expected {:?}",
                     json.partition.key,
@@ -1326,27 +1600,27 @@ impl DatasetReader {
                 .filter(|&lo| lo < extent)
                 .ok_or_else(|| {
                     manifest_err(
-                        &dir,
+                        dir,
                         format!("part {i}: block {k} lies outside the extent {extent}"),
                     )
                 })?;
             let hi = lo.saturating_add(block).min(extent);
             if parts.last().is_some_and(|q: &DatasetPart| q.block >= k) {
                 return Err(manifest_err(
-                    &dir,
+                    dir,
                     format!("part {i}: blocks not in increasing order"),
                 ));
             }
             let path = part_path(dim, k);
             if Path::new(&p.path) != path {
                 return Err(manifest_err(
-                    &dir,
+                    dir,
                     format!("part {i}: path {:?}, expected {:?}", p.path, path.display()),
                 ));
             }
             if p.range != [lo as u64, hi as u64] {
                 return Err(manifest_err(
-                    &dir,
+                    dir,
                     format!("part {i}: range {:?}, expected [{lo}, {hi}]", p.range),
                 ));
             }
@@ -1361,7 +1635,7 @@ impl DatasetReader {
         }
         if total != json.rows || archive.rows as u64 != json.rows {
             return Err(manifest_err(
-                &dir,
+                dir,
                 format!(
                     "rows {} (archive object {}), the parts hold {total}",
                     json.rows, archive.rows
@@ -1369,7 +1643,8 @@ impl DatasetReader {
             ));
         }
         Ok(DatasetReader {
-            dir,
+            root,
+            name,
             spec,
             dim,
             block,
@@ -1479,9 +1754,8 @@ impl DatasetReader {
                 i.to_string(),
             )
         })?;
-        let path = self.dir.join(&part.path);
-        let r = ArchiveReader::open_with(&path, &self.options)?;
-        let bad = |detail: String| Error::invariant(path.display().to_string(), None, detail);
+        let r = self.root.open_part(part, &self.options)?;
+        let bad = |detail: String| Error::invariant(self.root.part_name(part), None, detail);
         if r.file_bytes() != part.bytes {
             return Err(bad(format!(
                 "{} bytes, the manifest says {}",
@@ -1510,7 +1784,7 @@ impl DatasetReader {
         Limits {
             limit: self.options.limit,
             input_bytes: bytes,
-            name: self.dir.to_str().unwrap_or("dataset"),
+            name: &self.name,
             max_indptr_len: self.options.max_indptr_len,
             max_broadcast: self.options.max_broadcast,
         }

@@ -46,12 +46,16 @@ mod encoding;
 mod meta;
 mod reader;
 mod rows;
+#[cfg(feature = "object-store")]
+pub mod store;
 mod thrift;
 mod writer;
 
 use std::fmt;
 use std::path::Path;
 
+#[cfg(feature = "object-store")]
+pub use dataset::write_dataset_to_store;
 pub use dataset::{
     DATASET_MANIFEST, DATASET_VERSION, DatasetPart, DatasetRangeRead, DatasetReader,
     DatasetSummary, DatasetWriteOptions, DatasetWriter, is_dataset_path, write_dataset,

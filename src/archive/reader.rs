@@ -175,6 +175,51 @@ impl ArchiveReader {
     pub fn open_with(path: impl AsRef<Path>, options: &ArchiveReadOptions) -> Result<Self> {
         let path = path.as_ref();
         let file = BoundedFile::new(File::open(path)?)?;
+        Self::from_file(file, path.display().to_string(), options)
+    }
+
+    /// Open the archive object at `at` in an object store (feature
+    /// `object-store`), as [`open_with`](Self::open_with) a file: one `HEAD`
+    /// request for its size and one ranged read of its last 64 KiB (the
+    /// footer); row groups are fetched when they are read, each in one call for
+    /// the column chunks it needs.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use arrow_sparse::archive::store::StoreLocation;
+    /// use arrow_sparse::archive::{self, ArchiveReader, ArchiveWriteOptions};
+    /// use arrow_sparse::{AnyTensor, CooTensor};
+    /// let dir = tempfile::tempdir()?;
+    /// let path = dir.path().join("t.parquet");
+    /// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![10], &[(vec![1], 1.0), (vec![8], 2.0)])?.into();
+    /// archive::write_archive(&path, &t.clone().into(), &ArchiveWriteOptions::default())?;
+    /// let at = StoreLocation::from_url(&format!("file://{}", path.display()))?;
+    /// let r = ArchiveReader::open_store(&at, &Default::default())?;
+    /// assert_eq!(r.read()?.tensor, t);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
+    #[cfg(feature = "object-store")]
+    pub fn open_store(
+        at: &super::store::StoreLocation,
+        options: &ArchiveReadOptions,
+    ) -> Result<Self> {
+        Self::open_object(at, None, options)
+    }
+
+    /// [`open_store`](Self::open_store) with the object's size known (a
+    /// dataset's part, whose size the manifest gives).
+    #[cfg(feature = "object-store")]
+    pub(super) fn open_object(
+        at: &super::store::StoreLocation,
+        len: Option<u64>,
+        options: &ArchiveReadOptions,
+    ) -> Result<Self> {
+        let object = super::store::RemoteObject::open(at.clone(), len)?;
+        let file = BoundedFile::remote(object)?;
+        Self::from_file(file, at.url().to_string(), options)
+    }
+
+    fn from_file(file: BoundedFile, name: String, options: &ArchiveReadOptions) -> Result<Self> {
         let meta = guard("footer", || {
             Ok(ArrowReaderMetadata::load(
                 &file,
@@ -314,7 +359,7 @@ impl ArchiveReader {
         let mask = ProjectionMask::roots(descr, roots.iter().copied());
         Ok(ArchiveReader {
             file,
-            name: path.display().to_string(),
+            name,
             meta,
             archive,
             options: options.clone(),
@@ -645,8 +690,19 @@ impl ArchiveReader {
         Ok(expect)
     }
 
-    /// Size of the file in bytes.
-    pub(super) fn file_bytes(&self) -> u64 {
+    /// Size of the file (or object) in bytes.
+    ///
+    /// ```
+    /// use arrow_sparse::archive::{self, ArchiveReader, ArchiveWriteOptions};
+    /// use arrow_sparse::{AnyTensor, CooTensor};
+    /// let dir = tempfile::tempdir()?;
+    /// let path = dir.path().join("t.parquet");
+    /// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![10], &[(vec![1], 1.0)])?.into();
+    /// archive::write_archive(&path, &t.into(), &ArchiveWriteOptions::default())?;
+    /// assert_eq!(ArchiveReader::open(&path)?.file_bytes(), std::fs::metadata(&path)?.len());
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
+    pub fn file_bytes(&self) -> u64 {
         self.file.bytes()
     }
 
@@ -681,16 +737,24 @@ impl ArchiveReader {
         filter: RowFilter,
     ) -> Result<()> {
         let spec = &self.archive.spec;
-        // what the pages decode to must fit the limit before anything is decoded
-        checked::check_chunks(
-            &self.file,
-            self.meta.metadata(),
-            groups,
-            Some(&self.read_leaves),
-            false,
-            &self.options.limit,
-            &self.name,
-        )?;
+        // what the pages decode to must fit the limit before anything is
+        // decoded: every group at once for a file; for an object, each group
+        // when its column chunks have been fetched (one group in memory)
+        let remote = self.file.is_remote();
+        let check = |groups: &[usize]| {
+            checked::check_chunks(
+                &self.file,
+                self.meta.metadata(),
+                groups,
+                Some(&self.read_leaves),
+                false,
+                &self.options.limit,
+                &self.name,
+            )
+        };
+        if !remote {
+            check(groups)?;
+        }
         let dense = matches!(spec.layout.rows(), ArchiveLayout::Dense { .. });
         let mut pending_level = 0usize;
         let mut last_group: Option<usize> = None;
@@ -700,6 +764,16 @@ impl ArchiveReader {
                 pending_level = 0; // rows were skipped: start new nodes
             }
             last_group = Some(g);
+            if remote {
+                let ranges = checked::chunk_ranges(
+                    self.meta.metadata(),
+                    g,
+                    &self.read_leaves,
+                    self.file.bytes(),
+                )?;
+                self.file.prefetch(&ranges)?;
+                check(&[g])?;
+            }
             let file = self.file.try_clone()?;
             let mut reader = guard("row group", || {
                 Ok(

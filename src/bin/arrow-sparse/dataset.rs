@@ -8,8 +8,7 @@ use std::io::BufReader;
 use std::path::PathBuf;
 
 use arrow_sparse::archive::{
-    ArchiveLayout, ArchiveReader, ArchiveWriteOptions, DatasetSummary, DatasetWriteOptions,
-    DatasetWriter, TensorSpec,
+    ArchiveLayout, ArchiveWriteOptions, DatasetSummary, DatasetWriteOptions, TensorSpec,
 };
 use arrow_sparse::io::mtx::MtxChunks;
 use arrow_sparse::io::{Duplicates, ImportOptions};
@@ -204,7 +203,8 @@ pub fn run(args: &ConvertArgs, dim: usize, progress: &Progress) -> Result<Summar
             }
             spec.custom_metadata = chunks.custom_metadata().to_vec();
             let options = options.with_duplicates(text_duplicates);
-            let mut w = DatasetWriter::create(out, spec.clone(), &options).map_err(fail_out)?;
+            let mut w =
+                crate::store::create_dataset(out, spec.clone(), &options).map_err(fail_out)?;
             let per_chunk = chunk_entries(budget.saturating_sub(PROCESS_OVERHEAD), 2, vt);
             while let Some(chunk) = chunks.next_chunk(per_chunk).map_err(fail_in)? {
                 w.write_chunk(&chunk).map_err(fail_out)?;
@@ -212,7 +212,7 @@ pub fn run(args: &ConvertArgs, dim: usize, progress: &Progress) -> Result<Summar
             (spec, w.finish().map_err(fail_out)?, true)
         }
         FileKind::Parquet if !is_column_table(args)? => {
-            let r = ArchiveReader::open(&args.input).map_err(fail_in)?;
+            let r = crate::store::open_archive(&args.input).map_err(fail_in)?;
             let mut spec = r.spec().clone();
             let ndim = spec.shape.len();
             if let Some(l) = layout_for(&args.target, ndim, Some(&spec.layout))? {
@@ -222,7 +222,8 @@ pub fn run(args: &ConvertArgs, dim: usize, progress: &Progress) -> Result<Summar
                 *canonical = None;
             }
             let options = options.with_duplicates(Duplicates::Keep);
-            let mut w = DatasetWriter::create(out, spec.clone(), &options).map_err(fail_out)?;
+            let mut w =
+                crate::store::create_dataset(out, spec.clone(), &options).map_err(fail_out)?;
             for chunk in r.chunks() {
                 w.write_chunk(&chunk.map_err(fail_in)?).map_err(fail_out)?;
             }
@@ -254,7 +255,8 @@ pub fn run(args: &ConvertArgs, dim: usize, progress: &Progress) -> Result<Summar
                 *canonical = None;
             }
             let options = options.with_duplicates(Duplicates::Keep);
-            let mut w = DatasetWriter::create(out, spec.clone(), &options).map_err(fail_out)?;
+            let mut w =
+                crate::store::create_dataset(out, spec.clone(), &options).map_err(fail_out)?;
             w.write_chunk(&message.tensor).map_err(fail_out)?;
             (spec, w.finish().map_err(fail_out)?, false)
         }
@@ -274,6 +276,9 @@ pub fn run(args: &ConvertArgs, dim: usize, progress: &Progress) -> Result<Summar
 /// Whether a Parquet input is a table with a sparse tensor column (read whole)
 /// rather than an archive (streamed).
 fn is_column_table(args: &ConvertArgs) -> Result<bool, Failure> {
+    if args.input.to_str().is_some_and(crate::store::is_url) {
+        return Ok(false); // a URL names an archive or a dataset
+    }
     Ok(crate::columns::read(&args.input)
         .map_err(|e| Failure::input(e).in_file(&args.input))?
         .is_some())

@@ -132,6 +132,58 @@ fn no_parquet() -> Error {
     )
 }
 
+impl Input {
+    /// Open the dataset or Parquet archive a URL names (feature `object-store`).
+    fn open_url(
+        url: &str,
+        kind: Option<FileKind>,
+        options: &io::ImportOptions,
+        progress: &Progress,
+    ) -> Result<Input, Failure> {
+        let _ = options;
+        if kind.is_some_and(|k| k != FileKind::Parquet) {
+            return Err(Failure::input(Error::Unsupported(format!(
+                "{url}: a URL names a dataset or a Parquet archive, not a file of another kind"
+            )))
+            .about(url));
+        }
+        #[cfg(feature = "object-store")]
+        {
+            use arrow_sparse::archive::{ArchiveReader, DatasetReader, store::StoreLocation};
+            let fail = |e: Error| Failure::input(e).about(url);
+            let at = StoreLocation::from_url(url).map_err(fail)?;
+            let is_archive = FileKind::of(Path::new(url)) == Some(FileKind::Parquet);
+            if !is_archive {
+                progress.spinner(format!("reading the dataset {url}"));
+                let r = DatasetReader::open_store(&at, &Default::default()).map_err(fail)?;
+                let message = r.read().map_err(fail)?;
+                return Ok(Input {
+                    path: PathBuf::from(url),
+                    kind: FileKind::Parquet,
+                    bytes: r.parts().iter().map(|p| p.bytes).sum(),
+                    about: Some(format!("{url} (a dataset of {} parts)", r.parts().len())),
+                    source: Source::Read(Box::new(message)),
+                    dataset: Some((r.parts().len(), r.partition_dim(), r.block())),
+                });
+            }
+            let r = ArchiveReader::open_store(&at, &Default::default()).map_err(fail)?;
+            Ok(Input {
+                path: PathBuf::from(url),
+                kind: FileKind::Parquet,
+                bytes: r.file_bytes(),
+                about: None,
+                source: Source::Parquet(Box::new(r)),
+                dataset: None,
+            })
+        }
+        #[cfg(not(feature = "object-store"))]
+        {
+            let _ = progress;
+            Err(Failure::input(crate::store::no_object_store()).about(url))
+        }
+    }
+}
+
 /// What is behind an opened input.
 enum Source {
     /// Messages decoded (and validated) one at a time, zero-copy, from a map.
@@ -174,6 +226,9 @@ impl Input {
         progress: &Progress,
     ) -> Result<Input, Failure> {
         let name = path.display().to_string();
+        if let Some(url) = path.to_str().filter(|s| crate::store::is_url(s)) {
+            return Self::open_url(url, kind, options, progress);
+        }
         let (kind, about) = match (kind, FileKind::of(path)) {
             (Some(k), _) | (None, Some(k)) => (k, name.clone()),
             (None, None) => (

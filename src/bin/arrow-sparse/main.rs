@@ -14,6 +14,7 @@ mod exit;
 mod files;
 mod inspect;
 mod progress;
+mod store;
 
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
