@@ -2,10 +2,12 @@
 # Runs every test of arrow-sparse. This is the command README.md names and the one
 # .ci/run calls. It installs what the tests need by itself: the Python venv with the
 # pinned pyarrow, the C++ interop peer and libhdf5 (scripts/setup-interop.sh).
-# The debug builds (tests, doc tests, examples) use the cargo feature `hdf5`
-# (Binsparse HDF5 files) in every invocation, so they share one build of the
-# crate; the release CLI (the README's main job) is built without it, as a
-# machine without libhdf5 builds it.
+# The debug builds (tests, doc tests, examples) use the cargo features `hdf5`
+# (Binsparse HDF5 files) and `object-store` (datasets on S3 / file:// URLs) in
+# every invocation, so they share one build of the crate; the release CLI (the
+# README's main job) is built with the default features, as a machine without
+# libhdf5 builds it.
+FEATURES=hdf5,object-store
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 exec </dev/null
@@ -39,11 +41,11 @@ export ARROW_SPARSE_SPARK_PYTHON
 step "format and lints"
 cargo fmt --all -- --check
 cargo clippy --all-targets --locked -- -D warnings
-cargo clippy --all-targets --locked --features hdf5 -- -D warnings
+cargo clippy --all-targets --locked --features "$FEATURES" -- -D warnings
 cargo clippy -p arrow-sparse-python --locked -- -D warnings
 
 step "API docs: no rustdoc warnings, a runnable example on every public item"
-RUSTDOCFLAGS="-D warnings" cargo doc --locked --no-deps --lib --features hdf5
+RUSTDOCFLAGS="-D warnings" cargo doc --locked --no-deps --lib --features "$FEATURES"
 python3 scripts/check-doc-examples.py
 
 step "module graph flows one way (types -> buffer -> dims -> tensor -> convert -> kernels -> ipc/column/archive/io; paths and method calls)"
@@ -66,7 +68,7 @@ step "the main job's build: the release CLI (tests/readme.rs runs the README's c
 cargo build --release --locked
 
 step "unit, integration, interop (libarrow, pyarrow, scipy, DuckDB, Spark) and property tests"
-cargo test --locked --features hdf5 --lib --bins --tests --examples -- --include-ignored 2>&1 | tee "$TEST_LOG"
+cargo test --locked --features "$FEATURES" --lib --bins --tests --examples -- --include-ignored 2>&1 | tee "$TEST_LOG"
 no_skips "$TEST_LOG"
 
 step "Python package arrow_sparse (python/): build into the venv, pytest and doctests"
@@ -80,23 +82,23 @@ PY_DIR="$(scratch)"
 "${ARROW_SPARSE_VENV:-.venv}/bin/python" python/examples/spmv_mapped.py "$PY_DIR"
 
 step "doc tests"
-cargo test --locked --features hdf5 --doc 2>&1 | tee "$TEST_LOG"
+cargo test --locked --features "$FEATURES" --doc 2>&1 | tee "$TEST_LOG"
 no_skips "$TEST_LOG"
 
 step "examples"
-cargo run --locked --quiet --features hdf5 --example end_to_end -- "$(scratch)"
-cargo run --locked --quiet --features hdf5 --example gcs_dm
-cargo run --locked --quiet --features hdf5 --example kernels -- "$(scratch)"
-cargo run --locked --quiet --features hdf5 --example parquet_archive -- "$(scratch)"
+cargo run --locked --quiet --features "$FEATURES" --example end_to_end -- "$(scratch)"
+cargo run --locked --quiet --features "$FEATURES" --example gcs_dm
+cargo run --locked --quiet --features "$FEATURES" --example kernels -- "$(scratch)"
+cargo run --locked --quiet --features "$FEATURES" --example parquet_archive -- "$(scratch)"
 EXT_DIR="$(scratch)"
-cargo run --locked --quiet --features hdf5 --example extension_column -- "$EXT_DIR"
+cargo run --locked --quiet --features "$FEATURES" --example extension_column -- "$EXT_DIR"
 "${ARROW_SPARSE_VENV:-.venv}/bin/python" python/examples/read_extension.py "$EXT_DIR"
 
 step "Matrix Market / FROSTT / npz interop with scipy and pydata/sparse"
 IO_DIR="$(scratch)"
-cargo run --locked --quiet --features hdf5 --example io_roundtrip -- write "$IO_DIR" >/dev/null
+cargo run --locked --quiet --features "$FEATURES" --example io_roundtrip -- write "$IO_DIR" >/dev/null
 "${ARROW_SPARSE_VENV:-.venv}/bin/python" tests/python/test_io_formats.py "$IO_DIR" \
-  cargo run --locked --quiet --features hdf5 --example io_roundtrip --
+  cargo run --locked --quiet --features "$FEATURES" --example io_roundtrip --
 
 step "fuzz targets (smoke profile): ${FUZZ_SECONDS:-15} s each, two at a time, on the committed corpus plus new inputs (fuzz/run-all.sh; a crash, timeout or allocation above the cap fails)"
 # own target dir (sanitizer-coverage flags): the main build stays valid
