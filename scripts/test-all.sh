@@ -80,6 +80,7 @@ PY_DIR="$(scratch)"
 "${ARROW_SPARSE_VENV:-.venv}/bin/python" python/examples/read_cpp_stream.py
 "${ARROW_SPARSE_VENV:-.venv}/bin/python" python/examples/parquet_duckdb.py "$PY_DIR"
 "${ARROW_SPARSE_VENV:-.venv}/bin/python" python/examples/spmv_mapped.py "$PY_DIR"
+"${ARROW_SPARSE_VENV:-.venv}/bin/python" python/examples/datafusion_spmv.py "$(scratch)"
 
 step "doc tests"
 cargo test --locked --features "$FEATURES" --doc 2>&1 | tee "$TEST_LOG"

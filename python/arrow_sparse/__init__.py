@@ -32,7 +32,7 @@ from .errors import *  # noqa: F401,F403
 from .errors import __all__ as _error_names
 
 __all__ = [
-    "Tensor", "Reader", "read", "open", "write", "spmv", "spmm", "mttkrp", "ttv", "sum", "sum_duplicates",
+    "Tensor", "Reader", "read", "open", "write", "write_dataset", "read_dataset", "spmv", "spmm", "mttkrp", "ttv", "sum", "sum_duplicates",
     "canonicalize", "transpose", "map_values", "add", "subtract", "multiply", "scale", "allclose",
 ] + list(
     _error_names
@@ -618,6 +618,7 @@ def open(path, *, validate=True):  # noqa: A001  (the module's verb, like io.ope
 def read(path, *, validate=True):
     """Read every tensor of ``path``, by extension: ``.parquet`` (archive of one
     tensor, or a table with a sparse tensor column), ``.mtx``, ``.tns``, ``.npz``,
+    a dataset directory (see :func:`read_dataset`),
     and anything else as an Arrow IPC stream of SparseTensor / Tensor messages
     (memory-mapped, zero-copy) or an Arrow IPC file / stream of record batches with
     a sparse tensor column. ``validate=False`` skips the O(nnz) checks (for files
@@ -778,6 +779,56 @@ def write(path, tensors, *, to=None, index_type=None, axis_order=None, dimension
     _native.write(path, out, row_group_size=row_group_size, compression=compression, sync=sync,
                   as_column=bool(as_column), npz_flavor=npz_flavor, binsparse_format=binsparse_format,
                   mtx_symmetry=mtx_symmetry)
+
+
+def write_dataset(path, tensor, *, partition_by=0, rows_per_file=65536, to=None, index_type=None,
+                  row_group_size=None, compression=None):
+    """Write one tensor as a dataset: a directory of Parquet archives, one per
+    block of ``rows_per_file`` coordinates along dimension ``partition_by``, in
+    Hive-style folders (``dim_0_block=K/part-0.parquet``) with a JSON manifest
+    (``format/SPEC.md`` 9.7). pyarrow, DuckDB, DataFusion and Spark read the
+    directory as one table of the entries (columns ``dim_0``, ``dim_1``, ...,
+    ``value``); :func:`read_dataset` and :func:`read` restore the exact tensor.
+    ``tensor`` is anything :func:`write` takes; ``to`` (``"coo"``, ``"csr"``,
+    ``"csc"`` or ``"csf"``) and ``index_type`` convert it first. CSR is
+    partitioned by rows only, CSC by columns, CSF along its first level. The
+    directory is written beside ``path`` and moved into place (an earlier dataset
+    there is replaced). Returns ``(rows, parts, bytes)``.
+
+    >>> import arrow_sparse, tempfile, pathlib, numpy as np, scipy.sparse as sp
+    >>> a = sp.random(1000, 50, density=0.01, format="csr", random_state=0)
+    >>> d = pathlib.Path(tempfile.mkdtemp()) / "ds"
+    >>> arrow_sparse.write_dataset(d, a, rows_per_file=300)[:2]
+    (500, 4)
+    >>> sorted(p.name for p in d.iterdir())[:2]
+    ['_arrow_sparse_dataset.json', 'dim_0_block=0']
+    >>> t = arrow_sparse.read_dataset(d)
+    >>> t.format, np.array_equal(t.to_scipy().toarray(), a.toarray())
+    ('csr', True)
+    """
+    t = _reshape(_as_tensor(tensor), to, index_type, None, None, None, None, None)
+    return _native.write_dataset(path, t._t, partition_by=partition_by, rows_per_file=rows_per_file,
+                                 row_group_size=row_group_size, compression=compression)
+
+
+def read_dataset(path, *, dim=None, start=None, stop=None, validate=True):
+    """Read the dataset in directory ``path`` (see :func:`write_dataset`): the
+    whole tensor, or with ``dim`` the entries whose coordinate along ``dim`` lies
+    in ``start:stop``, as a tensor of that extent along ``dim`` (coordinates
+    shifted down by ``start``). Along the partition dimension only the parts that
+    can hold the range are opened, and in each part the row groups are skipped by
+    their statistics.
+
+    >>> import arrow_sparse, tempfile, pathlib, numpy as np
+    >>> x = np.zeros((6, 4)); x[1, 2] = 1.5; x[4, 0] = -2.0
+    >>> d = pathlib.Path(tempfile.mkdtemp()) / "ds"
+    >>> _ = arrow_sparse.write_dataset(d, x, rows_per_file=2, to="coo")
+    >>> part = arrow_sparse.read_dataset(d, dim=0, start=4, stop=6)
+    >>> part.shape, part.to_numpy()[0, 0]
+    ((2, 4), np.float64(-2.0))
+    """
+    t, _parts = _native.read_dataset(path, dim=dim, start=start, stop=stop, validate=validate)
+    return Tensor(t)
 
 
 # ---------------------------------------------------------------- kernels

@@ -129,6 +129,25 @@ def write(
     binsparse_format: str | None = None,
     mtx_symmetry: Literal["general", "symmetric", "skew-symmetric"] | None = None,
 ) -> None: ...
+def write_dataset(
+    path: PathLike,
+    tensor: TensorLike,
+    *,
+    partition_by: int = 0,
+    rows_per_file: int = 65536,
+    to: Literal["coo", "csr", "csc", "csf"] | None = None,
+    index_type: str | None = None,
+    row_group_size: int | None = None,
+    compression: str | None = None,
+) -> tuple[int, int, int]: ...
+def read_dataset(
+    path: PathLike,
+    *,
+    dim: int | None = None,
+    start: int | None = None,
+    stop: int | None = None,
+    validate: bool = True,
+) -> Tensor: ...
 def spmv(
     a: TensorLike,
     x: npt.ArrayLike,

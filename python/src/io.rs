@@ -43,6 +43,12 @@ fn validation(validate: bool) -> Validation {
 }
 
 fn read_all(path: &Path, validate: bool) -> Result<Vec<TensorMessage>, Error> {
+    if path.is_dir() && archive::is_dataset_path(path) {
+        let options = archive::ArchiveReadOptions::default().with_validation(validation(validate));
+        return Ok(vec![
+            archive::DatasetReader::open_with(path, &options)?.read()?,
+        ]);
+    }
     let k = kind(path);
     if k != Kind::Text
         && let Some(ts) = column::files::read_tensors(path)?
@@ -303,4 +309,67 @@ pub(crate) fn write(
         Kind::Parquet => archive::write_archive(&path, &messages[0], &parquet_options).map(|_| ()),
         Kind::Text => fileio::write_path_with(&path, &messages[0], &export),
     })
+}
+
+/// Write one tensor as a dataset directory (see `arrow_sparse.write_dataset`):
+/// `(rows, parts, bytes)`.
+#[pyfunction]
+#[pyo3(signature = (path, tensor, *, partition_by, rows_per_file, row_group_size=None, compression=None))]
+pub(crate) fn write_dataset(
+    py: Python<'_>,
+    path: PathBuf,
+    tensor: Py<Tensor>,
+    partition_by: usize,
+    rows_per_file: usize,
+    row_group_size: Option<usize>,
+    compression: Option<&str>,
+) -> PyResult<(usize, usize, u64)> {
+    let message = tensor.get().message.clone();
+    // PLAIN floats, as the CLI writes datasets: Spark's vectorized reader
+    // refuses BYTE_STREAM_SPLIT
+    let mut parquet_options = archive::ArchiveWriteOptions::default().with_byte_stream_split(false);
+    if let Some(n) = row_group_size {
+        parquet_options = parquet_options.with_row_group_size(n);
+    }
+    if let Some(c) = compression {
+        parquet_options = parquet_options.with_compression(self::compression(c)?);
+    }
+    let options = archive::DatasetWriteOptions::new(partition_by, rows_per_file)
+        .with_archive_options(parquet_options);
+    let s = guarded(py, || archive::write_dataset(&path, &message, &options))?;
+    Ok((s.rows, s.parts, s.bytes))
+}
+
+/// A dataset's tensor, whole or the entries in `start..stop` along `dim` (see
+/// `arrow_sparse.read_dataset`): the tensor and the number of parts opened.
+#[pyfunction]
+#[pyo3(signature = (path, *, dim=None, start=None, stop=None, validate=true))]
+pub(crate) fn read_dataset(
+    py: Python<'_>,
+    path: PathBuf,
+    dim: Option<usize>,
+    start: Option<usize>,
+    stop: Option<usize>,
+    validate: bool,
+) -> PyResult<(Tensor, usize)> {
+    if dim.is_none() && (start.is_some() || stop.is_some()) {
+        return Err(PyValueError::new_err("start and stop need dim="));
+    }
+    let options = archive::ArchiveReadOptions::default().with_validation(validation(validate));
+    let (message, parts) = guarded(py, || {
+        let r =
+            archive::DatasetReader::open_with(&path, &options).map_err(|e| in_path(&path, e))?;
+        match dim {
+            None => Ok((r.read()?, r.parts().len())),
+            Some(d) => {
+                let range = r.read_range(d, start.unwrap_or(0)..stop.unwrap_or(usize::MAX))?;
+                let message = TensorMessage {
+                    tensor: range.tensor,
+                    custom_metadata: r.spec().custom_metadata.clone(),
+                };
+                Ok((message, range.parts_read))
+            }
+        }
+    })?;
+    Ok((Tensor::new(message), parts))
 }

@@ -32,7 +32,11 @@ pub fn write_table(path: &Path, columns: Vec<(&str, ArrayRef)>) {
 
 /// A Parquet file the engine wrote: every row as `(key columns, value)`, values as f64
 /// (and as i64 when the column is an integer one).
-pub fn read_result(path: &Path, keys: &[&str], value: &str) -> BTreeMap<Vec<i64>, (f64, Option<i64>)> {
+pub fn read_result(
+    path: &Path,
+    keys: &[&str],
+    value: &str,
+) -> BTreeMap<Vec<i64>, (f64, Option<i64>)> {
     let f = std::fs::File::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let reader = ParquetRecordBatchReaderBuilder::try_new(f)
         .unwrap()
