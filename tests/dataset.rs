@@ -11,8 +11,8 @@ mod common;
 use std::path::Path;
 
 use arrow_sparse::archive::{
-    self, ArchiveReader, ArchiveWriteOptions, DATASET_MANIFEST, DatasetReader, DatasetWriteOptions,
-    DatasetWriter, TensorSpec, write_dataset,
+    self, ArchiveReader, ArchiveWriteOptions, DATASET_BLOCK_KEY, DATASET_MANIFEST, DatasetBlock,
+    DatasetReader, DatasetWriteOptions, DatasetWriter, TensorSpec, write_dataset,
 };
 use arrow_sparse::io::mtx::MtxChunks;
 use arrow_sparse::io::{self, Duplicates, ImportOptions, mtx};
@@ -938,6 +938,164 @@ fn layout_spec_values_survive() {
             .unwrap(),
         m
     );
+}
+
+/// Rows `lo..hi` of a row-major COO matrix as a CSR block of its own (rows
+/// renumbered from 0).
+fn row_block(t: &CooTensor<f64, i64>, lo: usize, hi: usize) -> AnyTensor {
+    let entries: Vec<(Vec<usize>, f64)> = (0..t.nnz())
+        .map(|k| (at(t, k), t.values()[k]))
+        .filter(|(c, _)| (lo..hi).contains(&c[0]))
+        .map(|(c, v)| (vec![c[0] - lo, c[1]], v))
+        .collect();
+    CooTensor::<f64, i64>::from_entries(vec![hi - lo, t.shape()[1]], &entries)
+        .unwrap()
+        .to_csx::<i32, i64>(CompressedAxis::Row)
+        .unwrap()
+        .into()
+}
+
+/// A stream of row blocks of one matrix (uneven, one empty, one straddling
+/// parts) becomes a dataset block by block, in the library and with the CLI's
+/// `--stack`; `--blocks` writes a dataset back out as such a stream, each
+/// message saying where it goes, and stacking that gives the same dataset.
+#[test]
+fn streams_of_blocks_go_into_datasets_and_come_back_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut r = Rng(31);
+    let t = canonical(&mut r, &[1000, 120], 9000);
+    let csr: AnyTensor = t.to_csx::<i32, i64>(CompressedAxis::Row).unwrap().into();
+    let cuts = [0, 130, 130, 400, 401, 777, 1000]; // [130, 130) is empty
+    let blocks: Vec<AnyTensor> = cuts.windows(2).map(|w| row_block(&t, w[0], w[1])).collect();
+
+    // the library: write_block at each block's offset
+    let spec = TensorSpec::of(&csr.clone().into()).unwrap();
+    let out = dir.path().join("lib");
+    let mut w = DatasetWriter::create(&out, spec, &DatasetWriteOptions::new(0, 100)).unwrap();
+    for (b, w0) in blocks.iter().zip(cuts) {
+        w.write_block(w0, b).unwrap();
+    }
+    // a block that does not fit is refused, nothing written
+    let e = w.write_block(990, &blocks[2]).unwrap_err();
+    assert!(matches!(e, Error::Shape { .. }), "{e}");
+    w.finish().unwrap();
+    assert_eq!(
+        DatasetReader::open(&out).unwrap().read().unwrap().tensor,
+        csr
+    );
+
+    // the CLI: a plain stream of blocks (no metadata) stacked in order
+    let stream = dir.path().join("blocks.arrow");
+    arrow_sparse::ipc::write_tensor_stream_iter(
+        &stream,
+        blocks.iter().map(|b| Ok(TensorMessage::from(b.clone()))),
+        &Default::default(),
+    )
+    .unwrap();
+    let stacked = dir.path().join("stacked");
+    let line = common::cli_ok(&[
+        "--json",
+        "convert",
+        stream.to_str().unwrap(),
+        stacked.to_str().unwrap(),
+        "--partition-by",
+        "0",
+        "--stack",
+        "--rows-per-file",
+        "100",
+    ]);
+    let j: J = serde_json::from_str(&line).unwrap();
+    assert_eq!(
+        (j["nnz"].as_u64(), j["parts"].as_u64()),
+        (Some(t.nnz() as u64), Some(10))
+    );
+    let back = DatasetReader::open(&stacked).unwrap();
+    assert_eq!(back.read().unwrap().tensor, csr);
+
+    // --blocks: the parts as a stream, each message saying where it goes
+    let again = dir.path().join("again.arrow");
+    let line = common::cli_ok(&[
+        "--json",
+        "convert",
+        stacked.to_str().unwrap(),
+        again.to_str().unwrap(),
+        "--blocks",
+    ]);
+    let j: J = serde_json::from_str(&line).unwrap();
+    assert_eq!(j["blocks"].as_u64(), Some(back.parts().len() as u64));
+    let messages = arrow_sparse::ipc::read_tensor_stream(&again, &Default::default()).unwrap();
+    for (m, p) in messages.iter().zip(back.parts()) {
+        let b = DatasetBlock::of(m).unwrap().unwrap();
+        assert_eq!(
+            (b.dim, b.offset, b.shape.as_slice()),
+            (0, p.range.start, &[1000, 120][..])
+        );
+        assert_eq!(m.tensor.shape(), &[p.range.len(), 120]);
+        assert_eq!(
+            m.tensor,
+            back.read_block(back.parts().iter().position(|q| q == p).unwrap())
+                .unwrap()
+        );
+    }
+    // and stacked again (in parts of another size): the same tensor
+    let restacked = dir.path().join("restacked");
+    common::cli_ok(&[
+        "convert",
+        again.to_str().unwrap(),
+        restacked.to_str().unwrap(),
+        "--partition-by",
+        "0",
+        "--stack",
+        "--rows-per-file",
+        "333",
+    ]);
+    let r2 = DatasetReader::open(&restacked).unwrap();
+    assert_eq!(r2.read().unwrap().tensor, csr);
+    assert!(
+        r2.spec()
+            .custom_metadata
+            .iter()
+            .all(|(k, _)| k != DATASET_BLOCK_KEY)
+    );
+
+    // blocks that lie about where they go, or half of them saying nothing
+    let mut lying = messages.clone();
+    lying[1]
+        .custom_metadata
+        .retain(|(k, _)| k != DATASET_BLOCK_KEY);
+    lying[1].custom_metadata.push((
+        DATASET_BLOCK_KEY.into(),
+        r#"{"dim":0,"offset":999,"shape":[1000,120]}"#.into(),
+    ));
+    let mut mixed = messages.clone();
+    mixed[2]
+        .custom_metadata
+        .retain(|(k, _)| k != DATASET_BLOCK_KEY);
+    let mut wrong_shape = blocks.clone();
+    wrong_shape[3] = row_block(&canonical(&mut r, &[50, 7], 10), 0, 50);
+    for (name, bad) in [
+        ("lying", lying),
+        ("mixed", mixed),
+        (
+            "wrong_shape",
+            wrong_shape.into_iter().map(TensorMessage::from).collect(),
+        ),
+    ] {
+        let path = dir.path().join(format!("{name}.arrow"));
+        arrow_sparse::ipc::write_tensor_stream(&path, &bad, &Default::default()).unwrap();
+        let o = common::cli(&[
+            "convert",
+            path.to_str().unwrap(),
+            dir.path().join(name).to_str().unwrap(),
+            "--partition-by",
+            "0",
+            "--stack",
+        ]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(3), "{name}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{name}: {err}");
+        assert!(!dir.path().join(name).exists(), "{name}");
+    }
 }
 
 /// pyarrow (Hive-partitioned dataset), scipy and DuckDB read the parts of a

@@ -66,6 +66,15 @@ pub const DATASET_MANIFEST: &str = "_arrow_sparse_dataset.json";
 /// # Ok::<(), arrow_sparse::Error>(())
 /// ```
 pub const DATASET_VERSION: u64 = 1;
+/// The custom metadata key of a block of a dataset's tensor written as a message
+/// of its own ([`DatasetReader::block_messages`]): JSON
+/// `{"dim": D, "offset": O, "shape": [...]}`, the dimension it is a block along,
+/// where it starts along it, and the whole tensor's shape ([`DatasetBlock`]).
+///
+/// ```
+/// assert_eq!(arrow_sparse::archive::DATASET_BLOCK_KEY, "arrow_sparse.dataset.block");
+/// ```
+pub const DATASET_BLOCK_KEY: &str = "arrow_sparse.dataset.block";
 /// Manifests larger than this are refused before they are read.
 const MAX_MANIFEST_BYTES: u64 = 64 << 20;
 /// The merge reads each sorted run through a buffer of this size.
@@ -186,6 +195,87 @@ pub struct DatasetPart {
     pub rows: usize,
     /// Its size in bytes.
     pub bytes: u64,
+}
+
+/// Where a block lies in the whole tensor: what [`DATASET_BLOCK_KEY`] holds.
+///
+/// ```
+/// use arrow_sparse::archive::{DatasetBlock, DATASET_BLOCK_KEY};
+/// use arrow_sparse::{AnyTensor, CooTensor, ipc::TensorMessage};
+/// let b = DatasetBlock { dim: 0, offset: 8, shape: vec![10, 3] };
+/// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![1, 2], 1.0)])?.into();
+/// let mut m = TensorMessage::from(t);
+/// m.custom_metadata.push((DATASET_BLOCK_KEY.into(), b.to_json()));
+/// assert_eq!(DatasetBlock::of(&m)?, Some(b));
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DatasetBlock {
+    /// The dimension the tensor is cut along (the dataset's partition dimension).
+    pub dim: usize,
+    /// The block's first coordinate along it.
+    pub offset: usize,
+    /// The whole tensor's shape.
+    pub shape: Vec<usize>,
+}
+
+impl DatasetBlock {
+    /// The block `message` declares under [`DATASET_BLOCK_KEY`], checked
+    /// against its tensor (the whole shape but along `dim`, where the block
+    /// lies within it); `None` without the key.
+    ///
+    /// ```
+    /// use arrow_sparse::archive::{DatasetBlock, DATASET_BLOCK_KEY};
+    /// use arrow_sparse::{AnyTensor, CooTensor, Error, ipc::TensorMessage};
+    /// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[])?.into();
+    /// let mut m = TensorMessage::from(t);
+    /// assert_eq!(DatasetBlock::of(&m)?, None);
+    /// m.custom_metadata.push((DATASET_BLOCK_KEY.into(), r#"{"dim":0,"offset":9,"shape":[10,3]}"#.into()));
+    /// assert!(matches!(DatasetBlock::of(&m), Err(Error::Parse { .. }))); // rows 9..11 of 10
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
+    pub fn of(message: &TensorMessage) -> Result<Option<DatasetBlock>> {
+        let Some((_, text)) = message
+            .custom_metadata
+            .iter()
+            .find(|(k, _)| k == DATASET_BLOCK_KEY)
+        else {
+            return Ok(None);
+        };
+        let bad = |detail: String| Error::Parse {
+            what: format!("{DATASET_BLOCK_KEY} metadata"),
+            detail,
+        };
+        let b: DatasetBlock = serde_json::from_str(text).map_err(|e| bad(e.to_string()))?;
+        let shape = message.tensor.shape();
+        let fits = b.dim < b.shape.len()
+            && shape.len() == b.shape.len()
+            && shape.iter().zip(&b.shape).enumerate().all(|(e, (&x, &s))| {
+                if e == b.dim {
+                    b.offset.checked_add(x).is_some_and(|end| end <= s)
+                } else {
+                    x == s
+                }
+            });
+        if !fits {
+            return Err(bad(format!(
+                "a block of shape {shape:?} at {} along dimension {} does not lie in the shape {:?}",
+                b.offset, b.dim, b.shape
+            )));
+        }
+        Ok(Some(b))
+    }
+
+    /// The JSON text of [`DATASET_BLOCK_KEY`].
+    ///
+    /// ```
+    /// use arrow_sparse::archive::DatasetBlock;
+    /// let b = DatasetBlock { dim: 1, offset: 4, shape: vec![3, 8] };
+    /// assert_eq!(b.to_json(), r#"{"dim":1,"offset":4,"shape":[3,8]}"#);
+    /// ```
+    pub fn to_json(&self) -> String {
+        serde_json::json!({"dim": self.dim, "offset": self.offset, "shape": self.shape}).to_string()
+    }
 }
 
 /// What a finished dataset write produced.
@@ -628,6 +718,65 @@ impl DatasetWriter {
                 format!("{:?}", chunk.shape()),
             ));
         }
+        self.push(chunk, 0)
+    }
+
+    /// Append `block`, the slice of the dataset's tensor that starts at `offset`
+    /// along the partition dimension: its shape is the dataset's but along that
+    /// dimension, where its extent is its own, and its coordinates there are
+    /// relative to `offset` (what [`DatasetReader::read_block`] gives back). A
+    /// stream of row blocks of one big matrix (SparseTensor messages, say)
+    /// becomes a dataset block by block this way; blocks may be of any extent
+    /// and need not line up with the parts.
+    ///
+    /// ```
+    /// use arrow_sparse::archive::{DatasetReader, DatasetWriteOptions, DatasetWriter, TensorSpec};
+    /// use arrow_sparse::{AnyTensor, CompressedAxis, Convert, CooTensor, Error, IndexType, ValueType};
+    /// let dir = tempfile::tempdir()?;
+    /// let out = dir.path().join("ds");
+    /// let spec = TensorSpec::coo(vec![6, 3], ValueType::Float64, IndexType::Int64);
+    /// let mut w = DatasetWriter::create(&out, spec, &DatasetWriteOptions::new(0, 4))?;
+    /// // rows 0..2, then rows 2..6 of a 6 x 3 matrix, each with its own row numbers
+    /// let top = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![1, 2], 1.0)])?;
+    /// let bottom = CooTensor::<f64, i64>::from_entries(vec![4, 3], &[(vec![0, 0], 2.0), (vec![3, 1], 3.0)])?;
+    /// w.write_block(0, &top.into())?;
+    /// w.write_block(2, &bottom.to_csx::<i32, i32>(CompressedAxis::Row)?.into())?;
+    /// assert!(matches!(w.write_block(5, &CooTensor::<f64, i64>::from_entries(vec![2, 3], &[])?.into()), Err(Error::Shape { .. })));
+    /// w.finish()?;
+    /// let t = DatasetReader::open(&out)?.read()?.tensor;
+    /// assert_eq!((t.get::<f64>(&[1, 2])?, t.get::<f64>(&[2, 0])?, t.get::<f64>(&[5, 1])?), (Some(1.0), Some(2.0), Some(3.0)));
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
+    pub fn write_block(&mut self, offset: usize, block: &AnyTensor) -> Result<()> {
+        let d = self.options.partition_dim;
+        let shape = block.shape();
+        let fits = shape.len() == self.spec.shape.len()
+            && shape
+                .iter()
+                .zip(&self.spec.shape)
+                .enumerate()
+                .all(|(e, (&b, &s))| {
+                    if e == d {
+                        offset.checked_add(b).is_some_and(|end| end <= s)
+                    } else {
+                        b == s
+                    }
+                });
+        if !fits {
+            let mut want = self.spec.shape.clone();
+            want[d] = self.spec.shape[d].saturating_sub(offset);
+            return Err(Error::shape(
+                format!("block at {offset} along dimension {d}"),
+                format!("{want:?} or less along dimension {d}"),
+                format!("{shape:?}"),
+            ));
+        }
+        self.push(block, offset)
+    }
+
+    /// The entries of `chunk` (the dataset's shape but along the partition
+    /// dimension), shifted by `offset` along it.
+    fn push(&mut self, chunk: &AnyTensor, offset: usize) -> Result<()> {
         if chunk.value_type() != self.spec.value_type {
             return Err(Error::Type {
                 what: "chunk value type".into(),
@@ -635,12 +784,18 @@ impl DatasetWriter {
                 found: chunk.value_type().name().into(),
             });
         }
+        let d = self.options.partition_dim;
         let src = Source::new(chunk, false)?;
         let batch = self.options.archive.batch_size.max(1);
         let mut k = 0;
         while k < src.len() {
             let end = (k + batch).min(src.len());
-            let rows = src.rows(k, end)?;
+            let mut rows = src.rows(k, end)?;
+            if offset > 0 {
+                for c in &mut rows.coords[d] {
+                    *c += offset; // within the extent: checked by the callers
+                }
+            }
             match self.sorter.as_mut() {
                 Some(s) => s.push(&rows)?,
                 None => self.write_ordered(&rows)?,
@@ -1948,6 +2103,46 @@ impl DatasetReader {
     /// ```
     pub fn blocks(&self) -> impl Iterator<Item = Result<(Range<usize>, AnyTensor)>> + '_ {
         (0..self.parts.len()).map(|i| Ok((self.parts[i].range.clone(), self.read_block(i)?)))
+    }
+
+    /// Every part in turn as a message: the block ([`read_block`](Self::read_block))
+    /// with the dataset's custom metadata and [`DATASET_BLOCK_KEY`] saying where
+    /// it lies. Written as a stream ([`crate::ipc::write_tensor_stream_iter`]),
+    /// they are the dataset's tensor block by block, and
+    /// [`DatasetWriter::write_block`] at each block's offset rebuilds it.
+    ///
+    /// ```
+    /// use arrow_sparse::archive::{DatasetBlock, DatasetReader, DatasetWriteOptions, write_dataset};
+    /// use arrow_sparse::{AnyTensor, CooTensor};
+    /// let dir = tempfile::tempdir()?;
+    /// let out = dir.path().join("ds");
+    /// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![10, 3], &[(vec![1, 0], 1.0), (vec![8, 2], 2.0)])?.into();
+    /// write_dataset(&out, &t.into(), &DatasetWriteOptions::new(0, 4))?;
+    /// let r = DatasetReader::open(&out)?;
+    /// let blocks = r.block_messages().collect::<Result<Vec<_>, _>>()?;
+    /// let where_ = blocks.iter().map(DatasetBlock::of).collect::<Result<Vec<_>, _>>()?;
+    /// assert_eq!(where_[1], Some(DatasetBlock { dim: 0, offset: 8, shape: vec![10, 3] }));
+    /// assert_eq!(blocks[1].tensor.shape(), &[2, 3]);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
+    pub fn block_messages(&self) -> impl Iterator<Item = Result<TensorMessage>> + '_ {
+        self.blocks().map(|item| {
+            let (range, tensor) = item?;
+            let mut custom_metadata = self.spec.custom_metadata.clone();
+            custom_metadata.push((
+                DATASET_BLOCK_KEY.to_string(),
+                DatasetBlock {
+                    dim: self.dim,
+                    offset: range.start,
+                    shape: self.spec.shape.clone(),
+                }
+                .to_json(),
+            ));
+            Ok(TensorMessage {
+                tensor,
+                custom_metadata,
+            })
+        })
     }
 
     /// `y = A x` for a 2-D dataset, streaming one block at a time through

@@ -57,8 +57,9 @@ use std::path::Path;
 #[cfg(feature = "object-store")]
 pub use dataset::write_dataset_to_store;
 pub use dataset::{
-    DATASET_MANIFEST, DATASET_VERSION, DatasetPart, DatasetRangeRead, DatasetReader,
-    DatasetSummary, DatasetWriteOptions, DatasetWriter, is_dataset_path, write_dataset,
+    DATASET_BLOCK_KEY, DATASET_MANIFEST, DATASET_VERSION, DatasetBlock, DatasetPart,
+    DatasetRangeRead, DatasetReader, DatasetSummary, DatasetWriteOptions, DatasetWriter,
+    is_dataset_path, write_dataset,
 };
 pub use meta::{
     ArchiveLayout, DmChain, METADATA_CRC_KEY, METADATA_KEY, METADATA_VERSION, TensorSpec,

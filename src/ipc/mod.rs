@@ -377,6 +377,47 @@ pub fn write_tensor_stream<'a>(
     })
 }
 
+/// [`write_tensor_stream`] from an iterator of messages made one at a time
+/// (blocks of a larger tensor, say): each is encoded and written as it comes,
+/// so memory holds one message. The first error, from the iterator or the
+/// write, ends the write and leaves nothing at `path`. Returns the number of
+/// messages written.
+///
+/// ```
+/// use arrow_sparse::{ipc, AnyTensor, CooTensor, Error};
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("blocks.arrow");
+/// let block = |k: usize| -> arrow_sparse::Result<ipc::TensorMessage> {
+///     Ok(AnyTensor::from(CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![1, k], k as f64)])?).into())
+/// };
+/// assert_eq!(ipc::write_tensor_stream_iter(&path, (0..3).map(block), &ipc::StreamWriteOptions::default())?, 3);
+/// assert_eq!(ipc::read_tensor_stream(&path, &ipc::StreamReadOptions::default())?.len(), 3);
+/// // an error midway: nothing is written
+/// let bad = dir.path().join("bad.arrow");
+/// let r = ipc::write_tensor_stream_iter(&bad, (0..5).map(block), &ipc::StreamWriteOptions::default());
+/// assert!(matches!(r, Err(Error::IndexOutOfBounds { .. })) && !bad.exists());
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
+pub fn write_tensor_stream_iter(
+    path: impl AsRef<Path>,
+    messages: impl IntoIterator<Item = Result<TensorMessage>>,
+    options: &StreamWriteOptions,
+) -> Result<usize> {
+    let path = path.as_ref();
+    let mut n = 0;
+    crate::atomic::write_atomic_with(path, options.sync, |f| {
+        let mut w = TensorStreamWriter::new(std::io::BufWriter::new(f)).with_options(options);
+        for m in messages {
+            let m = m?;
+            w.write_with_metadata(&m.tensor, &m.custom_metadata)?;
+            n += 1;
+        }
+        w.finish()?.flush()?;
+        Ok(())
+    })?;
+    Ok(n)
+}
+
 /// Read every tensor of a stream file through a memory map (zero-copy).
 ///
 /// ```

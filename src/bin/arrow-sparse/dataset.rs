@@ -188,6 +188,16 @@ pub fn run(args: &ConvertArgs, dim: usize, progress: &Progress) -> Result<Summar
     let fail_out = |e: Error| Failure::output(e).in_file(out);
     progress.spinner(format!("writing the dataset {}", out.display()));
     let (spec, written, streamed) = match in_kind {
+        _ if d.stack => {
+            if in_kind != FileKind::Arrow {
+                return Err(Failure::usage(format!(
+                    "--stack reads a stream of blocks (.arrow), not a {} file",
+                    in_kind.name()
+                )));
+            }
+            let (spec, written) = stack(args, dim, options, progress)?;
+            (spec, written, true)
+        }
         FileKind::Mtx => {
             let file = File::open(&args.input).map_err(|e| fail_in(e.into()))?;
             let import = ImportOptions::default().with_duplicates(text_duplicates);
@@ -315,4 +325,132 @@ pub fn parse_bytes(s: &str) -> Result<usize, String> {
         return Err("must be at least 24M".into());
     }
     Ok(bytes)
+}
+
+/// `convert STREAM DIR --partition-by D --stack`: the stream's messages are
+/// consecutive blocks along D (or say where they go, arrow_sparse.dataset.block),
+/// read twice through a memory map: their shapes first (trusted, no O(nnz)
+/// pass), then each block validated and written.
+fn stack(
+    args: &ConvertArgs,
+    dim: usize,
+    options: DatasetWriteOptions,
+    progress: &Progress,
+) -> Result<(TensorSpec, DatasetSummary), Failure> {
+    use arrow_sparse::archive::{DATASET_BLOCK_KEY, DatasetBlock};
+    use arrow_sparse::ipc::{MmapReader, StreamReadOptions};
+    let name = args.input.display().to_string();
+    let fail_in = |e: Error| Failure::input(e).about(&name);
+    let out = &args.output;
+    let fail_out = |e: Error| Failure::output(e).in_file(out);
+    let trusted = MmapReader::open_with(
+        &args.input,
+        &StreamReadOptions::default().with_validation(arrow_sparse::Validation::Trusted),
+    )
+    .map_err(fail_in)?;
+    let n = trusted.len();
+    let first = trusted
+        .get(0)
+        .map_err(|_| fail_in(Error::Unsupported("a stream of no blocks".into())))?;
+    let declared = DatasetBlock::of(&first).map_err(fail_in)?;
+    let ndim = first.tensor.shape().len();
+    if dim >= ndim {
+        return Err(Failure::usage(format!(
+            "--partition-by {dim}: the blocks have {ndim} dimensions"
+        )));
+    }
+    let mut offsets = Vec::with_capacity(n.min(1 << 20));
+    let mut total = 0usize;
+    for i in 0..n {
+        let m = trusted.get(i).map_err(fail_in)?;
+        let (shape, first_shape) = (m.tensor.shape(), first.tensor.shape());
+        let same = shape.len() == ndim
+            && (0..ndim).all(|e| e == dim || shape[e] == first_shape[e])
+            && m.tensor.value_type() == first.tensor.value_type();
+        if !same {
+            return Err(fail_in(Error::Unsupported(format!(
+                "block {i} is a {} tensor of shape {shape:?}, block 0 a {} tensor of shape {first_shape:?}: blocks differ only in their extent along dimension {dim}",
+                m.tensor.value_type().name(),
+                first.tensor.value_type().name()
+            ))));
+        }
+        let extent = shape[dim];
+        let offset = match (DatasetBlock::of(&m).map_err(fail_in)?, &declared) {
+            (Some(b), Some(d)) if b.dim == dim && b.shape == d.shape => b.offset,
+            (None, None) => total,
+            _ => {
+                return Err(fail_in(Error::Unsupported(format!(
+                    "block {i}: every block must say where it goes along dimension {dim} ({DATASET_BLOCK_KEY}, the same whole shape) or none"
+                ))));
+            }
+        };
+        total = total.max(offset.saturating_add(extent));
+        offsets.push(offset);
+    }
+    let mut spec = TensorSpec::of(&first).map_err(fail_in)?;
+    match &declared {
+        Some(b) => spec.shape = b.shape.clone(),
+        None => spec.shape[dim] = total,
+    }
+    spec.custom_metadata.retain(|(k, _)| k != DATASET_BLOCK_KEY);
+    if let Some(l) = layout_for(&args.target, ndim, Some(&spec.layout))? {
+        spec = spec.with_layout(l);
+    }
+    if let ArchiveLayout::Coo { canonical, .. } = &mut spec.layout {
+        *canonical = None;
+    }
+    drop(trusted);
+    let full = MmapReader::open(&args.input).map_err(fail_in)?;
+    let options = options.with_duplicates(Duplicates::Keep);
+    let mut w = crate::store::create_dataset(out, spec.clone(), &options).map_err(fail_out)?;
+    progress.steps(format!("stacking the blocks of {name}"), n as u64, "blocks");
+    for (i, &offset) in offsets.iter().enumerate() {
+        let m = full.get(i).map_err(fail_in)?;
+        w.write_block(offset, &m.tensor).map_err(fail_out)?;
+        progress.inc(1);
+    }
+    Ok((spec, w.finish().map_err(fail_out)?))
+}
+
+/// `convert DIR OUT.arrow --blocks`: the dataset's parts as the messages of a
+/// stream, one in memory at a time. The summary line, as text and JSON.
+pub fn write_blocks(args: &ConvertArgs, progress: &Progress) -> Result<(String, Value), Failure> {
+    let out = &args.output;
+    let kind = args
+        .output_kind
+        .or(FileKind::of(out))
+        .ok_or_else(|| Failure::usage("--blocks writes a stream: OUT must be .arrow"))?;
+    if kind != FileKind::Arrow || args.target.to.is_some() || args.tensor.is_some() {
+        return Err(Failure::usage(
+            "--blocks writes the parts of a dataset as they are into a stream (.arrow): --to and --tensor do not apply",
+        ));
+    }
+    let name = args.input.display().to_string();
+    let r = crate::store::open_dataset(&args.input).map_err(|e| Failure::input(e).about(&name))?;
+    progress.steps(
+        format!("writing the blocks of {name}"),
+        r.parts().len() as u64,
+        "blocks",
+    );
+    let messages = r.block_messages().inspect(|_| progress.inc(1));
+    let n = arrow_sparse::ipc::write_tensor_stream_iter(out, messages, &Default::default())
+        .map_err(|e| Failure::output(e).in_file(out))?;
+    let bytes = std::fs::metadata(out).map(|m| m.len()).unwrap_or(0);
+    let spec = r.spec();
+    let text = format!(
+        "{name} (dataset) -> {} (arrow): {n} blocks along dimension {} [{} {} {:?} nnz {}], {bytes} bytes",
+        out.display(),
+        r.partition_dim(),
+        spec.format(),
+        spec.value_type,
+        spec.shape,
+        r.rows(),
+    );
+    let json = json!({
+        "input": name, "input_kind": "dataset", "output": out.display().to_string(),
+        "output_kind": "arrow", "blocks": n, "partition_dim": r.partition_dim(),
+        "format": spec.format().name(), "value_type": spec.value_type.name(),
+        "shape": spec.shape, "nnz": r.rows(), "bytes": bytes,
+    });
+    Ok((text, json))
 }

@@ -246,6 +246,17 @@ struct DatasetArgs {
     /// set), in bytes or with a K, M, G or T suffix (default 1G, at least 24M).
     #[arg(long, value_name = "BYTES", value_parser = memory_budget, requires = "partition_by")]
     memory_budget: Option<usize>,
+    /// With --partition-by: IN is a stream (.arrow) of consecutive blocks of one
+    /// tensor along DIM, each a message of its own extent along DIM, stacked into
+    /// the dataset one at a time (a block written by --blocks says where it goes).
+    #[arg(long, requires = "partition_by")]
+    stack: bool,
+    /// IN is a dataset: write each of its parts as one message of the stream OUT
+    /// (.arrow), the part's entries with its own extent along the partition
+    /// dimension, its place in the custom metadata arrow_sparse.dataset.block;
+    /// one part in memory at a time.
+    #[arg(long, conflicts_with = "partition_by")]
+    blocks: bool,
 }
 
 #[cfg(feature = "parquet")]
@@ -417,6 +428,15 @@ fn run(cli: Cli, progress: &Progress) -> Result<(), Failure> {
                 } else {
                     summary.text()
                 };
+                writeln!(out, "{line}")?;
+            }
+        }
+        #[cfg(feature = "parquet")]
+        Command::Convert(args) if args.dataset.blocks => {
+            let line = dataset::write_blocks(&args, progress)?;
+            progress.clear();
+            if !cli.quiet {
+                let line = if cli.json { line.1.to_string() } else { line.0 };
                 writeln!(out, "{line}")?;
             }
         }

@@ -4,7 +4,9 @@
 use std::path::Path;
 
 use arrow_sparse::Error;
-use arrow_sparse::archive::{ArchiveReader, DatasetWriteOptions, DatasetWriter, TensorSpec};
+use arrow_sparse::archive::{
+    ArchiveReader, DatasetReader, DatasetWriteOptions, DatasetWriter, TensorSpec,
+};
 
 /// Whether `path` is a URL rather than a file system path.
 pub fn is_url(path: &str) -> bool {
@@ -79,5 +81,19 @@ pub fn create_dataset(
             let _ = (spec, options);
             Err(no_object_store())
         }
+    }
+}
+
+/// The dataset at `path`, a directory or a URL.
+pub fn open_dataset(path: &Path) -> Result<DatasetReader, Error> {
+    match url_of(path) {
+        None => DatasetReader::open(path),
+        #[cfg(feature = "object-store")]
+        Some(url) => DatasetReader::open_store(
+            &arrow_sparse::archive::store::StoreLocation::from_url(url)?,
+            &Default::default(),
+        ),
+        #[cfg(not(feature = "object-store"))]
+        Some(_) => Err(no_object_store()),
     }
 }
