@@ -462,37 +462,39 @@ fn free_port() -> u16 {
 
 /// Start moto's server from the venv and make `buckets` in it.
 fn moto(buckets: &[&str]) -> Moto {
+    moto_with(buckets, false)
+}
+
+/// [`moto`], over TLS (a self-signed certificate) when `tls`.
+fn moto_with(buckets: &[&str], tls: bool) -> Moto {
     let python = common::python();
-    let port = free_port();
+    let port = free_port().to_string();
+    let mut args = vec!["-m", "moto.server", "-H", "127.0.0.1", "-p", &port];
+    if tls {
+        args.push("--ssl");
+    }
     let child = Command::new(&python)
-        .args([
-            "-m",
-            "moto.server",
-            "-H",
-            "127.0.0.1",
-            "-p",
-            &port.to_string(),
-        ])
+        .args(&args)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
         .unwrap_or_else(|e| panic!("cannot start moto's server with {}: {e}", python.display()));
     let server = Moto {
         child,
-        endpoint: format!("http://127.0.0.1:{port}"),
+        endpoint: format!("{}://127.0.0.1:{port}", if tls { "https" } else { "http" }),
     };
     let deadline = Instant::now() + Duration::from_secs(60);
+    let port: u16 = port.parse().unwrap();
     while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
         assert!(Instant::now() < deadline, "moto's server did not start");
         std::thread::sleep(Duration::from_millis(100));
     }
     for b in buckets {
-        let store = s3(&server, b);
         // moto makes a bucket on a PUT of its name; the store's API has no such call
         let out = Command::new(&python)
             .args([
                 "-c",
-                "import sys, boto3; boto3.client('s3', endpoint_url=sys.argv[1], region_name='us-east-1', aws_access_key_id='test', aws_secret_access_key='test').create_bucket(Bucket=sys.argv[2])",
+                "import sys, boto3; boto3.client('s3', endpoint_url=sys.argv[1], verify=False, region_name='us-east-1', aws_access_key_id='test', aws_secret_access_key='test').create_bucket(Bucket=sys.argv[2])",
                 &server.endpoint,
                 b,
             ])
@@ -503,7 +505,6 @@ fn moto(buckets: &[&str]) -> Moto {
             "{}",
             String::from_utf8_lossy(&out.stderr)
         );
-        drop(store);
     }
     server
 }
@@ -627,6 +628,55 @@ fn an_s3_server_takes_multipart_parts_and_the_cli_s_urls() {
     assert_eq!(code, Some(3), "{err}");
 }
 
+/// The CLI over HTTPS: the TLS stack (rustls) against moto's server with a
+/// self-signed certificate, accepted with `AWS_ALLOW_INVALID_CERTIFICATES`;
+/// without it, the certificate is refused with an error, not a panic.
+#[test]
+#[ignore = "needs the Python venv: run scripts/setup-interop.sh, then cargo test -- --include-ignored"]
+fn an_s3_server_over_tls_is_reached_through_rustls() {
+    let server = moto_with(&["secure"], true);
+    let dir = tempfile::tempdir().unwrap();
+    let mtx = dir.path().join("a.mtx");
+    std::fs::write(
+        &mtx,
+        "%%MatrixMarket matrix coordinate integer general\n3 3 2\n1 2 7\n3 3 -1\n",
+    )
+    .unwrap();
+    let run = |args: &[&str], trust: bool| {
+        let mut env = s3_env(&server);
+        if trust {
+            env.push(("AWS_ALLOW_INVALID_CERTIFICATES", "true".into()));
+        }
+        let out = Command::new(env!("CARGO_BIN_EXE_arrow-sparse"))
+            .args(args)
+            .envs(env.iter().map(|(k, v)| (k, v)))
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, out, err) = run(
+        &[
+            "convert",
+            mtx.to_str().unwrap(),
+            "s3://secure/ds",
+            "--partition-by",
+            "1",
+        ],
+        true,
+    );
+    assert_eq!(code, Some(0), "{out}{err}");
+    let (code, dump, err) = run(&["dump", "s3://secure/ds"], true);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(dump.contains(r#""entries":[[0,1,7],[2,2,-1]]"#), "{dump}");
+    let (code, _, err) = run(&["dump", "s3://secure/ds"], false);
+    assert_eq!(code, Some(3), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
 /// Without the venv, a plain run reports the S3 tests as ignored, and
 /// `--include-ignored` makes them fail: they never pass.
 #[test]
@@ -636,6 +686,7 @@ fn without_the_venv_the_s3_tests_never_pass() {
     assert_eq!(
         tests,
         [
+            "an_s3_server_over_tls_is_reached_through_rustls",
             "an_s3_server_reads_only_the_objects_and_ranges_it_needs",
             "an_s3_server_takes_multipart_parts_and_the_cli_s_urls"
         ]
