@@ -245,6 +245,14 @@ fn reads_fetch_only_what_they_need(at: &StoreLocation, counting: &Counting) {
     // group read (its column chunks are adjacent, so the ranges coalesce; none
     // for a group inside the footer's window)
     assert!(gets.len() <= 1 + part.row_groups_read, "{gets:?}");
+    eprintln!(
+        "range read of rows 1200..1300: {} requests, {} bytes of a {}-byte part ({} of {} row groups); all parts {total} bytes",
+        gets.len(),
+        bytes_of(&gets),
+        sizes[1],
+        part.row_groups_read,
+        part.row_groups_total
+    );
     assert_eq!(gets[0].range.end, sizes[1]);
     let expect = ArchiveReader::open(write_local(&csr))
         .unwrap()
