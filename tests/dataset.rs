@@ -28,15 +28,7 @@ use serde_json::Value as J;
 
 /// `nnz` distinct random entries of `shape`, sorted (canonical), values `1..`.
 fn canonical(r: &mut Rng, shape: &[usize], nnz: usize) -> CooTensor<f64, i64> {
-    let mut entries: Vec<(Vec<usize>, f64)> = (0..nnz)
-        .map(|k| (shape.iter().map(|&d| r.below(d)).collect(), k as f64 + 1.0))
-        .collect();
-    entries.sort_by(|a, b| a.0.cmp(&b.0));
-    entries.dedup_by(|a, b| a.0 == b.0);
-    CooTensor::from_entries(shape.to_vec(), &entries)
-        .unwrap()
-        .canonicalize()
-        .unwrap()
+    common::canonical_coo(r, shape, nnz, |k| k as f64 + 1.0)
 }
 
 /// Entry `k`'s coordinates of a row-major COO tensor.

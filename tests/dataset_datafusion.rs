@@ -11,32 +11,13 @@ mod common;
 #[path = "common/engines.rs"]
 mod engines;
 
-use std::path::Path;
-
-/// Run the DataFusion script on a dataset.
-fn datafusion(dataset: &Path, x: &Path, out: &Path) {
-    let script = common::repo().join("tests/python/check_dataset_datafusion.py");
-    let o = std::process::Command::new(common::python())
-        .arg(&script)
-        .arg(dataset)
-        .arg(x)
-        .arg(out)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&o.stderr);
-    eprintln!("{stderr}");
-    assert!(
-        o.status.success(),
-        "check_dataset_datafusion.py failed:\n{stderr}"
-    );
-}
-
 #[test]
 #[ignore = "needs the Python venv: run scripts/setup-interop.sh, then cargo test -- --include-ignored"]
 fn datafusion_computes_spmv_sums_and_mttkrp_over_datasets_as_the_kernels_do() {
-    // the venv first, so that its absence is the failure reported
-    common::python();
-    engines::check_engine("DataFusion", &datafusion);
+    let python = common::python();
+    engines::check_engine("DataFusion", &|ds, x, out| {
+        engines::run_script(&python, "check_dataset_datafusion.py", ds, x, out)
+    });
 }
 
 /// Without the venv, a plain run reports the test as ignored, and

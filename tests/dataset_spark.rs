@@ -12,7 +12,7 @@ mod common;
 #[path = "common/engines.rs"]
 mod engines;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// The venv's Python with pyspark (`ARROW_SPARSE_SPARK_PYTHON`, else `.venv`).
 fn spark_python() -> PathBuf {
@@ -28,29 +28,13 @@ fn spark_python() -> PathBuf {
     p
 }
 
-/// Run the Spark script on a dataset; the output folder.
-fn spark(python: &Path, dataset: &Path, x: &Path, out: &Path) {
-    let script = common::repo().join("tests/python/check_dataset_spark.py");
-    let o = std::process::Command::new(python)
-        .arg(&script)
-        .arg(dataset)
-        .arg(x)
-        .arg(out)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&o.stderr);
-    eprintln!("{stderr}");
-    assert!(
-        o.status.success(),
-        "check_dataset_spark.py failed:\n{stderr}"
-    );
-}
-
 #[test]
 #[ignore = "needs the Spark venv: run scripts/setup-spark.sh, then cargo test -- --include-ignored"]
 fn spark_computes_spmv_sums_and_mttkrp_over_datasets_as_the_kernels_do() {
     let python = spark_python();
-    engines::check_engine("Spark", &|ds, x, out| spark(&python, ds, x, out));
+    engines::check_engine("Spark", &|ds, x, out| {
+        engines::run_script(&python, "check_dataset_spark.py", ds, x, out)
+    });
 }
 
 /// Without the Spark venv, a plain run reports the test as ignored, and

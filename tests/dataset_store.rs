@@ -162,20 +162,7 @@ fn block<T>(f: impl std::future::Future<Output = T>) -> T {
 
 /// A canonical `shape` COO tensor of about `nnz` distinct random entries.
 fn random(r: &mut Rng, shape: &[usize], nnz: usize) -> CooTensor<f64, i64> {
-    let mut entries: Vec<(Vec<usize>, f64)> = (0..nnz)
-        .map(|k| {
-            (
-                shape.iter().map(|&d| r.below(d)).collect(),
-                (k % 97) as f64 - 48.5,
-            )
-        })
-        .collect();
-    entries.sort_by(|a, b| a.0.cmp(&b.0));
-    entries.dedup_by(|a, b| a.0 == b.0);
-    CooTensor::from_entries(shape.to_vec(), &entries)
-        .unwrap()
-        .canonicalize()
-        .unwrap()
+    common::canonical_coo(r, shape, nnz, |k| (k % 97) as f64 - 48.5)
 }
 
 /// Parts of `rows` rows, row groups of 2,000 rows.
@@ -532,6 +519,20 @@ fn s3(server: &Moto, bucket: &str) -> Arc<dyn ObjectStore> {
     )
 }
 
+/// Run the CLI with `env` added: exit code, stdout, stderr.
+fn cli_with(env: &[(&str, String)], args: &[&str]) -> (Option<i32>, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_arrow-sparse"))
+        .args(args)
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
 /// The environment the CLI reads an S3 store from.
 fn s3_env(server: &Moto) -> Vec<(&'static str, String)> {
     vec![
@@ -586,18 +587,7 @@ fn an_s3_server_takes_multipart_parts_and_the_cli_s_urls() {
     )
     .unwrap();
     let env = s3_env(&server);
-    let run = |args: &[&str]| {
-        let out = Command::new(env!("CARGO_BIN_EXE_arrow-sparse"))
-            .args(args)
-            .envs(env.iter().map(|(k, v)| (k, v)))
-            .output()
-            .unwrap();
-        (
-            out.status.code(),
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-        )
-    };
+    let run = |args: &[&str]| cli_with(&env, args);
     let mtx_arg = mtx.to_str().unwrap();
     let (code, out, err) = run(&[
         "convert",
@@ -655,16 +645,7 @@ fn an_s3_server_over_tls_is_reached_through_rustls() {
         if trust {
             env.push(("AWS_ALLOW_INVALID_CERTIFICATES", "true".into()));
         }
-        let out = Command::new(env!("CARGO_BIN_EXE_arrow-sparse"))
-            .args(args)
-            .envs(env.iter().map(|(k, v)| (k, v)))
-            .output()
-            .unwrap();
-        (
-            out.status.code(),
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-        )
+        cli_with(&env, args)
     };
     let (code, out, err) = run(
         &[

@@ -30,6 +30,22 @@ pub fn write_table(path: &Path, columns: Vec<(&str, ArrayRef)>) {
     w.close().unwrap();
 }
 
+/// Run an engine's script (`tests/python/NAME`) with `python` on a dataset, a
+/// vector / factor table and an output folder; panics with its stderr on failure.
+pub fn run_script(python: &Path, name: &str, dataset: &Path, x: &Path, out: &Path) {
+    let script = crate::common::repo().join("tests/python").join(name);
+    let o = std::process::Command::new(python)
+        .arg(&script)
+        .arg(dataset)
+        .arg(x)
+        .arg(out)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    eprintln!("{stderr}");
+    assert!(o.status.success(), "{name} failed:\n{stderr}");
+}
+
 /// A Parquet file the engine wrote: every row as `(key columns, value)`, values as f64
 /// (and as i64 when the column is an integer one).
 pub fn read_result(

@@ -227,6 +227,25 @@ pub fn python() -> PathBuf {
     installed("ARROW_SPARSE_PYTHON", ".venv/bin/python", "Python venv")
 }
 
+/// At most `nnz` distinct random entries of `shape` as a canonical COO tensor,
+/// the `k`-th drawn entry valued `value(k)` (the first of equal draws kept).
+pub fn canonical_coo(
+    r: &mut Rng,
+    shape: &[usize],
+    nnz: usize,
+    value: impl Fn(usize) -> f64,
+) -> arrow_sparse::CooTensor<f64, i64> {
+    let mut entries: Vec<(Vec<usize>, f64)> = (0..nnz)
+        .map(|k| (shape.iter().map(|&d| r.below(d)).collect(), value(k)))
+        .collect();
+    entries.sort_by(|a, b| a.0.cmp(&b.0));
+    entries.dedup_by(|a, b| a.0 == b.0);
+    arrow_sparse::CooTensor::from_entries(shape.to_vec(), &entries)
+        .unwrap()
+        .canonicalize()
+        .unwrap()
+}
+
 /// xorshift64*: deterministic, no dependency.
 pub struct Rng(pub u64);
 

@@ -26,6 +26,8 @@ import re
 import sys
 import time
 
+import dataset_queries as queries  # beside this script
+
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -91,19 +93,11 @@ def main(dataset_dir, x_path, out_dir):
         sys.exit(f"check_dataset_datafusion: block {first['block']} has {report['rows_in_first_block']} rows, the manifest says {first['rows']}")
 
     if len(dims) == 2:
-        query("y", f"""
-            SELECT e.dim_0 AS i, SUM(e.value * CAST(x.x AS {num})) AS y
-            FROM entries e JOIN x ON e.dim_1 = x.i
-            GROUP BY e.dim_0""", ["i"])
+        query("y", queries.spmv(num), ["i"])
     elif len(dims) == 3:
-        query("mttkrp", """
-            SELECT e.dim_0 AS i, CAST(b.r AS BIGINT) AS r, SUM(e.value * b.x * c.x) AS m
-            FROM entries e
-            JOIN x b ON b.mode = 1 AND e.dim_1 = b.i
-            JOIN x c ON c.mode = 2 AND e.dim_2 = c.i AND c.r = b.r
-            GROUP BY e.dim_0, b.r""", ["i", "r"])
+        query("mttkrp", queries.MTTKRP, ["i", "r"])
     for n, d in enumerate(dims):
-        query(f"sum_dim{n}", f"SELECT {d} AS i, SUM(value) AS s FROM entries GROUP BY {d}", ["i"])
+        query(f"sum_dim{n}", queries.sum_along(d), ["i"])
     with open(os.path.join(out_dir, "datafusion.json"), "w") as f:
         json.dump(report, f, indent=1)
     print(json.dumps(report), file=sys.stderr)
