@@ -698,14 +698,17 @@ impl TensorSpec {
 fn rows_layout_of(t: &AnyTensor) -> Result<ArchiveLayout> {
     Ok(match t {
         AnyTensor::Dense(d) => {
-            let packed = check_shape(d.shape(), "dense tensor")?
-                .is_some_and(|size| size == d.values().len())
-                && is_packed(d.shape(), d.strides());
+            // non-negative strides packing the whole buffer (so no offset)
+            let strides: Option<Vec<usize>> = d
+                .strides()
+                .iter()
+                .map(|&s| usize::try_from(s).ok())
+                .collect();
+            let size = check_shape(d.shape(), "dense tensor")?;
             ArchiveLayout::Dense {
-                strides: if packed {
-                    d.strides().to_vec()
-                } else {
-                    row_major_strides(d.shape())
+                strides: match strides {
+                    Some(s) if size == Some(d.values().len()) && is_packed(d.shape(), &s) => s,
+                    _ => row_major_strides(d.shape()),
                 },
             }
         }

@@ -9,6 +9,7 @@ use flatbuffers::{FlatBufferBuilder, UnionWIPOffset, WIPOffset};
 
 use crate::buffer::IndexBuffer;
 use crate::error::{Error, Result};
+use crate::tensor::dense::{column_major_strides, row_major_strides};
 use crate::tensor::{AnyTensor, CompressedAxis, CoordLayout, DenseTensor};
 use crate::types::{IndexType, ValueType};
 use crate::with_value_type;
@@ -412,8 +413,10 @@ pub fn encode(
 }
 
 /// Dense tensors: metadata padded to 64 bytes, body unpadded, as libarrow's
-/// `WriteTensor`. Row- or column-major contiguous tensors are written as they are;
-/// other strides are first copied into row-major order.
+/// `WriteTensor`. Row- or column-major contiguous tensors are written as they are:
+/// the body is the `size` elements from the tensor's offset, a slice of its
+/// buffer (no copy). Other strides (gaps, broadcasts, and every negative stride,
+/// which libarrow's `Tensor` rejects) are first copied into row-major order.
 fn encode_dense<'a>(
     mut fbb: FlatBufferBuilder<'a>,
     d: &crate::tensor::AnyDense,
@@ -436,7 +439,26 @@ fn encode_dense<'a>(
     let strides: Vec<i64> = if size == 0 {
         vec![w as i64; d.shape().len()]
     } else {
-        d.strides().iter().map(|&s| (s * w) as i64).collect()
+        // the tensor's own strides, as libarrow writes them; a dimension of
+        // extent 1 may have any stride, and where one is negative or does not fit
+        // int64 bytes the packed strides the tensor matches are written instead
+        let bytes = |s: &[isize]| -> Option<Vec<i64>> {
+            s.iter()
+                .map(|&s| {
+                    let b = s.checked_mul(w as isize)?;
+                    if b < 0 { None } else { i64::try_from(b).ok() }
+                })
+                .collect()
+        };
+        let packed = if d.is_row_major() {
+            row_major_strides(d.shape())
+        } else {
+            column_major_strides(d.shape())
+        };
+        let packed: Vec<isize> = packed.iter().map(|&s| s as isize).collect();
+        bytes(d.strides())
+            .or_else(|| bytes(&packed))
+            .ok_or_else(|| Error::overflow("dense strides", format!("{packed:?}"), "int64 bytes"))?
     };
     let strides = fbb.create_vector(&strides);
     let body_length = size * w;
@@ -451,7 +473,13 @@ fn encode_dense<'a>(
             data: Some(&data),
         },
     );
-    let values = d.values().inner().slice_with_length(0, body_length);
+    // the packed elements from the offset (checked by the tensor's constructor)
+    let values = d
+        .values()
+        .slice(d.offset(), size)
+        .ok_or_else(|| Error::invariant("dense values", None, "elements outside the buffer"))?
+        .inner()
+        .clone();
     let body = if body_length > 0 {
         vec![(values, 0)]
     } else {
