@@ -515,8 +515,12 @@ class Tensor:
             flat = a.reshape(-1)
         elif a.size > 0 and item > 0 and all(s % item == 0 for s in a.strides):
             strides = [s // item for s in a.strides]
-            lo = sum((n - 1) * s for n, s in zip(a.shape, strides) if s < 0)
-            hi = sum((n - 1) * s for n, s in zip(a.shape, strides) if s > 0)
+            lo = hi = 0  # the lowest and the highest element offset from a[0, ..., 0]
+            for n, s in zip(a.shape, strides):
+                if s < 0:
+                    lo += (n - 1) * s
+                else:
+                    hi += (n - 1) * s
             # the lowest-addressed element heads the array with the negative axes
             # flipped; the memory from it to the highest element, as one 1-D view
             low = a[tuple(slice(None, None, -1) if s < 0 else slice(None) for s in strides)]
