@@ -439,26 +439,34 @@ fn encode_dense<'a>(
     let strides: Vec<i64> = if size == 0 {
         vec![w as i64; d.shape().len()]
     } else {
-        // the tensor's own strides, as libarrow writes them; a dimension of
-        // extent 1 may have any stride, and where one is negative or does not fit
-        // int64 bytes the packed strides the tensor matches are written instead
-        let bytes = |s: &[isize]| -> Option<Vec<i64>> {
-            s.iter()
-                .map(|&s| {
-                    let b = s.checked_mul(w as isize)?;
-                    if b < 0 { None } else { i64::try_from(b).ok() }
-                })
-                .collect()
+        // libarrow writes a tensor's own strides when they are exactly its
+        // row- or column-major ones (else it copies it row-major). Along an
+        // extent of 1 a stride is never used and may be anything (a view's):
+        // such a tensor, packed all the same, gets the exact packed strides it
+        // matches, so that libarrow re-encodes the message as it is.
+        let (rm, cm) = (
+            row_major_strides(d.shape()),
+            column_major_strides(d.shape()),
+        );
+        let exactly = |p: &[usize]| {
+            d.strides()
+                .iter()
+                .zip(p)
+                .all(|(&s, &q)| usize::try_from(s) == Ok(q))
         };
-        let packed = if d.is_row_major() {
-            row_major_strides(d.shape())
+        let packed = if exactly(&rm) || (!exactly(&cm) && d.is_row_major()) {
+            rm
         } else {
-            column_major_strides(d.shape())
+            cm
         };
-        let packed: Vec<isize> = packed.iter().map(|&s| s as isize).collect();
-        bytes(d.strides())
-            .or_else(|| bytes(&packed))
-            .ok_or_else(|| Error::overflow("dense strides", format!("{packed:?}"), "int64 bytes"))?
+        packed
+            .iter()
+            .map(|&s| {
+                s.checked_mul(w)
+                    .and_then(|b| i64::try_from(b).ok())
+                    .ok_or_else(|| Error::overflow("dense stride", s.to_string(), "int64 bytes"))
+            })
+            .collect::<Result<_>>()?
     };
     let strides = fbb.create_vector(&strides);
     let body_length = size * w;
