@@ -396,8 +396,9 @@ impl TensorSpec {
     /// The spec that restores `message` exactly.
     ///
     /// A dense tensor whose strides are not a packed layout of its shape (gaps,
-    /// broadcast) is declared row-major: it is archived as its row-major copy, as
-    /// the IPC writer sends it.
+    /// broadcast, a negative stride) is declared row-major: it is archived as its
+    /// row-major copy, as the IPC writer sends it. A packed layout is kept, also
+    /// for a view at an offset into a longer buffer.
     ///
     /// ```
     /// use arrow_sparse::archive::{ArchiveLayout, TensorSpec};
@@ -698,16 +699,24 @@ impl TensorSpec {
 fn rows_layout_of(t: &AnyTensor) -> Result<ArchiveLayout> {
     Ok(match t {
         AnyTensor::Dense(d) => {
-            // non-negative strides packing the whole buffer (so no offset)
+            // non-negative packed strides (at any offset, in a buffer of any
+            // length: the restored tensor gets exactly its elements) are kept;
+            // along an extent of 1 a stride is never used, and its sign dropped
             let strides: Option<Vec<usize>> = d
                 .strides()
                 .iter()
-                .map(|&s| usize::try_from(s).ok())
+                .zip(d.shape())
+                .map(|(&s, &n)| {
+                    if n <= 1 {
+                        Some(s.checked_abs().map_or(0, |a| a as usize))
+                    } else {
+                        usize::try_from(s).ok()
+                    }
+                })
                 .collect();
-            let size = check_shape(d.shape(), "dense tensor")?;
             ArchiveLayout::Dense {
                 strides: match strides {
-                    Some(s) if size == Some(d.values().len()) && is_packed(d.shape(), &s) => s,
+                    Some(s) if is_packed(d.shape(), &s) => s,
                     _ => row_major_strides(d.shape()),
                 },
             }
