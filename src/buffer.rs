@@ -309,6 +309,14 @@ macro_rules! buffer_enum {
             pub fn as_typed<T: $elem>(&self) -> Option<&ScalarBuffer<T>> {
                 match self { $($name::$v(b) => (b as &dyn std::any::Any).downcast_ref::<ScalarBuffer<T>>()),* }
             }
+            /// Elements `offset..offset + len`, zero-copy, or `None` outside the buffer.
+            #[allow(dead_code)]
+            pub(crate) fn slice(&self, offset: usize, len: usize) -> Option<Self> {
+                if offset.checked_add(len)? > self.len() {
+                    return None;
+                }
+                Some(match self { $($name::$v(b) => $name::$v(b.slice(offset, len))),* })
+            }
             /// Reinterpret `len` elements of `body` at `byte_offset` as `ty`, zero-copy
             /// when aligned (see [`typed_slice`]).
             pub(crate) fn from_body(

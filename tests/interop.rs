@@ -679,6 +679,122 @@ fn check_both_directions_of(peer: &Path, path: &Path, context: &str) {
     );
 }
 
+/// Dense tensors with an offset and signed strides (#17): every view (reversals,
+/// stepped slices, the GCS seed's example, packed views at an offset) is written
+/// as libarrow reads it, with exactly the view's elements, and libarrow re-encodes
+/// our bytes identically (packed views are written as slices, the others
+/// compacted to row-major: libarrow has no offset and refuses negative strides).
+#[test]
+#[ignore = "needs the libarrow peer: run scripts/setup-interop.sh, then cargo test -- --include-ignored"]
+fn strided_dense_views_are_read_by_libarrow_element_for_element() {
+    fn views<V: corpus::Gen>(r: &mut Rng, out: &mut Vec<AnyTensor>) {
+        for _ in 0..12 {
+            out.push(corpus::strided_view::<V>(r).into());
+        }
+    }
+    let peer = common::peer();
+    let dir = tempfile::tempdir().unwrap();
+    let mut r = Rng(0x17B0_5EED);
+    let mut all: Vec<AnyTensor> = Vec::new();
+    views::<i8>(&mut r, &mut all);
+    views::<i16>(&mut r, &mut all);
+    views::<i32>(&mut r, &mut all);
+    views::<i64>(&mut r, &mut all);
+    views::<u8>(&mut r, &mut all);
+    views::<u16>(&mut r, &mut all);
+    views::<u32>(&mut r, &mut all);
+    views::<u64>(&mut r, &mut all);
+    views::<f16>(&mut r, &mut all);
+    views::<f32>(&mut r, &mut all);
+    views::<f64>(&mut r, &mut all);
+    // the GCS seed's example, and packed (row- and column-major) views at offsets
+    let seed = DenseTensor::<i32>::try_new_with_offset(
+        vec![2, 3],
+        vec![-1, -2],
+        5,
+        vec![6, 3, 5, 2, 4, 1].into(),
+    )
+    .unwrap();
+    all.push(seed.into());
+    let base: Vec<f64> = (0..60).map(|x| x as f64 - 7.0).collect();
+    let rm = DenseTensor::<f64>::try_new(vec![3, 4, 5], base.clone().into()).unwrap();
+    all.push(rm.slice(0, Some(1), None, 1).unwrap().into());
+    let cm = DenseTensor::<f64>::try_new_strided(
+        vec![3, 4, 5],
+        arrow_sparse::tensor::dense::column_major_strides(&[3, 4, 5]),
+        base.into(),
+    )
+    .unwrap();
+    all.push(cm.slice(2, Some(2), Some(4), 1).unwrap().into());
+    assert!(
+        all.iter().any(|t| match t {
+            AnyTensor::Dense(d) => d.strides().iter().any(|&s| s < 0),
+            _ => false,
+        }) && all
+            .iter()
+            .any(|t| matches!(t, AnyTensor::Dense(d) if d.offset() > 0 && d.is_row_major())),
+        "the corpus has negative strides and packed views at offsets"
+    );
+    // libarrow's entries are the views' own (computed in memory, before writing)
+    let expected: String = all.iter().map(|t| json_line(t).unwrap() + "\n").collect();
+    let path = dir.path().join("strided.arrow");
+    write(&path, &all);
+    let theirs = common::run_peer(&peer, &["dump", path.to_str().unwrap()]);
+    common::assert_same_dump(&expected, &theirs, "strided views");
+    check_both_directions(&peer, dir.path(), "strided", &all);
+    // and we read back the same logical tensors, with offset 0 and strides >= 0
+    for (m, t) in MmapReader::open(&path).unwrap().iter().zip(&all) {
+        let m = m.unwrap();
+        let AnyTensor::Dense(d) = &m.tensor else {
+            panic!("not dense")
+        };
+        assert!(d.offset() == 0 && d.strides().iter().all(|&s| s >= 0));
+        assert_eq!(json_line(&m.tensor).unwrap(), json_line(t).unwrap());
+    }
+}
+
+/// What the encoder works around: libarrow 26 refuses a Tensor message with a
+/// negative stride ("negative strides not supported"), whatever the data buffer
+/// holds, and so does arrow-sparse's reader (a typed error).
+#[test]
+#[ignore = "needs the libarrow peer: run scripts/setup-interop.sh, then cargo test -- --include-ignored"]
+fn libarrow_refuses_negative_strides() {
+    let peer = common::peer();
+    let dir = tempfile::tempdir().unwrap();
+    let t: AnyTensor = DenseTensor::<i32>::try_new(vec![2, 3], vec![1, 2, 3, 4, 5, 6].into())
+        .unwrap()
+        .into();
+    let bytes = ipc::encode(&t, &[], &StreamWriteOptions::default())
+        .unwrap()
+        .to_vec();
+    // the strides vector: 12 and 4 bytes as two little-endian int64
+    let pattern: Vec<u8> = [12i64, 4].iter().flat_map(|x| x.to_le_bytes()).collect();
+    let at = bytes
+        .windows(16)
+        .position(|w| w == pattern)
+        .expect("strides in the header");
+    for strides in [[-12i64, -4], [12, -4], [-12, 4]] {
+        let mut m = bytes.clone();
+        let patch: Vec<u8> = strides.iter().flat_map(|x| x.to_le_bytes()).collect();
+        m[at..at + 16].copy_from_slice(&patch);
+        let path = dir.path().join("negative.arrow");
+        std::fs::write(&path, &m).unwrap();
+        let (ok, _, err) = common::try_peer(&peer, &["dump", path.to_str().unwrap()]);
+        assert!(
+            !ok && err.contains("negative strides not supported"),
+            "{strides:?}: {err}"
+        );
+        let buf = arrow_buffer::Buffer::from(m);
+        assert!(
+            matches!(
+                ipc::decode(&buf, &ipc::StreamReadOptions::default()),
+                Err(arrow_sparse::Error::Unsupported(_))
+            ),
+            "{strides:?}"
+        );
+    }
+}
+
 /// Without the peer, a plain run of this binary reports every interop test as
 /// ignored, and `--include-ignored` makes each of them fail: none ever passes.
 #[test]

@@ -563,6 +563,63 @@ fn dense_layouts() {
             json_line(&m.tensor).unwrap()
         );
     }
+    // views with an offset and signed strides (#17): archived as their logical
+    // tensor (rows in row-major logical order, read through the offset and the
+    // strides), restored with its packed strides (at any offset) or row-major
+    // (a negative stride, gaps, broadcast), with the bytes IPC sends for the view
+    let mut r = Rng(0x17B);
+    let mut views: Vec<AnyTensor> = Vec::new();
+    for _ in 0..25 {
+        views.push(corpus::strided_view::<i16>(&mut r).into());
+        views.push(corpus::strided_view::<f64>(&mut r).into());
+    }
+    views.push(
+        DenseTensor::<i32>::try_new_with_offset(
+            vec![2, 3],
+            vec![-1, -2],
+            5,
+            vec![6, 3, 5, 2, 4, 1].into(),
+        )
+        .unwrap()
+        .into(),
+    );
+    // any stride along an extent of 1, the most negative one included
+    views.push(
+        DenseTensor::<u8>::try_new_with_offset(
+            vec![2, 1, 3],
+            vec![3, isize::MIN, 1],
+            1,
+            vec![0, 1, 2, 3, 4, 5, 6].into(),
+        )
+        .unwrap()
+        .into(),
+    );
+    for (k, t) in views.into_iter().enumerate() {
+        let negative = matches!(&t, AnyTensor::Dense(d) if d.strides().iter().zip(d.shape()).any(|(&s, &n)| s < 0 && n > 1));
+        let spec = archive::TensorSpec::of(&t.clone().into()).unwrap();
+        if negative {
+            assert_eq!(
+                spec.layout,
+                ArchiveLayout::Dense {
+                    strides: arrow_sparse::tensor::dense::row_major_strides(t.shape())
+                },
+                "{k}"
+            );
+        }
+        let m: TensorMessage = t.into();
+        let back = roundtrip(dir.path(), "v", &m, &small_groups());
+        assert_eq!(
+            json_line(&back.tensor).unwrap(),
+            json_line(&m.tensor).unwrap(),
+            "{k}"
+        );
+        assert!(
+            ipc_bytes(&back) == ipc_bytes(&m),
+            "{k}: {:?} {:?}",
+            m.tensor,
+            back.tensor
+        );
+    }
     // an extent-1 dimension keeps an arbitrary stride exactly
     let t = DenseTensor::<u8>::try_new_strided(
         vec![2, 1, 3],

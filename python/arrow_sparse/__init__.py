@@ -137,8 +137,23 @@ class Tensor:
 
     @property
     def strides(self):
-        """Dense: element strides (in elements); else None."""
+        """Dense: element strides (in elements, signed: a negative stride walks
+        its dimension backwards); else None."""
         return self._t.strides
+
+    @property
+    def offset(self):
+        """Dense: the element offset of index ``(0, ..., 0)`` in the values
+        buffer (numpy's strided layout: element ``i`` is at ``offset +
+        sum(strides[d] * i[d])``); else None.
+
+        >>> import arrow_sparse, numpy as np
+        >>> a = np.arange(6, dtype=np.int32).reshape(2, 3)
+        >>> t = arrow_sparse.Tensor.from_numpy(a[::-1, ::-1])
+        >>> t.strides, t.offset, np.shares_memory(t.to_numpy(), a)
+        ([-3, -1], 5, True)
+        """
+        return self._t.offset
 
     @property
     def compressed_axis(self):
@@ -169,7 +184,8 @@ class Tensor:
         Names by format: ``coords`` (COO, shape ``(nnz, ndim)``) and ``values``;
         ``indptr``, ``indices``, ``values`` (CSR, CSC and the reduced matrix of
         GCS); ``indptr_0`` ..., ``indices_0`` ..., ``values`` (CSF, one per level);
-        ``values`` (dense, flat storage order; see :attr:`strides`); DM: its
+        ``values`` (dense, flat storage order; see :attr:`strides` and
+        :attr:`offset`); DM: its
         storage's buffers prefixed ``storage.``. For a tensor read from a stream
         every array is a view into the memory-mapped file and keeps it mapped.
 
@@ -269,7 +285,8 @@ class Tensor:
 
     def to_numpy(self):
         """The dense numpy array. A dense tensor gives a read-only view of its
-        buffer (no copy); a sparse one is expanded (duplicates summed).
+        buffer with its strides and offset (no copy, negative strides
+        included); a sparse one is expanded (duplicates summed).
 
         >>> import arrow_sparse, numpy as np
         >>> a = np.asfortranarray(np.arange(6, dtype=np.int32).reshape(2, 3))
@@ -283,7 +300,7 @@ class Tensor:
         if values.size == 0:
             return _np.zeros(t.shape, dtype=values.dtype)
         return _np.lib.stride_tricks.as_strided(
-            values,
+            values[t._t.offset:],
             shape=t.shape,
             strides=tuple(s * item for s in t._t.strides),
             writeable=False,
@@ -474,28 +491,47 @@ class Tensor:
 
     @staticmethod
     def from_numpy(array, *, dim_names=None):
-        """A dense tensor over a numpy array: C- or Fortran-ordered arrays are
-        used in place (no copy); other layouts are copied to C order first.
+        """A dense tensor over a numpy array, in place (no copy) for every
+        strided layout whose strides are multiples of the item size: C or
+        Fortran order, slices with steps of either sign, reversed or permuted
+        axes, broadcasts. The tensor's values buffer is the memory from the
+        lowest to the highest element, with the array's element strides and
+        offset. Other arrays (odd byte strides, empty arrays) are copied to C
+        order first.
 
         >>> import arrow_sparse, numpy as np
         >>> t = arrow_sparse.Tensor.from_numpy(np.zeros((2, 3), dtype=np.float32), dim_names=["r", "c"])
         >>> t.format, t.shape, t.dim_names, t.nnz
         ('dense', (2, 3), ['r', 'c'], 0)
+        >>> a = np.arange(12.0).reshape(3, 4)
+        >>> v = arrow_sparse.Tensor.from_numpy(a[::2, ::-1])
+        >>> v.strides, v.offset, np.shares_memory(v.buffers()["values"], a), v.to_numpy().tolist()
+        ([8, -1], 3, True, [[3.0, 2.0, 1.0, 0.0], [11.0, 10.0, 9.0, 8.0]])
         """
         a = _np.asarray(array)
+        item = a.itemsize
+        strides, offset = None, 0
         if a.flags.c_contiguous:
-            flat, strides = a.reshape(-1), None
-        elif a.flags.f_contiguous:
-            flat = a.T.reshape(-1)
-            strides, step = [], 1
-            for n in a.shape:
-                strides.append(step)
-                step *= n
+            flat = a.reshape(-1)
+        elif a.size > 0 and item > 0 and all(s % item == 0 for s in a.strides):
+            strides = [s // item for s in a.strides]
+            lo = hi = 0  # the lowest and the highest element offset from a[0, ..., 0]
+            for n, s in zip(a.shape, strides):
+                if s < 0:
+                    lo += (n - 1) * s
+                else:
+                    hi += (n - 1) * s
+            # the lowest-addressed element heads the array with the negative axes
+            # flipped; the memory from it to the highest element, as one 1-D view
+            low = a[tuple(slice(None, None, -1) if s < 0 else slice(None) for s in strides)]
+            flat = _np.lib.stride_tricks.as_strided(low, shape=(hi - lo + 1,), strides=(item,))
+            offset = -lo
         else:
-            flat, strides = _np.ascontiguousarray(a).reshape(-1), None
+            flat = _np.ascontiguousarray(a).reshape(-1)
         return Tensor(
             _native.Tensor._from_arrays(
-                "dense", list(a.shape), {"values": flat}, dim_names=dim_names, strides=strides
+                "dense", list(a.shape), {"values": flat}, dim_names=dim_names, strides=strides,
+                offset=offset,
             )
         )
 
@@ -1026,7 +1062,8 @@ def transpose(a):
                                                   validate=False))
     if f == "dense":
         return Tensor(_native.Tensor._from_arrays("dense", list(shape), b, dim_names=names,
-                                                  strides=list(reversed(t.strides)), validate=False))
+                                                  strides=list(reversed(t.strides)), offset=t.offset,
+                                                  validate=False))
     if f == "csf":
         return Tensor(_native.Tensor._from_arrays("csf", list(shape), b, dim_names=names,
                                                   axis_order=[n - 1 - d for d in t.axis_order], validate=False))

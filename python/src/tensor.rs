@@ -178,7 +178,7 @@ impl Tensor {
     /// Build a tensor from numpy arrays, without copying them (private: the
     /// Python layer's `Tensor.from_*` call it).
     #[staticmethod]
-    #[pyo3(signature = (format, shape, arrays, *, dim_names=None, strides=None, column_major_coords=false, canonical=false, axis_order=None, dimensions=None, partitioning=None, compressed_axis="row", validate=true))]
+    #[pyo3(signature = (format, shape, arrays, *, dim_names=None, strides=None, offset=0, column_major_coords=false, canonical=false, axis_order=None, dimensions=None, partitioning=None, compressed_axis="row", validate=true))]
     #[allow(clippy::too_many_arguments)]
     fn _from_arrays(
         py: Python<'_>,
@@ -186,7 +186,8 @@ impl Tensor {
         shape: Vec<usize>,
         arrays: &Bound<'_, PyDict>,
         dim_names: Option<Vec<String>>,
-        strides: Option<Vec<usize>>,
+        strides: Option<Vec<isize>>,
+        offset: usize,
         column_major_coords: bool,
         canonical: bool,
         axis_order: Option<Vec<usize>>,
@@ -207,12 +208,17 @@ impl Tensor {
             Format::Dense => {
                 let strides = match strides {
                     Some(s) => s,
-                    None => arrow_sparse::tensor::dense::row_major_strides(&shape),
+                    // a stride past isize::MAX (a shape too large) fails the checks
+                    None => arrow_sparse::tensor::dense::row_major_strides(&shape)
+                        .into_iter()
+                        .map(|s| isize::try_from(s).unwrap_or(isize::MAX))
+                        .collect(),
                 };
                 guarded(py, || {
-                    AnyDense::try_new(
+                    AnyDense::try_new_with_offset(
                         shape,
                         strides,
+                        offset,
                         values,
                         &TensorOptions::default()
                             .with_validation(v)
@@ -403,11 +409,20 @@ impl Tensor {
         self.tensor().dim_map().map(|m| m.partitioning().to_vec())
     }
 
-    /// Dense element strides (in elements), else None.
+    /// Dense element strides (in elements, signed), else None.
     #[getter]
-    fn strides(&self) -> Option<Vec<usize>> {
+    fn strides(&self) -> Option<Vec<isize>> {
         match self.tensor() {
             AnyTensor::Dense(d) => Some(d.strides().to_vec()),
+            _ => None,
+        }
+    }
+
+    /// Dense element offset of index (0, ..., 0) in the values buffer, else None.
+    #[getter]
+    fn offset(&self) -> Option<usize> {
+        match self.tensor() {
+            AnyTensor::Dense(d) => Some(d.offset()),
             _ => None,
         }
     }

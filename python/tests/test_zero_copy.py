@@ -119,3 +119,39 @@ def test_from_scipy_and_from_numpy_use_the_callers_memory():
     del m, a
     gc.collect()
     assert b["values"].sum() > 0 and t.to_numpy()[2, 3] == 11.0
+
+
+def test_strided_numpy_views_stay_views_both_ways(tmp_path):
+    # negative steps, offsets, permuted axes and broadcasts: numpy's strided layout
+    # is the tensor's (signed element strides and an offset), so nothing is copied
+    # until the tensor is written, and then libarrow reads the same elements
+    a = np.arange(60, dtype=np.int32).reshape(3, 4, 5)
+    views = [a[::-1], a[:, ::-2, 1:], a[2:0:-1, :, ::-3], a.transpose(2, 0, 1)[::-1],
+             np.broadcast_to(a[0, 0], (2, 3, 5)), np.asfortranarray(a)[:, ::-1]]
+    for v in views:
+        t = arrow_sparse.Tensor.from_numpy(v)
+        back = t.to_numpy()
+        assert np.array_equal(back, v) and back.strides == v.strides
+        assert np.shares_memory(back, v) and np.shares_memory(t.buffers()["values"], v)
+        # the buffer starts at the lowest-addressed element
+        assert t.offset + sum((n - 1) * s for n, s in zip(t.shape, t.strides) if s < 0) == 0
+        # the element at index i lies at offset + sum(strides * i) of the buffer
+        flat = t.buffers()["values"]
+        i = tuple(n - 1 for n in v.shape)
+        assert flat[t.offset + sum(s * k for s, k in zip(t.strides, i))] == v[i]
+        # transposing keeps the view
+        tt = arrow_sparse.transpose(t)
+        assert np.array_equal(tt.to_numpy(), v.T) and np.shares_memory(tt.to_numpy(), v)
+        # written (compacted where libarrow needs it) and read back as the same array
+        path = tmp_path / "v.arrow"
+        arrow_sparse.write(path, t)
+        assert np.array_equal(arrow_sparse.open(path)[0].to_numpy(), v)
+        assert np.array_equal(pa_read(path), v)
+
+
+def pa_read(path):
+    """The first tensor of a stream file as pyarrow (libarrow) reads it."""
+    import pyarrow as pa
+
+    with pa.memory_map(str(path)) as f:
+        return pa.ipc.read_tensor(f).to_numpy()

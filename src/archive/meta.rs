@@ -396,8 +396,9 @@ impl TensorSpec {
     /// The spec that restores `message` exactly.
     ///
     /// A dense tensor whose strides are not a packed layout of its shape (gaps,
-    /// broadcast) is declared row-major: it is archived as its row-major copy, as
-    /// the IPC writer sends it.
+    /// broadcast, a negative stride) is declared row-major: it is archived as its
+    /// row-major copy, as the IPC writer sends it. A packed layout is kept, also
+    /// for a view at an offset into a longer buffer.
     ///
     /// ```
     /// use arrow_sparse::archive::{ArchiveLayout, TensorSpec};
@@ -698,14 +699,25 @@ impl TensorSpec {
 fn rows_layout_of(t: &AnyTensor) -> Result<ArchiveLayout> {
     Ok(match t {
         AnyTensor::Dense(d) => {
-            let packed = check_shape(d.shape(), "dense tensor")?
-                .is_some_and(|size| size == d.values().len())
-                && is_packed(d.shape(), d.strides());
+            // non-negative packed strides (at any offset, in a buffer of any
+            // length: the restored tensor gets exactly its elements) are kept;
+            // along an extent of 1 a stride is never used, and its sign dropped
+            let strides: Option<Vec<usize>> = d
+                .strides()
+                .iter()
+                .zip(d.shape())
+                .map(|(&s, &n)| {
+                    if n <= 1 {
+                        Some(s.checked_abs().map_or(0, |a| a as usize))
+                    } else {
+                        usize::try_from(s).ok()
+                    }
+                })
+                .collect();
             ArchiveLayout::Dense {
-                strides: if packed {
-                    d.strides().to_vec()
-                } else {
-                    row_major_strides(d.shape())
+                strides: match strides {
+                    Some(s) if is_packed(d.shape(), &s) => s,
+                    _ => row_major_strides(d.shape()),
                 },
             }
         }

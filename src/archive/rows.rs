@@ -290,21 +290,23 @@ impl<'a> Source<'a> {
                 value_array(c.values()).slice(k0, n)
             }
             AnyTensor::Dense(d) => {
-                let strides = d.strides();
                 let mut idx = unravel(k0, shape);
                 let mut offsets = Vec::with_capacity(n);
                 for _ in k0..k1 {
-                    let off: usize = idx.iter().zip(strides).map(|(i, s)| i * s).sum();
+                    let off = d.element_offset(&idx).ok_or_else(|| {
+                        Error::invariant("dense rows", Some(k0), "an element outside the shape")
+                    })?;
                     offsets.push(off);
                     for (dim, &i) in idx.iter().enumerate() {
                         coords[dim].push(i);
                     }
                     advance(&mut idx, shape);
                 }
-                let contiguous = offsets.first().is_some_and(|&o| o == k0)
-                    && offsets.windows(2).all(|w| w[1] == w[0] + 1);
-                if contiguous && k1 <= d.values().len() {
-                    value_array(d.values()).slice(k0, n)
+                // consecutive elements: a slice of the buffer (no copy)
+                let first = offsets.first().copied().unwrap_or(0);
+                let contiguous = offsets.windows(2).all(|w| w[1] == w[0] + 1);
+                if contiguous && first.checked_add(n).is_some_and(|e| e <= d.values().len()) {
+                    value_array(d.values()).slice(first, n)
                 } else {
                     gather(d.values(), &offsets)?
                 }

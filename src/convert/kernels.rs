@@ -955,13 +955,11 @@ fn dense_nonzeros<V: Value>(d: &DenseTensor<V>) -> Result<(Vec<usize>, usize)> {
     if size == 0 {
         return Ok((Vec::new(), 0));
     }
-    let contiguous = d.as_any().is_row_major() && d.values().len() >= size;
-    if !contiguous {
+    let Some(vals) = d.as_row_major_slice() else {
         return Err(Error::Unsupported(
             "fast dense conversions need a row-major tensor".into(),
         ));
-    }
-    let vals = &d.values()[..size];
+    };
     let block = CHUNK * 8;
     let parts: Vec<Vec<usize>> = vals
         .par_chunks(block)
@@ -1028,7 +1026,8 @@ pub fn dense_to_coo<V: Value, I: Index>(d: &DenseTensor<V>) -> Result<CooTensor<
                 }
             }
         });
-    let vals = &d.values()[..];
+    // the row-major elements the offsets in `flat` index (d is row-major)
+    let vals = d.as_row_major_slice().unwrap_or(&[]);
     let mut values = crate::alloc::with_capacity::<V>(flat.len(), "COO values")?;
     flat.par_iter()
         .map(|&o| vals[o])

@@ -9,6 +9,7 @@ use flatbuffers::{FlatBufferBuilder, UnionWIPOffset, WIPOffset};
 
 use crate::buffer::IndexBuffer;
 use crate::error::{Error, Result};
+use crate::tensor::dense::{column_major_strides, row_major_strides};
 use crate::tensor::{AnyTensor, CompressedAxis, CoordLayout, DenseTensor};
 use crate::types::{IndexType, ValueType};
 use crate::with_value_type;
@@ -412,8 +413,10 @@ pub fn encode(
 }
 
 /// Dense tensors: metadata padded to 64 bytes, body unpadded, as libarrow's
-/// `WriteTensor`. Row- or column-major contiguous tensors are written as they are;
-/// other strides are first copied into row-major order.
+/// `WriteTensor`. Row- or column-major contiguous tensors are written as they are:
+/// the body is the `size` elements from the tensor's offset, a slice of its
+/// buffer (no copy). Other strides (gaps, broadcasts, and every negative stride,
+/// which libarrow's `Tensor` rejects) are first copied into row-major order.
 fn encode_dense<'a>(
     mut fbb: FlatBufferBuilder<'a>,
     d: &crate::tensor::AnyDense,
@@ -436,7 +439,34 @@ fn encode_dense<'a>(
     let strides: Vec<i64> = if size == 0 {
         vec![w as i64; d.shape().len()]
     } else {
-        d.strides().iter().map(|&s| (s * w) as i64).collect()
+        // libarrow writes a tensor's own strides when they are exactly its
+        // row- or column-major ones (else it copies it row-major). Along an
+        // extent of 1 a stride is never used and may be anything (a view's):
+        // such a tensor, packed all the same, gets the exact packed strides it
+        // matches, so that libarrow re-encodes the message as it is.
+        let (rm, cm) = (
+            row_major_strides(d.shape()),
+            column_major_strides(d.shape()),
+        );
+        let exactly = |p: &[usize]| {
+            d.strides()
+                .iter()
+                .zip(p)
+                .all(|(&s, &q)| usize::try_from(s) == Ok(q))
+        };
+        let packed = if exactly(&rm) || (!exactly(&cm) && d.is_row_major()) {
+            rm
+        } else {
+            cm
+        };
+        packed
+            .iter()
+            .map(|&s| {
+                s.checked_mul(w)
+                    .and_then(|b| i64::try_from(b).ok())
+                    .ok_or_else(|| Error::overflow("dense stride", s.to_string(), "int64 bytes"))
+            })
+            .collect::<Result<_>>()?
     };
     let strides = fbb.create_vector(&strides);
     let body_length = size * w;
@@ -451,7 +481,13 @@ fn encode_dense<'a>(
             data: Some(&data),
         },
     );
-    let values = d.values().inner().slice_with_length(0, body_length);
+    // the packed elements from the offset (checked by the tensor's constructor)
+    let values = d
+        .values()
+        .slice(d.offset(), size)
+        .ok_or_else(|| Error::invariant("dense values", None, "elements outside the buffer"))?
+        .inner()
+        .clone();
     let body = if body_length > 0 {
         vec![(values, 0)]
     } else {

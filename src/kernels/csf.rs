@@ -58,7 +58,7 @@ fn check_factors<V: Numeric>(
             && (f.ndim() != 2
                 || f.shape()[0] != shape[d]
                 || f.shape()[1] != rank
-                || !f.as_any().is_row_major())
+                || f.as_row_major_slice().is_none())
         {
             return Err(Error::shape(
                 format!("factor matrix {d}"),
@@ -101,7 +101,11 @@ pub fn mttkrp<V: Numeric, I: Index, P: Index>(
     let rank = check_factors(t.shape(), mode, factors)?;
     let n = t.ndim();
     let rows = t.shape()[mode];
-    let f: Vec<&[V]> = factors.iter().map(|x| &x.values()[..]).collect();
+    // row-major in place (checked above; the mode's factor is not read)
+    let f: Vec<&[V]> = factors
+        .iter()
+        .map(|x| x.as_row_major_slice().unwrap_or(&[]))
+        .collect();
     let order = t.axis_order();
     let mode_level = order.iter().position(|&d| d == mode).unwrap_or(0);
     // prefix: slot l (l <= mode_level) holds the product of the factor rows of
@@ -307,7 +311,11 @@ pub fn mttkrp_csr<V: Numeric, I: Index, P: Index>(
             format!("{:?} {:?}", m.axis(), m.shape()),
         ));
     }
-    let f: Vec<&[V]> = factors.iter().map(|x| &x.values()[..]).collect();
+    // row-major in place (checked above; the mode's factor is not read)
+    let f: Vec<&[V]> = factors
+        .iter()
+        .map(|x| x.as_row_major_slice().unwrap_or(&[]))
+        .collect();
     let len = shape[mode]
         .checked_mul(rank)
         .ok_or_else(|| Error::allocation("MTTKRP result", usize::MAX, size_of::<V>()))?;

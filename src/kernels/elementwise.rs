@@ -35,8 +35,8 @@ use super::{Numeric, alloc, narrow, row_major_values};
 use crate::error::{Error, Result};
 use crate::tensor::levels::LevelView;
 use crate::tensor::{
-    AnyCoo, AnyCsf, AnyCsx, AnyDense, AnyDm, AnyGcs, AnyTensor, CompressedAxis, CooTensor,
-    CoordLayout, CsfTensor, CsxMatrix, DenseTensor, Format,
+    AnyCoo, AnyCsf, AnyCsx, AnyDm, AnyGcs, AnyTensor, CompressedAxis, CooTensor, CoordLayout,
+    CsfTensor, CsxMatrix, DenseTensor, Format,
 };
 use crate::types::{Index, Value};
 use crate::{IndexType, with_index_type};
@@ -1175,12 +1175,7 @@ pub fn with_values(t: &AnyTensor, values: crate::ValueBuffer) -> Result<AnyTenso
         });
     }
     Ok(match t {
-        AnyTensor::Dense(d) => AnyTensor::Dense(AnyDense::try_new(
-            d.shape().to_vec(),
-            d.strides().to_vec(),
-            values,
-            &TensorOptions::trusted().with_dim_names(d.dim_names().to_vec()),
-        )?),
+        AnyTensor::Dense(d) => AnyTensor::Dense(d.with_values(values)?),
         AnyTensor::Coo(c) => AnyTensor::Coo(AnyCoo::try_new(
             c.shape().to_vec(),
             c.layout(),
@@ -1265,7 +1260,9 @@ fn position_in(t: &AnyTensor, coords: &[usize], leaf: &mut Option<LevelView>) ->
     let found = match t {
         AnyTensor::Dense(d) => {
             // inside the shape, so inside the buffer the strides were checked against
-            return Ok(coords.iter().zip(d.strides()).map(|(c, s)| c * s).sum());
+            return d.element_offset(coords).ok_or_else(|| {
+                Error::invariant("dense tensor", None, "an element offset outside the buffer")
+            });
         }
         AnyTensor::Gcs(g) => {
             let mut r = [0usize; 2];

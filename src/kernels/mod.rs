@@ -353,17 +353,7 @@ pub(crate) fn narrow<V: Numeric>(a: V::Acc, what: &str) -> crate::Result<V> {
 /// The values of a dense tensor packed row-major, in place (no copy, no
 /// allocation), or `None` when its strides say otherwise.
 pub(crate) fn row_major_values<V: Value>(d: &crate::DenseTensor<V>) -> Option<&[V]> {
-    let (shape, strides) = (d.shape(), d.strides());
-    let mut want = 1usize;
-    let mut size = 1usize;
-    for (&n, &s) in shape.iter().zip(strides).rev() {
-        if n > 1 && s != want {
-            return None;
-        }
-        want = want.checked_mul(n)?;
-        size = want;
-    }
-    d.values().get(..size)
+    d.as_row_major_slice()
 }
 
 #[cfg(test)]

@@ -80,7 +80,13 @@ fn plain_values<V: Numeric>(t: &AnyTensor) -> Result<Option<&[V]>> {
             let Some(dt) = d.values().as_typed::<V>() else {
                 return Ok(None);
             };
-            return Ok(dense_row_major(d.shape(), d.strides(), dt));
+            if !d.is_row_major() {
+                return Ok(None);
+            }
+            let start = d.offset();
+            return Ok(start
+                .checked_add(d.size())
+                .and_then(|end| dt.get(start..end)));
         }
         AnyTensor::Coo(c) => c.values(),
         AnyTensor::Csx(c) => c.values(),
@@ -94,22 +100,6 @@ fn plain_values<V: Numeric>(t: &AnyTensor) -> Result<Option<&[V]>> {
         }
     };
     Ok(buf.as_typed::<V>().map(|b| &b[..]))
-}
-
-/// The elements of a packed row-major dense buffer.
-fn dense_row_major<'a, V: Numeric>(
-    shape: &[usize],
-    strides: &[usize],
-    values: &'a [V],
-) -> Option<&'a [V]> {
-    let mut want = 1usize;
-    for (&n, &s) in shape.iter().zip(strides).rev() {
-        if n > 1 && s != want {
-            return None;
-        }
-        want = want.checked_mul(n)?;
-    }
-    values.get(..want)
 }
 
 /// The sum of every element (stored duplicates included), accumulated per the

@@ -341,12 +341,7 @@ impl AnyTensor {
         };
         super::validate::check_dim_names(&names, self.shape().len())?;
         Ok(match self {
-            AnyTensor::Dense(t) => AnyTensor::Dense(AnyDense::try_new(
-                t.shape().to_vec(),
-                t.strides().to_vec(),
-                t.values().clone(),
-                &TensorOptions::trusted().with_dim_names(names),
-            )?),
+            AnyTensor::Dense(t) => AnyTensor::Dense(t.with_names(names)?),
             AnyTensor::Coo(t) => AnyTensor::Coo(AnyCoo::try_new(
                 t.shape().to_vec(),
                 t.layout(),

@@ -596,6 +596,9 @@ impl AnyTensor {
         match self {
             AnyTensor::Dense(t) => {
                 let n = t.shape().len();
+                // packed row- or column-major at any offset: the levels see the
+                // `size` elements from the offset (a zero-copy slice)
+                let packed = t.values().slice(t.offset(), t.size());
                 let order: Vec<usize> = if t.is_row_major() {
                     (0..n).collect()
                 } else if t.is_column_major() {
@@ -605,12 +608,19 @@ impl AnyTensor {
                         "level view of a dense tensor with general strides".into(),
                     ));
                 };
+                let Some(values) = packed else {
+                    return Err(Error::invariant(
+                        "dense tensor",
+                        None,
+                        "its elements lie outside its buffer",
+                    ));
+                };
                 Ok(LevelView {
                     ndim: n,
                     shape: t.shape().to_vec(),
                     levels: order.iter().map(|&d| dense(t.shape()[d])).collect(),
                     dim_to_lvl: order.iter().map(|&d| vec![(d, 1)]).collect(),
-                    values: t.values().clone(),
+                    values,
                     pos_width: 0,
                     crd_width: 0,
                 })

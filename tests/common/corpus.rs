@@ -237,3 +237,44 @@ pub fn every_type(seed: u64, reach: Reach) -> Vec<AnyTensor> {
     push_value_type::<f64>(&mut r, &mut all, reach);
     all
 }
+
+/// A random view of a random dense tensor (#17): ndim 1-4, extents 1-5, a row- or
+/// column-major base with about a third zeros, then one to three reversals and
+/// stepped slices (steps of either sign, numpy bounds, possibly empty): negative
+/// strides and offsets into the base's buffer.
+pub fn strided_view<V: Gen>(r: &mut Rng) -> DenseTensor<V> {
+    let ndim = 1 + r.below(4);
+    let shape: Vec<usize> = (0..ndim).map(|_| 1 + r.below(5)).collect();
+    let size: usize = shape.iter().product();
+    let vals: Vec<V> = (0..size)
+        .map(|_| {
+            if r.below(3) == 0 {
+                V::ZERO
+            } else {
+                V::random(r)
+            }
+        })
+        .collect();
+    let strides = if r.below(2) == 0 {
+        arrow_sparse::tensor::dense::row_major_strides(&shape)
+    } else {
+        arrow_sparse::tensor::dense::column_major_strides(&shape)
+    };
+    let mut t = DenseTensor::<V>::try_new_strided(shape, strides, vals.into()).unwrap();
+    for _ in 0..1 + r.below(3) {
+        let d = r.below(ndim);
+        t = if r.below(2) == 0 {
+            t.reverse(d).unwrap()
+        } else {
+            let n = t.shape()[d];
+            let step = [1, 2, 3, -1, -2, -3][r.below(6)];
+            // None, or a bound in -n-1..=n+1 (past both ends: clipped)
+            let bound = |r: &mut Rng| {
+                (r.below(4) != 0).then(|| r.below(2 * n + 3) as isize - n as isize - 1)
+            };
+            let (start, stop) = (bound(r), bound(r));
+            t.slice(d, start, stop, step).unwrap()
+        };
+    }
+    t
+}
