@@ -33,10 +33,13 @@ pub(crate) fn filled_random<T: Clone>(n: usize, value: T, what: &str) -> Result<
     Ok(v)
 }
 
-/// An empty vector with room for exactly `n` elements.
+/// An empty vector with room for exactly `n` elements (advised to use huge
+/// pages when large, see [`crate::buffer::advise_huge_pages`]: kernel outputs
+/// are written once, right after this).
 pub(crate) fn with_capacity<T>(n: usize, what: &str) -> Result<Vec<T>> {
     let mut v = Vec::new();
     reserve(&mut v, n, what)?;
+    crate::buffer::advise_huge_pages(&v);
     Ok(v)
 }
 

@@ -2,9 +2,9 @@
 //! operand's format, plus scaling and mapping values.
 //!
 //! [`binary`] reads both operands' buffers where they lie and writes its result
-//! in the left operand's format: CSR + CSR -> CSR (a row-wise merge, rows in
-//! parallel, the output indptr from a counting pass, then a filling pass into
-//! exactly sized buffers), CSC likewise, COO + COO -> canonical COO, CSF + CSF
+//! in the left operand's format: CSR + CSR -> CSR (a row-wise merge without
+//! data-dependent branches; one pass on one thread, rows in parallel chunks on
+//! several, see `csx_binary`), CSC likewise, COO + COO -> canonical COO, CSF + CSF
 //! (same axis order) -> CSF (a merge of the two tries), dense -> dense, GCS / DM
 //! with the same map -> the operation on their storage. A right operand of
 //! another format (or index type, CSX axis, CSF axis order, map) is converted
@@ -143,6 +143,7 @@ const BAD_PTR: u8 = 2;
 const OOB: u8 = 4;
 const NO_MEMORY: u8 = 8;
 const TOO_MANY: u8 = 16;
+const PTR_OVERFLOW: u8 = 32;
 
 fn check_flags<V: Numeric>(flags: u8, what: &str) -> Result<()> {
     if flags & NO_MEMORY != 0 {
@@ -164,6 +165,13 @@ fn check_flags<V: Numeric>(flags: u8, what: &str) -> Result<()> {
             format!("{what} indices"),
             None,
             "an index is not below its dimension (the tensor was built without validation)",
+        ));
+    }
+    if flags & PTR_OVERFLOW != 0 {
+        return Err(Error::overflow(
+            format!("{what} indptr"),
+            "a row's entry count",
+            "the indptr type",
         ));
     }
     if flags & OVERFLOW != 0 {
@@ -245,106 +253,349 @@ fn merge_one_row<V: Numeric, I: Index, P: Index>(
     }
 }
 
-/// `a op b` for two CSR (or two CSC) matrices given as buffers of one shape:
-/// returns the result's indptr, indices and values.
-fn csx_binary<V: Numeric, I: Index, P: Index>(
+/// Whether both indptrs can be read without checks: non-decreasing, ending at
+/// most at their operand's entry count, one per major position plus one.
+fn ptrs_valid<V, I, P: Index>(a: &CsxParts<'_, V, I, P>, b: &CsxParts<'_, V, I, P>) -> bool {
+    let ok = |p: &CsxParts<'_, V, I, P>| {
+        let nnz = p.nnz();
+        p.ptr.first().is_none_or(|f| f.as_usize() <= nnz)
+            && p.ptr
+                .windows(2)
+                .fold(true, |ok, w| ok & (w[0].as_usize() <= w[1].as_usize()))
+            && p.ptr.last().is_none_or(|l| l.as_usize() <= nnz)
+    };
+    a.ptr.len() == b.ptr.len() && ok(a) && ok(b)
+}
+
+/// Whether a row can take the fast merges: indices strictly increasing (so the
+/// last one is the largest) and below `minor`.
+#[inline(always)]
+fn fast_row<I: Index>(idx: &[I], minor: usize) -> bool {
+    idx.last().is_none_or(|l| l.as_usize() < minor)
+        && idx
+            .windows(2)
+            .fold(true, |ok, w| ok & (w[0].as_usize() < w[1].as_usize()))
+}
+
+/// The union merge of two strictly increasing rows into `oi` / `ov` (room for
+/// both rows), `f` combining the two sides' accumulators (absent: zero). Each
+/// step writes its result and advances the output only when it is not zero,
+/// so the loop has no data-dependent branch but its exit. Returns the count.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn union_sorted<V: Numeric, I: Index>(
+    ai: &[I],
+    av: &[V],
+    bi: &[I],
+    bv: &[V],
+    f: &impl Fn(V::Acc, V::Acc) -> V::Acc,
+    oi: &mut [I],
+    ov: &mut [V],
+    overflow: &mut bool,
+) -> usize {
+    let (na, nb) = (ai.len().min(av.len()), bi.len().min(bv.len()));
+    let zero = V::acc_zero();
+    let (mut i, mut j, mut w) = (0usize, 0usize, 0usize);
+    let mut put = |w: &mut usize, k: I, r: V::Acc| match V::from_acc(r) {
+        Some(v) => {
+            oi[*w] = k;
+            ov[*w] = v;
+            *w += !v.is_zero() as usize;
+        }
+        None => *overflow = true,
+    };
+    while i < na && j < nb {
+        let (ka, kb) = (ai[i], bi[j]);
+        let (ta, tb) = (
+            ka.as_usize() <= kb.as_usize(),
+            kb.as_usize() <= ka.as_usize(),
+        );
+        let (x, y) = (av[i].to_acc(), bv[j].to_acc());
+        // masks and selects, not branches: which side comes next is unpredictable
+        let (x, y) = (V::acc_keep(ta, x), V::acc_keep(tb, y));
+        put(&mut w, std::hint::select_unpredictable(ta, ka, kb), f(x, y));
+        i += ta as usize;
+        j += tb as usize;
+    }
+    for k in i..na {
+        put(&mut w, ai[k], f(av[k].to_acc(), zero));
+    }
+    for k in j..nb {
+        put(&mut w, bi[k], f(zero, bv[k].to_acc()));
+    }
+    w
+}
+
+/// The intersection merge of two strictly increasing rows (see
+/// [`union_sorted`]): every step writes `f(a, b)` and advances the output when
+/// the keys match and the result is not zero, so `oi` / `ov` need one slot more
+/// than the results.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn intersection_sorted<V: Numeric, I: Index>(
+    ai: &[I],
+    av: &[V],
+    bi: &[I],
+    bv: &[V],
+    f: &impl Fn(V::Acc, V::Acc) -> V::Acc,
+    oi: &mut [I],
+    ov: &mut [V],
+    overflow: &mut bool,
+) -> usize {
+    let (na, nb) = (ai.len().min(av.len()), bi.len().min(bv.len()));
+    let (mut i, mut j, mut w) = (0usize, 0usize, 0usize);
+    while i < na && j < nb {
+        let (ka, kb) = (ai[i].as_usize(), bi[j].as_usize());
+        let eq = ka == kb;
+        match V::from_acc(f(av[i].to_acc(), bv[j].to_acc())) {
+            Some(v) => {
+                oi[w] = ai[i];
+                ov[w] = v;
+                w += (eq & !v.is_zero()) as usize;
+            }
+            None => *overflow |= eq,
+        }
+        i += (ka <= kb) as usize;
+        j += (kb <= ka) as usize;
+    }
+    w
+}
+
+/// The number of positions both strictly increasing rows hold.
+#[inline(always)]
+fn common_count<I: Index>(ai: &[I], bi: &[I]) -> usize {
+    let (mut i, mut j, mut c) = (0usize, 0usize, 0usize);
+    while i < ai.len() && j < bi.len() {
+        let (ka, kb) = (ai[i].as_usize(), bi[j].as_usize());
+        c += (ka == kb) as usize;
+        i += (ka <= kb) as usize;
+        j += (kb <= ka) as usize;
+    }
+    c
+}
+
+/// Rows `lo..hi` of `a op b` written one after another into `oi` / `ov`
+/// (room for the rows' results plus one), each row's count into `counts`.
+/// Returns the total and problem bits.
+#[allow(clippy::too_many_arguments)]
+fn fill_rows<V: Numeric, I: Index, P: Index>(
     a: &CsxParts<'_, V, I, P>,
     b: &CsxParts<'_, V, I, P>,
+    lo: usize,
     minor: usize,
     op: BinaryOp,
-) -> Result<(Vec<P>, Vec<I>, Vec<V>)> {
-    let major = a.ptr.len().saturating_sub(1);
-    // counting pass: the result's row lengths, in parallel row ranges
-    let mut counts = alloc::filled(major, 0usize, "element-wise row counts")?;
-    let count = |lo: usize, _hi: usize, out: &mut [usize]| -> u8 {
-        let mut scratch = Scratch::new();
-        let mut flags = 0u8;
-        for (r, c) in out.iter_mut().enumerate() {
-            let mut n = 0usize;
-            flags |= merge_one_row(a, b, lo + r, minor, op, &mut scratch, &mut |_, _| {
-                n += 1;
-                true
-            });
-            *c = n;
-        }
-        flags
-    };
-    let nnz_a = a.nnz();
-    check_flags::<V>(
-        super::spmv::par_rows(a.ptr, nnz_a, &mut counts, 1, &count),
-        "element-wise",
-    )?;
-    let mut ptr = alloc::with_capacity::<P>(major + 1, "element-wise indptr")?;
-    let mut total = 0usize;
-    ptr.push(P::usize_as(0));
-    for &c in &counts {
-        total += c;
-        ptr.push(P::try_from_usize(total).ok_or_else(|| {
-            Error::overflow("element-wise indptr", total.to_string(), P::TYPE.name())
-        })?);
-    }
-    drop(counts);
-    // filling pass: each row range writes its own part of the outputs
-    let mut idx = alloc::zeroed::<I>(total, "element-wise indices")?;
-    let mut vals = alloc::zeroed::<V>(total, "element-wise values")?;
-    let fill = |lo: usize, hi: usize, oi: &mut [I], ov: &mut [V]| -> u8 {
-        let mut scratch = Scratch::new();
-        let mut flags = 0u8;
-        let mut w = 0usize;
-        for r in lo..hi {
+    f: &impl Fn(V::Acc, V::Acc) -> V::Acc,
+    oi: &mut [I],
+    ov: &mut [V],
+    counts: &mut [P],
+) -> (usize, u8) {
+    let mut scratch = Scratch::new();
+    let (mut w, mut flags, mut overflow) = (0usize, 0u8, false);
+    for (r, count) in (lo..).zip(counts.iter_mut()) {
+        // indptrs were checked by the caller
+        let (a0, a1) = (a.ptr[r].as_usize(), a.ptr[r + 1].as_usize());
+        let (b0, b1) = (b.ptr[r].as_usize(), b.ptr[r + 1].as_usize());
+        let (ai, av, bi, bv) = (
+            &a.idx[a0..a1],
+            &a.vals[a0..a1],
+            &b.idx[b0..b1],
+            &b.vals[b0..b1],
+        );
+        let n = if fast_row(ai, minor) && fast_row(bi, minor) {
+            let (oi, ov) = (&mut oi[w..], &mut ov[w..]);
+            match op.visit() {
+                Visit::Union => union_sorted(ai, av, bi, bv, f, oi, ov, &mut overflow),
+                Visit::Intersection => {
+                    intersection_sorted(ai, av, bi, bv, f, oi, ov, &mut overflow)
+                }
+            }
+        } else {
+            let mut k = w;
             flags |= merge_one_row(a, b, r, minor, op, &mut scratch, &mut |j, v| {
-                if w < oi.len() {
-                    oi[w] = I::usize_as(j);
-                    ov[w] = v;
-                    w += 1;
+                if k < oi.len() {
+                    oi[k] = I::usize_as(j);
+                    ov[k] = v;
+                    k += 1;
                     true
                 } else {
                     flags |= TOO_MANY;
                     false
                 }
             });
+            k - w
+        };
+        if P::try_from_usize(n).is_none() {
+            flags |= PTR_OVERFLOW;
         }
-        flags
-    };
-    let flags = par_fill(&ptr, a.ptr, nnz_a, 0, major, &mut idx, &mut vals, &fill);
-    check_flags::<V>(flags, "element-wise")?;
-    Ok((ptr, idx, vals))
+        *count = P::usize_as(n);
+        w += n;
+    }
+    (w, flags | if overflow { OVERFLOW } else { 0 })
 }
 
-/// Runs `fill(lo, hi, indices, values)` over row ranges, each with its own part
-/// of the outputs (`out_ptr` says where each row starts), splitting ranges in
-/// two by the left operand's entries (`ptr`) while they are large.
-#[allow(clippy::too_many_arguments)]
-fn par_fill<I: Send, V: Send, P: Index, Q: Index>(
-    out_ptr: &[Q],
-    ptr: &[P],
-    nnz: usize,
+/// The structural size of rows `lo..hi` of a union (positions in either
+/// operand; rows that are not strictly increasing are merged and counted
+/// without their zero results).
+fn union_count<V: Numeric, I: Index, P: Index>(
+    a: &CsxParts<'_, V, I, P>,
+    b: &CsxParts<'_, V, I, P>,
     lo: usize,
     hi: usize,
-    oi: &mut [I],
-    ov: &mut [V],
-    fill: &(impl Fn(usize, usize, &mut [I], &mut [V]) -> u8 + Sync),
-) -> u8 {
-    let work = |r: usize| ptr[r].as_usize().min(nnz) + r;
-    if rayon::current_num_threads() <= 1
-        || hi - lo < 2
-        || work(hi).saturating_sub(work(lo)) <= 1 << 15
-    {
-        return fill(lo, hi, oi, ov);
+    minor: usize,
+    op: BinaryOp,
+) -> (usize, u8) {
+    let mut scratch = Scratch::new();
+    let (mut total, mut flags) = (0usize, 0u8);
+    for r in lo..hi {
+        let (a0, a1) = (a.ptr[r].as_usize(), a.ptr[r + 1].as_usize());
+        let (b0, b1) = (b.ptr[r].as_usize(), b.ptr[r + 1].as_usize());
+        let (ai, bi) = (&a.idx[a0..a1], &b.idx[b0..b1]);
+        if fast_row(ai, minor) && fast_row(bi, minor) {
+            total += ai.len() + bi.len() - common_count(ai, bi);
+        } else {
+            flags |= merge_one_row(a, b, r, minor, op, &mut scratch, &mut |_, _| {
+                total += 1;
+                true
+            });
+        }
     }
-    let target = work(lo) + (work(hi) - work(lo)) / 2;
-    let mid = super::spmv::partition(lo + 1, hi, |r| work(r) < target).clamp(lo + 1, hi - 1);
-    let k = out_ptr[mid]
-        .as_usize()
-        .saturating_sub(out_ptr[lo].as_usize())
-        .min(oi.len());
-    let (ia, ib) = oi.split_at_mut(k);
-    let (va, vb) = ov.split_at_mut(k.min(ov.len()));
-    let (fa, fb) = rayon::join(
-        || par_fill(out_ptr, ptr, nnz, lo, mid, ia, va, fill),
-        || par_fill(out_ptr, ptr, nnz, mid, hi, ib, vb, fill),
-    );
-    fa | fb
+    (total, flags)
+}
+
+/// `a op b` for two CSR (or two CSC) matrices given as buffers of one shape:
+/// returns the result's indptr, indices and values.
+///
+/// One pass on one thread: rows are merged one after another into outputs
+/// sized for the worst case (both operands' entries for a union, the smaller
+/// one's for an intersection), zeroed allocations whose untouched pages cost
+/// nothing, and the counts become indptr. On several threads the rows are cut
+/// into chunks of about equal work; each chunk merges into its own region of
+/// the outputs (for a union, sized by a first counting pass over the indices
+/// alone, so that regions are exact unless results cancel; for an
+/// intersection, by the same worst case per chunk), and the regions are moved
+/// together afterwards where they left gaps. Rows whose indices are not
+/// strictly increasing go through the sorting merge of [`merge`]. The result
+/// is the same on any number of threads.
+fn csx_binary<V: Numeric, I: Index, P: Index>(
+    a: &CsxParts<'_, V, I, P>,
+    b: &CsxParts<'_, V, I, P>,
+    minor: usize,
+    op: BinaryOp,
+) -> Result<(Vec<P>, Vec<I>, Vec<V>)> {
+    match op {
+        BinaryOp::Add => csx_binary_with(a, b, minor, op, &|x, y| V::acc_add(x, y)),
+        BinaryOp::Subtract => csx_binary_with(a, b, minor, op, &|x, y| V::acc_sub(x, y)),
+        BinaryOp::Multiply => csx_binary_with(a, b, minor, op, &|x, y| V::acc_mul(x, y)),
+    }
+}
+
+fn csx_binary_with<V: Numeric, I: Index, P: Index>(
+    a: &CsxParts<'_, V, I, P>,
+    b: &CsxParts<'_, V, I, P>,
+    minor: usize,
+    op: BinaryOp,
+    f: &(impl Fn(V::Acc, V::Acc) -> V::Acc + Sync),
+) -> Result<(Vec<P>, Vec<I>, Vec<V>)> {
+    use rayon::prelude::*;
+    if !ptrs_valid(a, b) {
+        check_flags::<V>(BAD_PTR, "element-wise")?;
+    }
+    let major = a.ptr.len().saturating_sub(1);
+    let union = op.visit() == Visit::Union;
+    let at = |p: &CsxParts<'_, V, I, P>, r: usize| p.ptr.get(r).map_or(0, |x| x.as_usize());
+    // the work of rows 0..r: entries of both operands plus rows
+    let work = |r: usize| at(a, r) - at(a, 0) + at(b, r) - at(b, 0) + r;
+    let total_work = work(major);
+    let threads = rayon::current_num_threads();
+    let mut chunks: Vec<(usize, usize)> = alloc::with_capacity(1, "element-wise chunks")?;
+    if threads <= 1 || total_work <= 2 * super::spmv::PAR_WORK {
+        chunks.push((0, major));
+    } else {
+        let target = (total_work / (8 * threads)).max(super::spmv::PAR_WORK);
+        let mut lo = 0;
+        while lo < major {
+            let want = work(lo) + target;
+            let hi = super::spmv::partition(lo + 1, major, |r| work(r) < want).max(lo + 1);
+            alloc::push(&mut chunks, (lo, hi), "element-wise chunks")?;
+            lo = hi;
+        }
+    }
+    // room of each chunk's region (one slot of slack for the intersection's
+    // last write), and where the regions start
+    let bound = |lo: usize, hi: usize| {
+        let (na, nb) = (at(a, hi) - at(a, lo), at(b, hi) - at(b, lo));
+        if union { na + nb } else { na.min(nb) + 1 }
+    };
+    let mut flags = 0u8;
+    let rooms: Vec<usize> = if union && chunks.len() > 1 {
+        let counted: Vec<(usize, u8)> = chunks
+            .par_iter()
+            .map(|&(lo, hi)| union_count(a, b, lo, hi, minor, op))
+            .collect();
+        counted
+            .iter()
+            .map(|&(n, fl)| {
+                flags |= fl;
+                n + 1
+            })
+            .collect()
+    } else {
+        chunks.iter().map(|&(lo, hi)| bound(lo, hi)).collect()
+    };
+    check_flags::<V>(flags, "element-wise")?;
+    let room: usize = rooms.iter().sum();
+    let mut idx = alloc::zeroed::<I>(room, "element-wise indices")?;
+    let mut vals = alloc::zeroed::<V>(room, "element-wise values")?;
+    let mut ptr = alloc::zeroed::<P>(major + 1, "element-wise indptr")?;
+    // split the outputs into the chunks' parts
+    let mut parts = alloc::with_capacity(chunks.len(), "element-wise chunks")?;
+    {
+        let (mut ri, mut rv) = (&mut idx[..], &mut vals[..]);
+        let mut rc = ptr.get_mut(1..).unwrap_or_default();
+        for (&(lo, hi), &n) in chunks.iter().zip(&rooms) {
+            let (pi, ti) = std::mem::take(&mut ri).split_at_mut(n);
+            let (pv, tv) = std::mem::take(&mut rv).split_at_mut(n);
+            let (pc, tc) = std::mem::take(&mut rc).split_at_mut(hi - lo);
+            parts.push((lo, pi, pv, pc));
+            (ri, rv, rc) = (ti, tv, tc);
+        }
+    }
+    let filled: Vec<(usize, u8)> = parts
+        .into_par_iter()
+        .map(|(lo, oi, ov, counts)| fill_rows(a, b, lo, minor, op, f, oi, ov, counts))
+        .collect();
+    for &(_, fl) in &filled {
+        flags |= fl;
+    }
+    check_flags::<V>(flags, "element-wise")?;
+    // counts -> offsets, and the regions moved together
+    let mut total = 0usize;
+    let mut start = 0usize;
+    for ((&(lo, hi), &n), &(count, _)) in chunks.iter().zip(&rooms).zip(&filled) {
+        if start != total {
+            idx.copy_within(start..start + count, total);
+            vals.copy_within(start..start + count, total);
+        }
+        for p in &mut ptr[lo + 1..hi + 1] {
+            total += p.as_usize();
+            *p = P::usize_as(total);
+        }
+        start += n;
+    }
+    if P::try_from_usize(total).is_none() {
+        return Err(Error::overflow(
+            "element-wise indptr",
+            total.to_string(),
+            P::TYPE.name(),
+        ));
+    }
+    idx.truncate(total);
+    vals.truncate(total);
+    if idx.capacity() - total > total / 8 + 4096 {
+        idx.shrink_to_fit();
+        vals.shrink_to_fit();
+    }
+    Ok((ptr, idx, vals))
 }
 
 fn check_shapes(a: &[usize], b: &[usize]) -> Result<()> {

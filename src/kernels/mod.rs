@@ -146,6 +146,23 @@ pub trait Numeric: Value {
     fn madd(acc: Self::Acc, a: Self, b: Self) -> Self::Acc {
         Self::acc_add(acc, Self::acc_mul(a.to_acc(), b.to_acc()))
     }
+    /// `a` when `keep`, else the accumulator's zero. For floats this is a bit
+    /// mask, not a branch (x86 has no conditional move for floating-point
+    /// registers, so a plain `if` becomes a jump), which lets a merge of two
+    /// operands take whichever side comes next without mispredictions.
+    ///
+    /// ```
+    /// use arrow_sparse::kernels::Numeric;
+    /// assert_eq!(f64::acc_keep(true, 2.5), 2.5);
+    /// assert_eq!(f64::acc_keep(false, f64::NAN), 0.0);
+    /// assert_eq!(f32::acc_keep(false, -1.5), 0.0);
+    /// assert_eq!(i32::from_acc(i32::acc_keep(false, 7i32.to_acc())), Some(0));
+    /// assert_eq!(i32::from_acc(i32::acc_keep(true, 7i32.to_acc())), Some(7));
+    /// ```
+    #[inline(always)]
+    fn acc_keep(keep: bool, a: Self::Acc) -> Self::Acc {
+        if keep { a } else { Self::acc_zero() }
+    }
     /// Narrow back, `None` when an integer result does not fit (or overflowed).
     /// Floats always narrow (float16 rounds its float32 accumulator).
     ///
@@ -331,6 +348,15 @@ macro_rules! float_numeric {
             fn acc_to_f64(a: $acc) -> f64 { a as f64 }
             #[inline(always)]
             fn as_acc_mut(values: &mut [Self]) -> Option<&mut [$acc]> { ($as_acc)(values) }
+            #[inline(always)]
+            fn acc_keep(keep: bool, a: $acc) -> $acc {
+                // all bits of a, or none (+0.0); the mask goes through
+                // `black_box` so that the compiler cannot turn the `and` back
+                // into a select (and that into a jump)
+                let bits = a.to_bits();
+                let mask = std::hint::black_box((bits ^ bits).wrapping_sub(keep.into()));
+                <$acc>::from_bits(bits & mask)
+            }
             fn sum_slice(values: &[Self]) -> $acc {
                 let zero: $acc = 0.0;
                 lane_sum!(values, zero, $to)

@@ -45,7 +45,7 @@ use crate::types::Index;
 use crate::with_index_type;
 
 /// A range of work this small (entries + rows) runs on one task.
-const PAR_WORK: usize = 1 << 15;
+pub(crate) const PAR_WORK: usize = 1 << 15;
 
 // Problems a kernel found, as bits, turned into one error at the end.
 /// An index not below its extent (a tensor built without validation).
