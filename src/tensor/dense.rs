@@ -1108,7 +1108,8 @@ mod tests {
     #[test]
     fn slice_bounds_follow_numpy() {
         // (start, stop, step) -> indices numpy keeps of range(5)
-        let cases: [(Option<isize>, Option<isize>, isize, &[usize]); 12] = [
+        type Case = (Option<isize>, Option<isize>, isize, &'static [usize]);
+        let cases: [Case; 12] = [
             (None, None, 1, &[0, 1, 2, 3, 4]),
             (None, None, -1, &[4, 3, 2, 1, 0]),
             (Some(1), Some(4), 2, &[1, 3]),
