@@ -148,7 +148,14 @@ impl AtomicFile {
         // a failed write is its own error (dropping `self` removes the file)
         f(&self.tmp)?;
         let file = self.file.as_ref().expect("present until commit or drop");
-        if lock(file) == Lock::Busy || !same_file(file, &self.tmp) {
+        // The library has closed the file, but a child process forked by another
+        // thread may still hold a copy of its descriptor, and with it the
+        // library's lock, until the child's exec: wait for that to pass.
+        let relocked = retry_while_locked(|| match lock(file) {
+            Lock::Busy => Err(()),
+            other => Ok(other),
+        });
+        if relocked.is_err() || !same_file(file, &self.tmp) {
             return Err(dest_error(
                 &self.dest,
                 io::Error::other(format!(
@@ -193,8 +200,14 @@ impl AtomicFile {
             Ok(bytes)
         })();
         let bytes = result.map_err(|e| dest_error(&self.dest, e))?;
-        // renamed: nothing to remove any more; closing the file releases the lock
-        self.file = None;
+        // Renamed: nothing to remove any more. The lock is released explicitly
+        // before the file is closed: a child process forked by another thread
+        // holds a copy of the descriptor until its exec, and with it the lock
+        // (an flock belongs to the open file description), so a reader opening
+        // the destination with a lock of its own (HDF5 does) would find it busy.
+        if let Some(file) = self.file.take() {
+            let _ = file.unlock();
+        }
         Ok(bytes)
     }
 }
@@ -325,6 +338,26 @@ fn lock(file: &File) -> Lock {
         Ok(()) => Lock::Taken,
         Err(std::fs::TryLockError::WouldBlock) => Lock::Busy,
         Err(std::fs::TryLockError::Error(_)) => Lock::Unsupported,
+    }
+}
+
+/// Runs `attempt` until it succeeds, for at most two seconds while it fails
+/// (sleeping 1, 2, 4, ... up to 50 ms in between), then returns its last
+/// result. For a lock that another process can hold for a moment only: the copy
+/// of a locked descriptor a child process holds between its fork and its exec.
+pub(crate) fn retry_while_locked<T, E>(
+    mut attempt: impl FnMut() -> std::result::Result<T, E>,
+) -> std::result::Result<T, E> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+    let mut wait = std::time::Duration::from_millis(1);
+    loop {
+        match attempt() {
+            Err(_) if std::time::Instant::now() < deadline => {
+                std::thread::sleep(wait);
+                wait = (wait * 2).min(std::time::Duration::from_millis(50));
+            }
+            result => return result,
+        }
     }
 }
 

@@ -626,3 +626,40 @@ fn without_the_venv_the_python_test_never_passes() {
         ["the_reference_implementation_reads_ours_and_we_read_its"]
     );
 }
+
+/// A file written atomically is readable by HDF5 the moment `write` returns, also
+/// while other threads start child processes: a child forked before its exec
+/// holds a copy of every descriptor, the writer's locked temporary file included,
+/// and HDF5 opens a file only if it can take a lock on it (`errno = 11` in CI
+/// before the writer released its lock explicitly).
+#[cfg(feature = "hdf5")]
+#[test]
+fn written_hdf5_files_open_while_other_threads_spawn_processes() {
+    use arrow_sparse::io::{Hdf5WriteOptions, hdf5};
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("spawn.h5");
+    let t = sample(ValueType::Float64, IndexType::Int32);
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        for _ in 0..2 {
+            s.spawn(|| {
+                while !stop.load(Ordering::Relaxed) {
+                    let _ = std::process::Command::new("true").status();
+                }
+            });
+        }
+        let o = Hdf5WriteOptions {
+            binsparse_format: Some(BinsparseFormat::Csr),
+            compressed: false,
+        };
+        let result = (0..150).try_for_each(|k| {
+            hdf5::write(&path, &t.clone().into(), &o).map_err(|e| format!("write {k}: {e}"))?;
+            hdf5::read(&path, &ImportOptions::default())
+                .map(|_| ())
+                .map_err(|e| format!("read {k}: {e}"))
+        });
+        stop.store(true, Ordering::Relaxed);
+        result.unwrap();
+    });
+}

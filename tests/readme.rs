@@ -1,23 +1,25 @@
 //! Every command of README.md's set-up (the main job), quick start, command-line,
 //! GCS / DM, sparse tensor column and Parquet archive sections, run in a scratch
-//! folder on the release binary, prints what the README shows. The commands and their output are read from the README's `console`
+//! folder on the CLI cargo built for this test run, prints what the README shows. The commands and their output are read from the README's `console`
 //! blocks (`$ command` lines, each followed by its exact standard output), so the
 //! README and this test cannot drift apart.
 //!
-//! The release binary is built here once (`cargo build --release --locked --bin
-//! arrow-sparse`, a no-op when it is fresh: `scripts/test-all.sh` builds it before
-//! the tests). The Python line runs on `ARROW_SPARSE_PYTHON` (set by test-all.sh)
-//! or the project venv `.venv/bin/python`.
+//! The README builds and runs the release CLI; the test runs the same commands
+//! on the binary cargo built beside it (`CARGO_BIN_EXE_arrow-sparse`: the test
+//! profile under `cargo test`, the release one under `cargo test --release`).
+//! The code is the same and so is the output; CI spares the 10-17 minutes a cold
+//! release build takes on two cores. The Python line runs on `ARROW_SPARSE_PYTHON`
+//! (set by test-all.sh) or the project venv `.venv/bin/python`.
 
 mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// The README's build line, which the test replaces by the release binary it built.
+/// The README's build line, which the test replaces by the binary cargo built.
 const BUILD: &str = r#"cargo build --release --locked && export PATH="$PWD/target/release:$PATH""#;
 /// The main job of the set-up section runs the release CLI with these arguments
-/// appended.
+/// appended (here: the binary cargo built, with the same arguments).
 const MAIN_JOB: &str = "cargo run --release --locked -- ";
 
 /// A command of a console block and the standard output shown after it.
@@ -63,33 +65,9 @@ fn steps(block: &[String]) -> Vec<Step> {
     steps
 }
 
-/// Build (or find fresh) the release binary; its folder.
-fn release_bin_dir() -> PathBuf {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let out = Command::new(cargo)
-        .args([
-            "build",
-            "--release",
-            "--locked",
-            "--bin",
-            "arrow-sparse",
-            "--message-format=json-render-diagnostics",
-        ])
-        .current_dir(common::repo())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "cargo build --release failed:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let exe = String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-        .filter(|v| v["reason"] == "compiler-artifact" && v["target"]["name"] == "arrow-sparse")
-        .find_map(|v| v["executable"].as_str().map(PathBuf::from))
-        .expect("cargo named no arrow-sparse executable");
+/// The folder of the CLI cargo built with this test.
+fn bin_dir() -> PathBuf {
+    let exe = PathBuf::from(env!("CARGO_BIN_EXE_arrow-sparse"));
     exe.parent().unwrap().to_path_buf()
 }
 
@@ -135,7 +113,7 @@ fn run(dir: &Path, steps: &[(String, &Step)]) -> Vec<(i32, String, String)> {
 #[test]
 fn every_readme_command_prints_what_the_readme_shows() {
     let readme = std::fs::read_to_string(common::repo().join("README.md")).unwrap();
-    let bin = release_bin_dir();
+    let bin = bin_dir();
     let python = python();
     let scratch = tempfile::tempdir().unwrap();
     std::fs::create_dir(scratch.path().join("data")).unwrap();
@@ -165,7 +143,7 @@ fn every_readme_command_prints_what_the_readme_shows() {
     );
     let export = format!("export PATH=\"{}:$PATH\"", bin.display());
 
-    // the set-up's main job runs the release CLI on the sample; it prints what
+    // the set-up's main job runs the CLI on the sample; it prints what
     // the same command of the quick start shows
     let setup = blocks(&readme, "sh")
         .into_iter()

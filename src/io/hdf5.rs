@@ -278,7 +278,15 @@ pub fn read(path: impl AsRef<Path>, options: &ImportOptions) -> Result<TensorMes
         .metadata()
         .map_err(|e| err(&name, format!("cannot read: {e}")))?
         .len();
-    let file = h5::File::open(path).map_err(|e| err(&name, format!("not an HDF5 file ({e})")))?;
+    // HDF5 opens a file only if it can lock it; a lock found busy is retried for
+    // a moment (a writer's descriptor copied into a child process between its
+    // fork and its exec holds the writer's lock until the exec)
+    let file = crate::atomic::retry_while_locked(|| match h5::File::open(path) {
+        Err(e) if e.to_string().contains("unable to lock file") => Err(Err(e)),
+        other => Ok(other),
+    })
+    .unwrap_or_else(|busy| busy)
+    .map_err(|e| err(&name, format!("not an HDF5 file ({e})")))?;
     let mut g = Group {
         file,
         name,
