@@ -780,3 +780,48 @@ fn without_the_venv_the_python_test_never_passes() {
         common::assert_missing_program_is_never_a_pass("ARROW_SPARSE_PYTHON", "Python venv");
     assert_eq!(tests, ["pyarrow_round_trip"]);
 }
+
+fn parquet_round_trip(batch: &RecordBatch) -> RecordBatch {
+    let mut pq = Vec::new();
+    let mut w = parquet::arrow::ArrowWriter::try_new(&mut pq, batch.schema(), None).unwrap();
+    w.write(batch).unwrap();
+    w.close().unwrap();
+    let r = parquet::arrow::arrow_reader::ParquetRecordBatchReader::try_new(
+        bytes::Bytes::from(pq),
+        1024,
+    )
+    .unwrap();
+    let mut back: Vec<RecordBatch> = r.collect::<Result<_, _>>().unwrap();
+    assert_eq!(back.len(), 1);
+    back.remove(0)
+}
+
+/// Sparse vectors as 1-D CSF (one level, no indptr child): the indptr type,
+/// which no buffer carries, is the metadata's, and rows come back exactly in
+/// memory, through arrow-ipc files and through Parquet.
+#[test]
+fn one_dimensional_csf_columns() {
+    let mut r = Rng(77);
+    let ts: Vec<AnyTensor> = (0..5)
+        .map(|k| {
+            let n = 3 + r.below(20);
+            let nnz = if k == 0 { 0 } else { r.below(n) };
+            let coo = random_coo(&mut r, &[n], nnz, ValueType::Float32)
+                .to_coo::<f32, i64>()
+                .unwrap();
+            AnyTensor::from(coo.to_csf::<i16, i64>(&[0]).unwrap())
+        })
+        .collect();
+    let batch = batch_of(&ts);
+    let ty = SparseTensorArray::from_batch(&batch, "tensor")
+        .unwrap()
+        .data_type()
+        .clone();
+    assert_eq!((ty.ndim(), ty.indptr_type()), (1, Some(IndexType::Int64)));
+    assert_eq!(tensors_of(&batch), ts);
+    for t in tensors_of(&batch) {
+        assert_eq!(t.indptr_type(), Some(IndexType::Int64));
+    }
+    assert_eq!(tensors_of(&read_ipc_file(ipc_file_bytes(&batch))), ts);
+    assert_eq!(tensors_of(&parquet_round_trip(&batch)), ts);
+}

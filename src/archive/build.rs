@@ -110,6 +110,8 @@ enum Kind {
     },
     Csf {
         order: Vec<usize>,
+        /// the indptr type (kept apart: a 1-D tensor has no indptr buffer)
+        indptr_type: IndexType,
         indptr: Vec<IdxAcc>,
         indices: Vec<IdxAcc>,
         /// the previous row's coordinates, in level order
@@ -245,6 +247,7 @@ impl Builder {
                 indptr_type,
             } => Kind::Csf {
                 order: axis_order.clone(),
+                indptr_type: *indptr_type,
                 indptr: (0..n - 1)
                     .map(|l| IdxAcc::new(*indptr_type, format!("indptr[{l}]"), 0))
                     .collect(),
@@ -351,6 +354,7 @@ impl Builder {
                 indptr,
                 indices,
                 prev,
+                ..
             } => {
                 let levels = ndim;
                 let mut new_ptr: Vec<Vec<usize>> = vec![Vec::new(); levels];
@@ -529,6 +533,7 @@ impl Builder {
             }
             Kind::Csf {
                 order,
+                indptr_type,
                 mut indptr,
                 indices,
                 ..
@@ -537,22 +542,25 @@ impl Builder {
                     let end = indices[l + 1].len;
                     indptr[l].extend(&[end])?;
                 }
-                AnyTensor::Csf(AnyCsf::try_new(
-                    spec.shape,
-                    order,
-                    indptr
-                        .into_iter()
-                        .map(IdxAcc::finish)
-                        .collect::<Result<_>>()?,
-                    indices
-                        .into_iter()
-                        .map(IdxAcc::finish)
-                        .collect::<Result<_>>()?,
-                    values,
-                    &TensorOptions::default()
-                        .with_validation(validation)
-                        .with_dim_names(names),
-                )?)
+                AnyTensor::Csf(
+                    AnyCsf::try_new(
+                        spec.shape,
+                        order,
+                        indptr
+                            .into_iter()
+                            .map(IdxAcc::finish)
+                            .collect::<Result<_>>()?,
+                        indices
+                            .into_iter()
+                            .map(IdxAcc::finish)
+                            .collect::<Result<_>>()?,
+                        values,
+                        &TensorOptions::default()
+                            .with_validation(validation)
+                            .with_dim_names(names),
+                    )?
+                    .with_indptr_type(indptr_type)?,
+                )
             }
         })
     }

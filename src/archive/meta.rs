@@ -683,8 +683,8 @@ impl TensorSpec {
                 }
             }
             ArchiveLayout::Csf { axis_order, .. } => {
-                if n < 2 {
-                    return Err(Error::shape("CSF tensor", "ndim >= 2", format!("ndim {n}")));
+                if n < 1 {
+                    return Err(Error::shape("CSF tensor", "ndim >= 1", format!("ndim {n}")));
                 }
                 check_permutation("axis_order", axis_order, n)?;
             }

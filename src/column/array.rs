@@ -669,16 +669,19 @@ impl SparseTensorArray {
                 let indices = (0..n)
                     .map(|l| self.index(n + l, row))
                     .collect::<Result<_>>()?;
-                AnyTensor::Csf(AnyCsf::try_new(
-                    shape,
-                    order,
-                    indptr,
-                    indices,
-                    self.values(2 * n, row)?,
-                    &TensorOptions::default()
-                        .with_validation(v)
-                        .with_dim_names(names),
-                )?)
+                AnyTensor::Csf(
+                    AnyCsf::try_new(
+                        shape,
+                        order,
+                        indptr,
+                        indices,
+                        self.values(2 * n, row)?,
+                        &TensorOptions::default()
+                            .with_validation(v)
+                            .with_dim_names(names),
+                    )?
+                    .with_indptr_type(ty.indptr_type().unwrap_or(ty.index_type()))?,
+                )
             }
             _ => {
                 let per_row = match ty.gcs_map() {

@@ -331,7 +331,6 @@ impl SparseTensorType {
     fn check_ndim(&self) -> Result<()> {
         let ok = match self.format {
             Format::Csr | Format::Csc => self.ndim == 2,
-            Format::Csf => self.ndim >= 2,
             _ => self.ndim >= 1,
         };
         if !ok || self.ndim > MAX_NDIM {

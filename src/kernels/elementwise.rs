@@ -879,6 +879,7 @@ pub(crate) fn like<'b>(a: &AnyTensor, b: &'b AnyTensor) -> Result<Cow<'b, AnyTen
                     m.values().clone(),
                     &TensorOptions::trusted().with_dim_names(m.dim_names().to_vec()),
                 )?
+                .with_indptr_type(x.indptr_type())?
             };
             Cow::Owned(AnyTensor::Csf(m))
         }
@@ -1032,7 +1033,8 @@ fn restore_csf_indptr(r: AnyCsf, want: IndexType) -> Result<AnyCsf> {
         r.indices().to_vec(),
         r.values().clone(),
         &TensorOptions::trusted().with_dim_names(r.dim_names().to_vec()),
-    )
+    )?
+    .with_indptr_type(want)
 }
 
 /// Visit every position stored in `a` or in `b` (which must be in `a`'s format,
@@ -1190,14 +1192,17 @@ pub fn with_values(t: &AnyTensor, values: crate::ValueBuffer) -> Result<AnyTenso
             &TensorOptions::trusted().with_dim_names(c.dim_names().to_vec()),
         )?),
         AnyTensor::Csx(c) => AnyTensor::Csx(with_csx_values(c, values)?),
-        AnyTensor::Csf(c) => AnyTensor::Csf(AnyCsf::try_new(
-            c.shape().to_vec(),
-            c.axis_order().to_vec(),
-            c.indptr().to_vec(),
-            c.indices().to_vec(),
-            values,
-            &TensorOptions::trusted().with_dim_names(c.dim_names().to_vec()),
-        )?),
+        AnyTensor::Csf(c) => AnyTensor::Csf(
+            AnyCsf::try_new(
+                c.shape().to_vec(),
+                c.axis_order().to_vec(),
+                c.indptr().to_vec(),
+                c.indices().to_vec(),
+                values,
+                &TensorOptions::trusted().with_dim_names(c.dim_names().to_vec()),
+            )?
+            .with_indptr_type(c.indptr_type())?,
+        ),
         AnyTensor::Gcs(g) => AnyTensor::Gcs(AnyGcs::try_new(
             g.map().clone(),
             with_csx_values(g.matrix(), values)?,

@@ -363,14 +363,17 @@ impl AnyTensor {
                 t.values().clone(),
                 &TensorOptions::trusted().with_dim_names(names),
             )?),
-            AnyTensor::Csf(t) => AnyTensor::Csf(AnyCsf::try_new(
-                t.shape().to_vec(),
-                t.axis_order().to_vec(),
-                t.indptr().to_vec(),
-                t.indices().to_vec(),
-                t.values().clone(),
-                &TensorOptions::trusted().with_dim_names(names),
-            )?),
+            AnyTensor::Csf(t) => AnyTensor::Csf(
+                AnyCsf::try_new(
+                    t.shape().to_vec(),
+                    t.axis_order().to_vec(),
+                    t.indptr().to_vec(),
+                    t.indices().to_vec(),
+                    t.values().clone(),
+                    &TensorOptions::trusted().with_dim_names(names),
+                )?
+                .with_indptr_type(t.indptr_type())?,
+            ),
             AnyTensor::Gcs(t) => AnyTensor::Gcs(t.with_names(names)?),
             AnyTensor::Dm(t) => AnyTensor::Dm(t.with_dim_names(names)?),
         })
