@@ -418,6 +418,32 @@ impl IndexBuffer {
         with_index_slice!(self.as_slice(), s => s.get(i).and_then(|x| x.index()))
     }
 
+    /// Elements `offset..offset + len` (zero-copy), or `None` when out of range.
+    pub(crate) fn slice(&self, offset: usize, len: usize) -> Option<IndexBuffer> {
+        if offset.checked_add(len)? > self.len() {
+            return None;
+        }
+        Some(match self {
+            IndexBuffer::Int8(b) => IndexBuffer::Int8(b.slice(offset, len)),
+            IndexBuffer::Int16(b) => IndexBuffer::Int16(b.slice(offset, len)),
+            IndexBuffer::Int32(b) => IndexBuffer::Int32(b.slice(offset, len)),
+            IndexBuffer::Int64(b) => IndexBuffer::Int64(b.slice(offset, len)),
+            IndexBuffer::UInt8(b) => IndexBuffer::UInt8(b.slice(offset, len)),
+            IndexBuffer::UInt16(b) => IndexBuffer::UInt16(b.slice(offset, len)),
+            IndexBuffer::UInt32(b) => IndexBuffer::UInt32(b.slice(offset, len)),
+            IndexBuffer::UInt64(b) => IndexBuffer::UInt64(b.slice(offset, len)),
+        })
+    }
+
+    /// Elements `offset`, `offset + stride`, ... (`len` of them, fewer at the
+    /// buffer's end), copied into a buffer of the same type.
+    pub(crate) fn gather_strided(&self, offset: usize, stride: usize, len: usize) -> IndexBuffer {
+        with_index_slice!(self.as_slice(), s => {
+            let v: Vec<_> = s.iter().skip(offset).step_by(stride.max(1)).take(len).copied().collect();
+            IndexBuffer::from(ScalarBuffer::from(v))
+        })
+    }
+
     /// Convert every element to `ty`, failing with [`Error::Overflow`] (naming
     /// `what`) if one does not fit. Casting to the same type is a zero-copy clone.
     ///

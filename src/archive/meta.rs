@@ -746,6 +746,11 @@ fn rows_layout_of(t: &AnyTensor) -> Result<ArchiveLayout> {
                 "a DM level below the chain (DmChain::of lists them all)",
             ));
         }
+        AnyTensor::Level(_) => {
+            return Err(Error::Unsupported(
+                "level tensors in archives (convert to their storage format first)".into(),
+            ));
+        }
     })
 }
 

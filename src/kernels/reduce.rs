@@ -86,6 +86,7 @@ fn plain_values<V: Numeric>(t: &AnyTensor) -> Result<Option<&[V]>> {
         AnyTensor::Csx(c) => c.values(),
         AnyTensor::Csf(c) => c.values(),
         AnyTensor::Gcs(g) => g.matrix().values(),
+        AnyTensor::Level(l) => l.values(),
         AnyTensor::Dm(d) => {
             if !d.views().is_empty() {
                 return Ok(None);
