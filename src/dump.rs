@@ -202,6 +202,9 @@ pub fn summary(index: usize, msg: &TensorMessage, message_bytes: Option<usize>) 
     if let Some(o) = t.axis_order() {
         let _ = writeln!(s, "  axis order:  {o:?}");
     }
+    if let AnyTensor::Level(l) = t {
+        let _ = writeln!(s, "  levels:      {}", l.format());
+    }
     if let Some(map) = t.dim_map() {
         let _ = writeln!(
             s,

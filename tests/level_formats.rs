@@ -7,6 +7,8 @@
 mod common;
 use common::Rng;
 
+use arrow_sparse::dump::json_line;
+use arrow_sparse::ipc;
 use arrow_sparse::tensor::level::{AnyLevel, LevelFormat, LevelTensor, LevelType};
 use arrow_sparse::{AnyTensor, CooTensor, Error, IndexType, TensorOptions};
 use proptest::prelude::*;
@@ -113,6 +115,7 @@ fn check(seed: u64, ndim: usize) {
         Err(e) => panic!("{format}: {e}"),
     };
     let format = t.format().clone();
+    assert_eq!(format.to_string().parse::<LevelFormat>().unwrap(), format);
     let any: AnyTensor = t.clone().into();
     let source: AnyTensor = coo.clone().into();
     // the same elements as the source, and as every element lookup says
@@ -149,6 +152,18 @@ fn check(seed: u64, ndim: usize) {
     )
     .unwrap();
     assert_eq!(&raised, t.as_any(), "{format}: storage -> level");
+    // IPC: the storage message plus arrow_sparse.levels, read back exactly
+    let encoded = ipc::encode(&any, &[], &ipc::StreamWriteOptions::default()).unwrap();
+    let (msg, _) = ipc::decode(&encoded.to_vec().into(), &ipc::StreamReadOptions::default())
+        .unwrap()
+        .unwrap();
+    assert_eq!(msg.tensor, any, "{format}: IPC");
+    assert!(msg.custom_metadata.is_empty());
+    assert!(
+        json_line(&any)
+            .unwrap()
+            .starts_with("{\"format\":\"level\"")
+    );
     // the level view's walk and lookups agree with the format's own
     let view = t.as_any().levels().unwrap();
     let mut stored = 0;
@@ -185,4 +200,192 @@ fn many_fixed_seeds() {
             1 + (seed as usize % 5),
         );
     }
+}
+
+#[cfg(feature = "parquet")]
+fn archive_round_trip(dir: &std::path::Path, t: &AnyTensor) -> AnyTensor {
+    let path = dir.join("t.parquet");
+    let msg = ipc::TensorMessage::from(t.clone());
+    arrow_sparse::write_archive(&path, &msg, &Default::default()).unwrap();
+    arrow_sparse::read_archive(&path, &Default::default())
+        .unwrap()
+        .tensor
+}
+
+/// A column of `tensors` in memory, through an Arrow IPC file and through Parquet.
+#[cfg(feature = "parquet")]
+fn column_round_trips(tensors: &[AnyTensor]) -> Vec<Vec<AnyTensor>> {
+    use arrow_sparse::column::SparseTensorArray;
+    use std::sync::Arc;
+    let column = SparseTensorArray::from_tensors(tensors).unwrap();
+    let schema = Arc::new(arrow_schema::Schema::new(vec![column.field("t")]));
+    let batch =
+        arrow_array::RecordBatch::try_new(schema.clone(), vec![column.into_array()]).unwrap();
+    let read = |b: &arrow_array::RecordBatch| -> Vec<AnyTensor> {
+        SparseTensorArray::from_batch(b, "t")
+            .unwrap()
+            .iter()
+            .map(|t| t.unwrap().unwrap())
+            .collect()
+    };
+    let mut ipc_bytes = Vec::new();
+    let mut w = arrow_ipc::writer::FileWriter::try_new(&mut ipc_bytes, &schema).unwrap();
+    w.write(&batch).unwrap();
+    w.finish().unwrap();
+    drop(w);
+    let mut r =
+        arrow_ipc::reader::FileReader::try_new(std::io::Cursor::new(ipc_bytes), None).unwrap();
+    let from_ipc = r.next().unwrap().unwrap();
+    let mut pq = Vec::new();
+    let mut w = parquet::arrow::ArrowWriter::try_new(&mut pq, schema, None).unwrap();
+    w.write(&batch).unwrap();
+    w.close().unwrap();
+    let r = parquet::arrow::arrow_reader::ParquetRecordBatchReader::try_new(
+        bytes::Bytes::from(pq),
+        1024,
+    )
+    .unwrap();
+    let from_pq: Vec<arrow_array::RecordBatch> = r.collect::<Result<_, _>>().unwrap();
+    vec![read(&batch), read(&from_ipc), read(&from_pq[0])]
+}
+
+/// Issue #17's formats: DCSR, DCSC, CSF with dense levels, batched CSR and a
+/// sparse vector, each exactly back from IPC, a Parquet archive and a sparse
+/// tensor column (in memory, Arrow IPC file, Parquet).
+#[cfg(feature = "parquet")]
+#[test]
+fn named_formats_round_trip_through_ipc_archives_and_columns() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut r = Rng(4242);
+    let batch = |r: &mut Rng, ndim: usize| -> Vec<CooTensor<f64, i64>> {
+        (0..3).map(|_| random_coo(r, ndim)).collect()
+    };
+    type Case = (&'static str, LevelFormat, Vec<CooTensor<f64, i64>>);
+    let cases: Vec<Case> = vec![
+        ("dcsr", LevelFormat::dcsr(), batch(&mut r, 2)),
+        ("dcsc", LevelFormat::dcsc(), batch(&mut r, 2)),
+        (
+            "csf, 1 dense level",
+            LevelFormat::csf_with_dense(1, vec![0, 1, 2]).unwrap(),
+            batch(&mut r, 3),
+        ),
+        (
+            "csf, 2 dense levels",
+            LevelFormat::csf_with_dense(2, vec![2, 0, 1]).unwrap(),
+            batch(&mut r, 3),
+        ),
+        (
+            "batched csr",
+            LevelFormat::batched_csr(2).unwrap(),
+            batch(&mut r, 4),
+        ),
+        (
+            "sparse vector",
+            LevelFormat::sparse_vector(),
+            batch(&mut r, 1),
+        ),
+    ];
+    for (name, format, coos) in cases {
+        let tensors: Vec<AnyTensor> = coos
+            .iter()
+            .map(|c| {
+                LevelTensor::<f64, i32>::from_coo(c, &format)
+                    .unwrap()
+                    .with_dim_names((0..c.ndim()).map(|d| format!("d{d}")).collect())
+                    .unwrap()
+                    .into()
+            })
+            .collect();
+        for t in &tensors {
+            let encoded = ipc::encode(t, &[], &ipc::StreamWriteOptions::default()).unwrap();
+            let (msg, _) =
+                ipc::decode(&encoded.to_vec().into(), &ipc::StreamReadOptions::default())
+                    .unwrap()
+                    .unwrap();
+            assert_eq!(&msg.tensor, t, "{name}: IPC");
+            assert_eq!(&archive_round_trip(dir.path(), t), t, "{name}: archive");
+        }
+        for (i, back) in column_round_trips(&tensors).into_iter().enumerate() {
+            assert_eq!(back, tensors, "{name}: column {i}");
+        }
+    }
+}
+
+/// Random level formats through archives and columns.
+#[cfg(feature = "parquet")]
+#[test]
+fn random_formats_round_trip_through_archives_and_columns() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut all_dense = 0;
+    for seed in 0..300u64 {
+        let mut r = Rng(seed.wrapping_mul(0x2545_F491_4F6C_DD1D) | 1);
+        let ndim = 1 + r.below(5);
+        let format = relaxed(&random_format(&mut r, ndim));
+        let tensors: Vec<AnyTensor> = (0..2)
+            .map(|_| {
+                LevelTensor::<f32, i16, i32>::from_coo(
+                    &random_coo(&mut r, ndim).cast_values_f32(),
+                    &format,
+                )
+                .unwrap()
+                .into()
+            })
+            .collect();
+        for t in &tensors {
+            assert_eq!(&archive_round_trip(dir.path(), t), t, "{format}: archive");
+        }
+        if format.levels().iter().all(|t| *t == LevelType::DENSE) {
+            // dense storage: not a sparse tensor column
+            assert!(arrow_sparse::column::SparseTensorArray::from_tensors(&tensors).is_err());
+            all_dense += 1;
+            continue;
+        }
+        for back in column_round_trips(&tensors) {
+            assert_eq!(back, tensors, "{format}: column");
+        }
+    }
+    assert!(all_dense > 0);
+}
+
+trait CastF32 {
+    fn cast_values_f32(&self) -> CooTensor<f32, i64>;
+}
+impl CastF32 for CooTensor<f64, i64> {
+    fn cast_values_f32(&self) -> CooTensor<f32, i64> {
+        let entries: Vec<(Vec<usize>, f32)> = {
+            let mut v = Vec::new();
+            self.for_each(|c, x| v.push((c.to_vec(), x as f32)))
+                .unwrap();
+            v
+        };
+        CooTensor::from_entries(self.shape().to_vec(), &entries).unwrap()
+    }
+}
+
+/// A compressed node with no stored value below it cannot be described by rows:
+/// the archive writer refuses it (IPC and columns carry it).
+#[cfg(feature = "parquet")]
+#[test]
+fn childless_compressed_nodes_are_refused_by_archives_only() {
+    // DCSR with row 1 present but empty
+    let t: AnyTensor = LevelTensor::<f64, i32>::try_new(
+        vec![3, 3],
+        LevelFormat::dcsr(),
+        vec![Some(vec![0, 2].into()), Some(vec![0, 1, 1].into())],
+        vec![Some(vec![0, 1].into()), Some(vec![2].into())],
+        vec![5.0].into(),
+    )
+    .unwrap()
+    .into();
+    let dir = tempfile::tempdir().unwrap();
+    let msg = ipc::TensorMessage::from(t.clone());
+    let err = arrow_sparse::write_archive(dir.path().join("t.parquet"), &msg, &Default::default());
+    assert!(matches!(err, Err(Error::Unsupported(_))), "{err:?}");
+    assert!(!dir.path().join("t.parquet").exists());
+    let encoded = ipc::encode(&t, &[], &ipc::StreamWriteOptions::default()).unwrap();
+    let (back, _) = ipc::decode(&encoded.to_vec().into(), &ipc::StreamReadOptions::default())
+        .unwrap()
+        .unwrap();
+    assert_eq!(back.tensor, t);
+    assert_eq!(column_round_trips(std::slice::from_ref(&t))[2], vec![t]);
 }

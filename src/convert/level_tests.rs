@@ -586,3 +586,89 @@ fn expansions_widen_index_types_that_cannot_hold_them() {
     .unwrap();
     assert_eq!(&back, t.as_any());
 }
+
+/// `mlir_encoding()` of each named format, and the seed's older syntax for the
+/// two formats the seed shows. The seed (`../shared/SEEDS/mlir-sparse-storage.txt`)
+/// writes `#SparseVector = #sparse_tensor.encoding<{ lvlType = [ "compressed" ]`
+/// and `#CSR = #sparse_tensor.encoding<{ lvlType = [ "dense", "compressed" ]`;
+/// today's MLIR writes the same levels as `map = (d0) -> (d0 : compressed)` and
+/// `map = (d0, d1) -> (d0 : dense, d1 : compressed)` (MLIR's own `#DCSR`,
+/// `#DCSC`, `#COO` and batched examples use this syntax).
+#[test]
+fn mlir_encodings_of_the_named_formats() {
+    const SEED_SPARSE_VECTOR: &str = r#"lvlType = [ "compressed" ]"#;
+    const SEED_CSR: &str = r#"lvlType = [ "dense", "compressed" ]"#;
+    let enc = |f: LevelFormat| {
+        let shape = vec![3; f.ndim()];
+        let t = LevelTensor::<f32, i32, i64>::from_coo(
+            &CooTensor::<f32, i64>::from_entries(shape, &[]).unwrap(),
+            &f,
+        )
+        .unwrap();
+        t.as_any().mlir_encoding().unwrap()
+    };
+    let wrap = |map: &str, pos: bool| {
+        let widths = if pos {
+            ", posWidth = 64, crdWidth = 32"
+        } else {
+            ""
+        };
+        format!("#sparse_tensor.encoding<{{ map = {map}{widths} }}>")
+    };
+    assert_eq!(
+        LevelFormat::sparse_vector().legacy_lvl_types().unwrap(),
+        SEED_SPARSE_VECTOR
+    );
+    assert_eq!(LevelFormat::csr().legacy_lvl_types().unwrap(), SEED_CSR);
+    for (f, map) in [
+        (LevelFormat::sparse_vector(), "(d0) -> (d0 : compressed)"),
+        (
+            LevelFormat::csr(),
+            "(d0, d1) -> (d0 : dense, d1 : compressed)",
+        ),
+        (
+            LevelFormat::csc(),
+            "(d0, d1) -> (d1 : dense, d0 : compressed)",
+        ),
+        (
+            LevelFormat::dcsr(),
+            "(d0, d1) -> (d0 : compressed, d1 : compressed)",
+        ),
+        (
+            LevelFormat::dcsc(),
+            "(d0, d1) -> (d1 : compressed, d0 : compressed)",
+        ),
+        (
+            LevelFormat::coo(3).unwrap(),
+            "(d0, d1, d2) -> (d0 : compressed(nonunique), d1 : singleton(nonunique), d2 : singleton)",
+        ),
+        (
+            LevelFormat::csf_with_dense(1, vec![2, 0, 1]).unwrap(),
+            "(d0, d1, d2) -> (d2 : dense, d0 : compressed, d1 : compressed)",
+        ),
+        (
+            LevelFormat::batched_csr(1).unwrap(),
+            "(d0, d1, d2) -> (d0 : dense, d1 : dense, d2 : compressed)",
+        ),
+    ] {
+        assert_eq!(f.to_string(), map);
+        assert_eq!(enc(f), wrap(map, true));
+    }
+    let dense = LevelFormat::try_new(vec![LevelType::DENSE; 2], vec![1, 0]).unwrap();
+    assert_eq!(
+        enc(dense),
+        wrap("(d0, d1) -> (d1 : dense, d0 : dense)", false)
+    );
+    // soa and nonordered singleton levels, and the map parsed back
+    let soa = LevelFormat::try_new(
+        vec![
+            LevelType::COMPRESSED.nonunique(),
+            LevelType::SINGLETON.with_soa().nonordered(),
+        ],
+        vec![1, 0],
+    )
+    .unwrap();
+    let text = "(d0, d1) -> (d1 : compressed(nonunique), d0 : singleton(nonordered, soa))";
+    assert_eq!(text.parse::<LevelFormat>().unwrap(), soa);
+    assert_eq!(enc(soa), wrap(text, true));
+}

@@ -160,6 +160,7 @@ pub(crate) fn decode_parsed(
         custom_metadata,
         options.max_broadcast,
         options.limit.budget(body.len() as u64),
+        options.validation,
     )
     .map_err(err_at)?;
     Ok(TensorMessage {

@@ -264,6 +264,8 @@ impl std::str::FromStr for LevelType {
 /// let dcsc = LevelFormat::try_new(vec![LevelType::COMPRESSED; 2], vec![1, 0])?;
 /// assert_eq!(dcsc, LevelFormat::dcsc());
 /// assert_eq!(dcsc.to_string(), "(d0, d1) -> (d1 : compressed, d0 : compressed)");
+/// assert_eq!(dcsc.to_string().parse::<LevelFormat>()?, dcsc); // MLIR's map syntax, both ways
+/// assert!("(d0, d1) -> (d1 : compressed)".parse::<LevelFormat>().is_err());
 /// // a singleton level needs a compressed level before it
 /// assert!(LevelFormat::try_new(vec![LevelType::DENSE, LevelType::SINGLETON], vec![0, 1]).is_err());
 /// # Ok::<(), arrow_sparse::Error>(())
@@ -615,6 +617,76 @@ impl LevelFormat {
         } else {
             Plain::Csf
         }
+    }
+}
+
+impl std::str::FromStr for LevelFormat {
+    type Err = Error;
+    /// Parse MLIR's map syntax, as [`Display`](fmt::Display) writes it:
+    /// `(d0, d1) -> (d1 : dense, d0 : compressed)` (the dimensions named `d0`,
+    /// `d1`, ... in order; each level one dimension).
+    fn from_str(s: &str) -> Result<Self> {
+        let bad = |detail: String| Error::Parse {
+            what: "level format".into(),
+            detail,
+        };
+        if s.len() > 1 << 16 {
+            return Err(bad(format!("{} bytes (at most 65536)", s.len())));
+        }
+        let (lhs, rhs) = s
+            .split_once("->")
+            .ok_or_else(|| bad(format!("{s:?}: expected (d0, ...) -> (d0 : level, ...)")))?;
+        let inner = |x: &str| -> Result<String> {
+            let x = x.trim();
+            x.strip_prefix('(')
+                .and_then(|x| x.strip_suffix(')'))
+                .map(str::to_string)
+                .ok_or_else(|| bad(format!("{x:?}: expected a parenthesized list")))
+        };
+        let (lhs, rhs) = (inner(lhs)?, inner(rhs)?);
+        let dims: Vec<&str> = lhs.split(',').map(str::trim).collect();
+        for (i, d) in dims.iter().enumerate() {
+            if *d != format!("d{i}") {
+                return Err(bad(format!("dimension {i} is named {d:?}, expected d{i}")));
+            }
+        }
+        // split the levels at the commas outside parentheses
+        let mut items = Vec::new();
+        let (mut depth, mut start) = (0usize, 0usize);
+        for (i, ch) in rhs.char_indices() {
+            match ch {
+                '(' => depth += 1,
+                ')' => depth = depth.saturating_sub(1),
+                ',' if depth == 0 => {
+                    items.push(&rhs[start..i]);
+                    start = i + 1;
+                }
+                _ => {}
+            }
+        }
+        items.push(&rhs[start..]);
+        if items.len() != dims.len() {
+            return Err(bad(format!(
+                "{} dimensions but {} levels (one level per dimension)",
+                dims.len(),
+                items.len()
+            )));
+        }
+        let mut levels = Vec::with_capacity(items.len());
+        let mut order = Vec::with_capacity(items.len());
+        for item in items {
+            let (d, t) = item
+                .split_once(':')
+                .ok_or_else(|| bad(format!("{item:?}: expected dK : level")))?;
+            let d = d.trim();
+            let k = dims
+                .iter()
+                .position(|x| *x == d)
+                .ok_or_else(|| bad(format!("{d:?} is not a dimension")))?;
+            order.push(k);
+            levels.push(t.parse::<LevelType>()?);
+        }
+        LevelFormat::try_new(levels, order)
     }
 }
 
