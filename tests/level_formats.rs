@@ -99,6 +99,158 @@ fn dense(t: &AnyTensor) -> Vec<f64> {
     out
 }
 
+/// A level type in MLIR's syntax, as the MLIR seed (`../shared/SEEDS/mlir-sparse-storage.txt`)
+/// and MLIR's SparseTensor dialect write it: a kind, then optionally a
+/// parenthesized list of distinct properties (only `soa` on singleton levels,
+/// none on dense ones).
+fn mlir_level_type_ok(s: &str) -> bool {
+    let (kind, props) = match s.split_once('(') {
+        None => (s, Vec::new()),
+        Some((k, rest)) => match rest.strip_suffix(')') {
+            Some(p) => (k, p.split(", ").collect::<Vec<_>>()),
+            None => return false,
+        },
+    };
+    let allowed: &[&str] = match kind {
+        "dense" => &[],
+        "compressed" => &["nonunique", "nonordered"],
+        "singleton" => &["nonunique", "nonordered", "soa"],
+        _ => return false,
+    };
+    let mut seen = Vec::new();
+    props.iter().all(|p| {
+        let fresh = !seen.contains(p);
+        seen.push(*p);
+        fresh && allowed.contains(p)
+    })
+}
+
+/// Check `enc` against MLIR's attribute syntax, token by token:
+/// `#sparse_tensor.encoding<{ map = (d0, ..., dN-1) -> (dK : level, ...) }>`,
+/// with `, posWidth = P, crdWidth = C` when some level stores a buffer; the map
+/// names every dimension once, in `format`'s level order with its level types.
+/// Also the seed's older form, `lvlType = [ "dense", "compressed" ]` (plus
+/// `dimToLvl = affine_map<...>` when permuted), where the format has one.
+fn assert_mlir_syntax(enc: &str, format: &LevelFormat, widths: Option<(u32, u32)>) {
+    let body = enc
+        .strip_prefix("#sparse_tensor.encoding<{ map = ")
+        .and_then(|b| b.strip_suffix(" }>"))
+        .unwrap_or_else(|| panic!("{enc}: not #sparse_tensor.encoding<{{ map = .. }}>"));
+    let (map, rest) = match body.split_once("), posWidth") {
+        Some((m, r)) => (format!("{m})"), Some(format!("posWidth{r}"))),
+        None => (body.to_string(), None),
+    };
+    let stores = format
+        .levels()
+        .iter()
+        .any(|t| t.kind != arrow_sparse::tensor::levels::LevelKind::Dense);
+    match (rest, widths) {
+        (None, _) => assert!(!stores, "{enc}: no widths"),
+        (Some(r), Some((p, c))) => {
+            assert!(stores, "{enc}");
+            assert_eq!(r, format!("posWidth = {p}, crdWidth = {c}"), "{enc}");
+        }
+        (Some(r), None) => panic!("{enc}: unexpected {r}"),
+    }
+    let (dims, lvls) = map.split_once(" -> ").expect("dims -> levels");
+    let n = format.ndim();
+    let want_dims: Vec<String> = (0..n).map(|d| format!("d{d}")).collect();
+    assert_eq!(dims, format!("({})", want_dims.join(", ")), "{enc}");
+    let items: Vec<&str> = lvls
+        .strip_prefix('(')
+        .and_then(|l| l.strip_suffix(')'))
+        .expect("(levels)")
+        .split(" : ")
+        .collect();
+    // "dA", "type, dB", "type, dC", ..., "type": split each middle piece at its
+    // last ", d"
+    assert_eq!(items.len(), n + 1, "{enc}");
+    let mut names = vec![items[0].to_string()];
+    let mut types = Vec::new();
+    for piece in &items[1..n] {
+        let (t, d) = piece.rsplit_once(", ").expect("type, dK");
+        types.push(t.to_string());
+        names.push(d.to_string());
+    }
+    types.push(items[n].to_string());
+    for (l, (name, ty)) in names.iter().zip(&types).enumerate() {
+        assert_eq!(*name, format!("d{}", format.axis_order()[l]), "{enc}");
+        assert!(mlir_level_type_ok(ty), "{enc}: level type {ty:?}");
+        assert_eq!(
+            ty.parse::<LevelType>().unwrap(),
+            format.levels()[l],
+            "{enc}"
+        );
+    }
+    if let Some(legacy) = format.legacy_lvl_types() {
+        let (list, perm) = match legacy.split_once(" ], dimToLvl = affine_map<") {
+            Some((l, p)) => (format!("{l} ]"), Some(p)),
+            None => (legacy.clone(), None),
+        };
+        let quoted = list
+            .strip_prefix("lvlType = [ ")
+            .and_then(|l| l.strip_suffix(" ]"))
+            .unwrap_or_else(|| panic!("{legacy}"));
+        for (q, t) in quoted.split(", ").zip(format.levels()) {
+            let name = q
+                .strip_prefix('"')
+                .and_then(|q| q.strip_suffix('"'))
+                .unwrap();
+            let (kind, flags) = name.split_once('-').unwrap_or((name, ""));
+            assert_eq!(kind, t.to_string().split('(').next().unwrap(), "{legacy}");
+            assert_eq!(flags.contains("nu"), !t.unique, "{legacy}");
+            assert_eq!(flags.contains("no"), !t.ordered, "{legacy}");
+        }
+        match perm {
+            None => assert!(format.axis_order().iter().enumerate().all(|(l, &d)| l == d)),
+            Some(p) => assert_eq!(
+                p,
+                format!("({}) -> ({})>", want_dims.join(", "), names.join(", ")),
+                "{legacy}"
+            ),
+        }
+    }
+}
+
+/// The named formats' encodings follow MLIR's syntax, with the index types'
+/// widths; the seed's two formats have exactly the seed's older `lvlType` text.
+#[test]
+fn named_formats_print_mlir_syntax() {
+    let coo = |ndim: usize| {
+        CooTensor::<f64, i64>::from_entries(vec![3; ndim], &[(vec![1; ndim], 2.0)]).unwrap()
+    };
+    let named: Vec<(LevelFormat, usize)> = vec![
+        (LevelFormat::sparse_vector(), 1),
+        (LevelFormat::csr(), 2),
+        (LevelFormat::csc(), 2),
+        (LevelFormat::dcsr(), 2),
+        (LevelFormat::dcsc(), 2),
+        (LevelFormat::coo(3).unwrap(), 3),
+        (LevelFormat::csf(vec![2, 0, 1]).unwrap(), 3),
+        (LevelFormat::csf_with_dense(1, vec![1, 2, 0]).unwrap(), 3),
+        (LevelFormat::csf_with_dense(2, vec![0, 1, 2, 3]).unwrap(), 4),
+        (LevelFormat::batched_csr(1).unwrap(), 3),
+        (LevelFormat::batched_csr(3).unwrap(), 5),
+    ];
+    for (f, n) in named {
+        let a = LevelTensor::<f64, i8, i64>::from_coo(&coo(n), &f).unwrap();
+        assert_mlir_syntax(&a.as_any().mlir_encoding().unwrap(), &f, Some((64, 8)));
+        let b = LevelTensor::<f64, u32, u16>::from_coo(&coo(n), &f).unwrap();
+        assert_mlir_syntax(&b.as_any().mlir_encoding().unwrap(), &f, Some((16, 32)));
+    }
+    assert_eq!(
+        LevelFormat::sparse_vector().legacy_lvl_types().unwrap(),
+        r#"lvlType = [ "compressed" ]"#
+    );
+    assert_eq!(
+        LevelFormat::csr().legacy_lvl_types().unwrap(),
+        r#"lvlType = [ "dense", "compressed" ]"#
+    );
+    let all_dense = LevelFormat::try_new(vec![LevelType::DENSE; 3], vec![2, 0, 1]).unwrap();
+    let t = LevelTensor::<f64, i32>::from_coo(&coo(3), &all_dense).unwrap();
+    assert_mlir_syntax(&t.as_any().mlir_encoding().unwrap(), &all_dense, None);
+}
+
 fn check(seed: u64, ndim: usize) {
     let mut r = Rng(seed | 1);
     let coo = random_coo(&mut r, ndim);
@@ -117,6 +269,11 @@ fn check(seed: u64, ndim: usize) {
     let format = t.format().clone();
     assert_eq!(format.to_string().parse::<LevelFormat>().unwrap(), format);
     let any: AnyTensor = t.clone().into();
+    assert_mlir_syntax(
+        &t.as_any().mlir_encoding().unwrap(),
+        &format,
+        Some((16, 32)),
+    );
     let source: AnyTensor = coo.clone().into();
     // the same elements as the source, and as every element lookup says
     assert_eq!(dense(&any), dense(&source), "{format}");
