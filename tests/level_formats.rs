@@ -359,6 +359,184 @@ fn many_fixed_seeds() {
     }
 }
 
+/// SpMV (2-D), `sum_all` and `sum_axes` (every subset of axes, dense and sparse
+/// results) of a random level format, against a dense reference computed from
+/// the entries list alone (no tensor code).
+fn check_kernels(seed: u64, ndim: usize) {
+    use arrow_sparse::kernels::reduce::{SumOutput, sum_all, sum_axes_with};
+    use arrow_sparse::kernels::spmv::{spmv, spmv_into, spmv_scaled_into};
+    let mut r = Rng(seed | 1);
+    let shape: Vec<usize> = (0..ndim).map(|_| 1 + r.below(7)).collect();
+    let nnz = r.below(25);
+    let entries: Vec<(Vec<usize>, i64)> = (0..nnz)
+        .map(|_| {
+            let c: Vec<usize> = shape.iter().map(|&d| r.below(d)).collect();
+            (c, r.below(19) as i64 - 9)
+        })
+        .collect();
+    let size: usize = shape.iter().product();
+    let row_major = |c: &[usize]| c.iter().zip(&shape).fold(0, |k, (&x, &d)| k * d + x);
+    let mut reference = vec![0i64; size];
+    for (c, v) in &entries {
+        reference[row_major(c)] += v;
+    }
+    let as_f64: Vec<(Vec<usize>, f64)> = entries
+        .iter()
+        .map(|(c, v)| (c.clone(), *v as f64))
+        .collect();
+    let coo = CooTensor::<f64, i64>::from_entries(shape.clone(), &as_f64).unwrap();
+    let format = relaxed(&random_format(&mut r, ndim));
+    let t: AnyTensor = LevelTensor::<f64, i32, i16>::from_coo(&coo, &format)
+        .unwrap()
+        .into();
+    let as_i32: Vec<(Vec<usize>, i32)> = entries
+        .iter()
+        .map(|(c, v)| (c.clone(), *v as i32))
+        .collect();
+    let ti: AnyTensor = LevelTensor::<i32, i32, i16>::from_coo(
+        &CooTensor::<i32, i64>::from_entries(shape.clone(), &as_i32).unwrap(),
+        &format,
+    )
+    .unwrap()
+    .into();
+    let total: i64 = reference.iter().sum();
+    assert_eq!(sum_all::<f64>(&t).unwrap(), total as f64, "{format}");
+    assert_eq!(sum_all::<i32>(&ti).unwrap() as i64, total, "{format}");
+    // every subset of axes
+    for mask in 0u32..(1 << ndim) {
+        let axes: Vec<usize> = (0..ndim).filter(|&d| mask >> d & 1 == 1).collect();
+        let kept: Vec<usize> = (0..ndim).filter(|&d| mask >> d & 1 == 0).collect();
+        let kshape: Vec<usize> = kept.iter().map(|&d| shape[d]).collect();
+        let mut want = vec![0i64; kshape.iter().product::<usize>().max(1)];
+        for (k, &v) in reference.iter().enumerate() {
+            // unravel k, keep the kept dimensions
+            let mut c = vec![0; ndim];
+            let mut rest = k;
+            for d in (0..ndim).rev() {
+                c[d] = rest % shape[d];
+                rest /= shape[d];
+            }
+            let key = kept.iter().fold(0, |a, &d| a * shape[d] + c[d]);
+            want[key] += v;
+        }
+        for output in [SumOutput::Dense, SumOutput::Sparse, SumOutput::Auto] {
+            let got = sum_axes_with::<f64>(&t, &axes, output).unwrap();
+            let got = dense(&got);
+            let want_f: Vec<f64> = want.iter().map(|&v| v as f64).collect();
+            assert_eq!(got, want_f, "{format}: sum over {axes:?} ({output:?})");
+            let got = sum_axes_with::<i32>(&ti, &axes, output).unwrap();
+            let mut gi = vec![0i64; want.len()];
+            let gshape = got.shape().to_vec();
+            got.for_each_entry::<i32>(&mut |c, v| {
+                gi[c.iter().zip(&gshape).fold(0, |k, (&x, &d)| k * d + x)] += v as i64
+            })
+            .unwrap();
+            assert_eq!(gi, want, "{format}: int sum over {axes:?} ({output:?})");
+        }
+    }
+    if ndim != 2 {
+        assert!(spmv::<f64>(&t, &vec![1.0; shape[ndim - 1]]).is_err());
+        return;
+    }
+    let (m, n) = (shape[0], shape[1]);
+    let x: Vec<f64> = (0..n).map(|j| j as f64 - 2.5).collect();
+    let want: Vec<f64> = (0..m)
+        .map(|i| (0..n).map(|j| reference[i * n + j] as f64 * x[j]).sum())
+        .collect();
+    assert_eq!(spmv::<f64>(&t, &x).unwrap(), want, "{format}: SpMV");
+    let mut y = vec![f64::NAN; m];
+    spmv_into(&t, &x, &mut y).unwrap();
+    assert_eq!(y, want, "{format}: SpMV into");
+    let mut y: Vec<f64> = (0..m).map(|i| i as f64).collect();
+    spmv_scaled_into(2.0, &t, &x, -1.0, &mut y).unwrap();
+    let scaled: Vec<f64> = want
+        .iter()
+        .enumerate()
+        .map(|(i, w)| 2.0 * w - i as f64)
+        .collect();
+    assert_eq!(y, scaled, "{format}: scaled SpMV");
+    let xi: Vec<i32> = (0..n as i32).map(|j| j - 2).collect();
+    let want_i: Vec<i32> = (0..m)
+        .map(|i| (0..n).map(|j| reference[i * n + j] as i32 * xi[j]).sum())
+        .collect();
+    assert_eq!(spmv::<i32>(&ti, &xi).unwrap(), want_i, "{format}: int SpMV");
+    // wrong lengths and value types are typed errors
+    assert!(matches!(
+        spmv::<f64>(&t, &x[..n - 1]),
+        Err(Error::Shape { .. })
+    ));
+    assert!(matches!(
+        spmv::<f32>(&t, &vec![0.0; n]),
+        Err(Error::Type { .. })
+    ));
+}
+
+/// Level tensors in the kernels: one generic co-iteration over the levels gives
+/// the dense reference's results for random level types and orders (ndim 1-5).
+#[test]
+fn kernels_on_random_level_formats_match_a_dense_reference() {
+    for seed in 0..1500u64 {
+        check_kernels(
+            seed.wrapping_mul(0xD1B5_4A32_D192_ED03),
+            1 + (seed as usize % 5),
+        );
+    }
+}
+
+/// The named 2-D formats in SpMV (DCSR, DCSC, CSR, CSC as level tensors, and
+/// `(compressed, dense)`), an integer overflow, and a level tensor built without
+/// validation whose coordinate is out of range: typed errors, no panic.
+#[test]
+fn spmv_of_named_level_formats() {
+    use arrow_sparse::kernels::reduce::sum_all;
+    use arrow_sparse::kernels::spmv::spmv;
+    let coo = CooTensor::<i8, i64>::from_entries(
+        vec![3, 4],
+        &[
+            (vec![0, 1], 2),
+            (vec![2, 0], -3),
+            (vec![2, 3], 100),
+            (vec![0, 3], 1),
+        ],
+    )
+    .unwrap();
+    let x = [1i8, 1, 0, 1];
+    let cd =
+        LevelFormat::try_new(vec![LevelType::COMPRESSED, LevelType::DENSE], vec![0, 1]).unwrap();
+    for f in [
+        LevelFormat::dcsr(),
+        LevelFormat::dcsc(),
+        LevelFormat::csr(),
+        LevelFormat::csc(),
+        cd,
+    ] {
+        let t: AnyTensor = LevelTensor::<i8, i32>::from_coo(&coo, &f).unwrap().into();
+        assert_eq!(spmv::<i8>(&t, &x).unwrap(), vec![3, 0, 97], "{f}");
+        assert_eq!(sum_all::<i8>(&t).unwrap(), 100, "{f}");
+        // 100 + 100 does not fit int8
+        assert!(
+            matches!(spmv::<i8>(&t, &[0, 0, 0, 2]), Err(Error::Overflow { .. })),
+            "{f}"
+        );
+    }
+    // a DCSR built trusted with a column past its extent
+    let bad: AnyTensor = LevelTensor::<f64, i32>::try_new_with(
+        vec![2, 2],
+        LevelFormat::dcsr(),
+        vec![Some(vec![0, 1].into()), Some(vec![0, 1].into())],
+        vec![Some(vec![1].into()), Some(vec![7].into())],
+        vec![1.0].into(),
+        &TensorOptions::trusted(),
+    )
+    .unwrap()
+    .into();
+    assert!(matches!(
+        spmv::<f64>(&bad, &[1.0, 1.0]),
+        Err(Error::Invariant { .. })
+    ));
+    assert!(arrow_sparse::kernels::reduce::sum_axes::<f64>(&bad, &[0]).is_err());
+}
+
 #[cfg(feature = "parquet")]
 fn archive_round_trip(dir: &std::path::Path, t: &AnyTensor) -> AnyTensor {
     let path = dir.join("t.parquet");
