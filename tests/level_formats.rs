@@ -359,12 +359,14 @@ fn many_fixed_seeds() {
     }
 }
 
-/// SpMV (2-D), `sum_all` and `sum_axes` (every subset of axes, dense and sparse
-/// results) of a random level format, against a dense reference computed from
+/// SpMV and SpMM (2-D), `sum_all` and `sum_axes` (every subset of axes, dense
+/// and sparse results) of a random level format, against a dense reference computed from
 /// the entries list alone (no tensor code).
 fn check_kernels(seed: u64, ndim: usize) {
     use arrow_sparse::kernels::reduce::{SumOutput, sum_all, sum_axes_with};
-    use arrow_sparse::kernels::spmv::{spmv, spmv_into, spmv_scaled_into};
+    use arrow_sparse::kernels::spmv::{
+        spmm_into, spmm_scaled_into, spmv, spmv_into, spmv_scaled_into,
+    };
     let mut r = Rng(seed | 1);
     let shape: Vec<usize> = (0..ndim).map(|_| 1 + r.below(7)).collect();
     let nnz = r.below(25);
@@ -460,6 +462,31 @@ fn check_kernels(seed: u64, ndim: usize) {
         .map(|i| (0..n).map(|j| reference[i * n + j] as i32 * xi[j]).sum())
         .collect();
     assert_eq!(spmv::<i32>(&ti, &xi).unwrap(), want_i, "{format}: int SpMV");
+    // SpMM: C = A B with B n x 3, and C = 0.5 A B + 2 C
+    let b: Vec<f64> = (0..n * 3).map(|k| (k % 7) as f64 - 3.0).collect();
+    let want_c: Vec<f64> = (0..m * 3)
+        .map(|k| {
+            let (i, q) = (k / 3, k % 3);
+            (0..n)
+                .map(|j| reference[i * n + j] as f64 * b[j * 3 + q])
+                .sum()
+        })
+        .collect();
+    let mut c = vec![f64::NAN; m * 3];
+    spmm_into(&t, &b, 3, &mut c).unwrap();
+    assert_eq!(c, want_c, "{format}: SpMM");
+    let mut c: Vec<f64> = (0..m * 3).map(|k| k as f64).collect();
+    spmm_scaled_into(0.5, &t, &b, 3, 2.0, &mut c).unwrap();
+    let scaled: Vec<f64> = want_c
+        .iter()
+        .enumerate()
+        .map(|(k, w)| 0.5 * w + 2.0 * k as f64)
+        .collect();
+    assert_eq!(c, scaled, "{format}: scaled SpMM");
+    assert!(matches!(
+        spmm_into(&t, &b[..b.len() - 1], 3, &mut c),
+        Err(Error::Shape { .. })
+    ));
     // wrong lengths and value types are typed errors
     assert!(matches!(
         spmv::<f64>(&t, &x[..n - 1]),

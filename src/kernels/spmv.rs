@@ -1266,6 +1266,43 @@ fn coo_mm<V: Numeric, I: Index>(
     check_flags::<V>(flags, "SpMM")
 }
 
+/// `C = A B` or the scaled form for a 2-D level tensor: one scatter of rows of
+/// `B` over [`co_iterate`](super::co_iterate), as [`level_mv`].
+fn level_mm<V: Numeric>(
+    a: &AnyLevel,
+    b: &[V],
+    n: usize,
+    c: &mut [V],
+    scale: Scale<V>,
+) -> Result<()> {
+    if a.value_type() != V::TYPE {
+        return Err(value_mismatch::<V>(a.value_type()));
+    }
+    if n == 0 {
+        return Ok(());
+    }
+    let (rl, cl) = if a.format().axis_order().first() == Some(&0) {
+        (0, 1)
+    } else {
+        (1, 0)
+    };
+    let alpha = alpha_acc(scale);
+    let mut walked = Ok(());
+    let flags = scatter_into(c, scale, false, "SpMM accumulator", |acc| {
+        let mut bad = false;
+        walked = super::co_iterate::<V>(a, &mut |lvl, _, v| {
+            let (i, j) = (lvl[rl], lvl[cl]);
+            match (acc.get_mut(i * n..(i + 1) * n), b.get(j * n..(j + 1) * n)) {
+                (Some(row), Some(brow)) => axpy::<V>(row, V::acc_mul(alpha, v.to_acc()), brow),
+                _ => bad = true,
+            }
+        });
+        if bad { OOB } else { 0 }
+    })?;
+    walked?;
+    check_flags::<V>(flags, "SpMM")
+}
+
 fn mm<V: Numeric>(a: &AnyTensor, b: &[V], n: usize, c: &mut [V], scale: Scale<V>) -> Result<()> {
     let (m, k) = matrix_shape(a)?;
     check_mm(m, k, b, n, c.len())?;
@@ -1293,6 +1330,7 @@ fn mm<V: Numeric>(a: &AnyTensor, b: &[V], n: usize, c: &mut [V], scale: Scale<V>
         AnyTensor::Csx(x) => csx(x, c),
         AnyTensor::Coo(x) => coo(x, c),
         AnyTensor::Gcs(g) => csx(g.matrix(), c),
+        AnyTensor::Level(l) => level_mm(l, b, n, c, scale),
         AnyTensor::Dm(d) => {
             if !d.views().is_empty() {
                 return Err(Error::Unsupported(
