@@ -426,6 +426,15 @@ impl IndexBuffer {
         with_index_slice!(self.as_slice(), s => s.get(i).and_then(|x| x.index()))
     }
 
+    /// Elements `offset`, `offset + stride`, ... (`len` of them, fewer at the
+    /// buffer's end), copied into a buffer of the same type.
+    pub(crate) fn gather_strided(&self, offset: usize, stride: usize, len: usize) -> IndexBuffer {
+        with_index_slice!(self.as_slice(), s => {
+            let v: Vec<_> = s.iter().skip(offset).step_by(stride.max(1)).take(len).copied().collect();
+            IndexBuffer::from(ScalarBuffer::from(v))
+        })
+    }
+
     /// Convert every element to `ty`, failing with [`Error::Overflow`] (naming
     /// `what`) if one does not fit. Casting to the same type is a zero-copy clone.
     ///

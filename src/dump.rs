@@ -58,10 +58,12 @@ fn write_usizes(out: &mut String, xs: &[usize]) {
 
 /// One JSON line describing `tensor`, keys in this order: `format`, `value_type`,
 /// `index_type` (`null` for dense), `shape`, `dim_names`, `nnz`, `dimensions` and
-/// `partitioning` (GCS and DM only), `axis_order` (CSF only), `entries`. GCS and DM
+/// `partitioning` (GCS and DM only), `axis_order` (CSF and level tensors),
+/// `levels` (level tensors: the level types as MLIR writes them), `entries`. GCS and DM
 /// tensors print their logical N-D shape and entries. Entries are `[coord..., value]`, sorted lexicographically by
 /// coordinates with duplicates kept in storage order; a dense tensor lists its
-/// non-zero elements. No trailing newline.
+/// non-zero elements, a level tensor every stored value (the zeros its dense
+/// levels store too). No trailing newline.
 ///
 /// ```
 /// use arrow_sparse::{dump::json_line, CooTensor};
@@ -117,6 +119,16 @@ fn write_entries<V: Value>(out: &mut String, tensor: &AnyTensor) -> Result<()> {
     if let Some(order) = tensor.axis_order() {
         out.push_str(",\"axis_order\":");
         write_usizes(out, order);
+    }
+    if let AnyTensor::Level(l) = tensor {
+        out.push_str(",\"levels\":[");
+        for (i, t) in l.format().levels().iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            write_json_string(out, &t.to_string());
+        }
+        out.push(']');
     }
     out.push_str(",\"entries\":[");
     for (n, &k) in perm.iter().enumerate() {
@@ -189,6 +201,9 @@ pub fn summary(index: usize, msg: &TensorMessage, message_bytes: Option<usize>) 
     }
     if let Some(o) = t.axis_order() {
         let _ = writeln!(s, "  axis order:  {o:?}");
+    }
+    if let AnyTensor::Level(l) = t {
+        let _ = writeln!(s, "  levels:      {}", l.format());
     }
     if let Some(map) = t.dim_map() {
         let _ = writeln!(

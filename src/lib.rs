@@ -82,9 +82,9 @@ pub use compat::parquet::{read_parquet, write_parquet};
 pub use convert::Convert;
 pub use error::{Error, Result};
 pub use tensor::{
-    AnyCoo, AnyCsf, AnyCsx, AnyDense, AnyDm, AnyGcs, AnyTensor, CompressedAxis, CooTensor,
-    CoordLayout, CsfTensor, CsxMatrix, DenseTensor, DmTensor, EntryOrder, Format, GcsTensor,
-    TensorOptions, Validation,
+    AnyCoo, AnyCsf, AnyCsx, AnyDense, AnyDm, AnyGcs, AnyLevel, AnyTensor, CompressedAxis,
+    CooTensor, CoordLayout, CsfTensor, CsxMatrix, DenseTensor, DmTensor, EntryOrder, Format,
+    GcsTensor, LevelFormat, LevelTensor, LevelType, TensorOptions, Validation,
 };
 pub use types::{Index, IndexType, Value, ValueType};
 

@@ -289,6 +289,36 @@ fn edge_arguments_give_values_or_typed_errors_never_panics() {
                 .unwrap();
         format!("{:?}", csf::ttv(&h, 0, &[1.0; 0]).is_err())
     });
+    let v1 = CooTensor::<f64, i64>::from_entries(vec![5], &[(vec![1], 2.0), (vec![4], 3.0)])
+        .unwrap()
+        .to_csf::<i32, i64>(&[0])
+        .unwrap();
+    probe("ttv 1-d csf", "Err(Shape", || {
+        format!("{:?}", csf::ttv(&v1, 0, &[1.0; 5]).map(|c| c.nnz()))
+    });
+    probe("ttv_dense 1-d csf", "Err(Shape", || {
+        format!(
+            "{:?}",
+            csf::ttv_dense(&v1, 0, &[1.0, 1.0, 1.0, 1.0, 2.0]).map(|d| d.values().to_vec())
+        )
+    });
+    probe("mttkrp 1-d csf", "Err(Shape", || {
+        let f = DenseTensor::<f64>::try_new(vec![5, 2], vec![1.0; 10].into()).unwrap();
+        format!(
+            "{:?}",
+            csf::mttkrp(&v1, 0, &[f]).map(|d| d.values().to_vec())
+        )
+    });
+    probe("dense_to_csf 1-d", "Ok([0, 2])", || {
+        format!(
+            "{:?}",
+            convert::dense_to_csf::<f64, i32, i32>(
+                &DenseTensor::<f64>::try_new(vec![3], vec![1.0, 0.0, 2.0].into()).unwrap(),
+                &[0]
+            )
+            .map(|c| c.indices()[0].to_vec())
+        )
+    });
     probe("coo_to_csf bad order", "true", || {
         format!(
             "{:?}",

@@ -385,7 +385,21 @@ fn built_tensors() -> Vec<Built> {
             .rotate(2, -2)
             .unwrap(),
     );
+    // level tensors: the storage message and the arrow_sparse.levels metadata
+    let batched: AnyTensor =
+        arrow_sparse::LevelTensor::<f32, i32>::batched_csr(&coo3.cast_indices::<i64>().unwrap())
+            .unwrap()
+            .into();
+    let dcsc: AnyTensor = AnyTensor::from(coo3.clone())
+        .to_level(
+            &arrow_sparse::LevelFormat::csf(vec![2, 0, 1]).unwrap(),
+            IndexType::Int16,
+            IndexType::Int16,
+        )
+        .unwrap();
     vec![
+        ("level_batched_csr_f32_i32", batched, vec![], w.clone()),
+        ("level_csf_order201_i16", dcsc, vec![], w.clone()),
         ("gcs_f32_i16_csc", gcs, vec![], w.clone()),
         ("dm_views_over_csr", dm_views, vec![], w.clone()),
         ("coo_rowmajor_f64_i64", coo_rm.into(), vec![], w.clone()),
@@ -1373,6 +1387,17 @@ fn index_buffers(t: &AnyTensor) -> Vec<(String, IndexBuffer)> {
         }
         AnyTensor::Gcs(g) => index_buffers(&AnyTensor::Csx(g.matrix().clone())),
         AnyTensor::Dm(d) => index_buffers(d.storage()),
+        AnyTensor::Level(l) => {
+            let named = |kind: &str, bufs: &[Option<IndexBuffer>]| -> Vec<(String, IndexBuffer)> {
+                bufs.iter()
+                    .enumerate()
+                    .filter_map(|(i, b)| b.clone().map(|b| (format!("{kind}[{i}]"), b)))
+                    .collect()
+            };
+            let mut v = named("positions", l.positions());
+            v.extend(named("coordinates", l.coordinates()));
+            v
+        }
         _ => Vec::new(),
     }
 }
@@ -2012,4 +2037,107 @@ fn cli_reports_bad_input_in_one_line() {
         "CLI problems:\n{}",
         problems.join("\n")
     );
+}
+
+/// Hostile `arrow_sparse.levels` extension metadata (format/SPEC.md 8.6) on
+/// valid storage messages: every case is a typed error of the expected kind,
+/// never a panic, and nothing much larger than the message is allocated.
+#[test]
+fn hostile_level_metadata_is_a_typed_error() {
+    use arrow_sparse::Error;
+    let m = CooTensor::<f64, i64>::from_entries(
+        vec![3, 4],
+        &[(vec![0, 1], 1.0), (vec![0, 3], 2.0), (vec![2, 3], 3.0)],
+    )
+    .unwrap();
+    let csr: AnyTensor = m.to_csx::<i32, i32>(CompressedAxis::Row).unwrap().into();
+    let csf: AnyTensor = m.to_csf::<i32, i32>(&[0, 1]).unwrap().into();
+    // a CSF whose level 0 repeats a coordinate (valid for Arrow, not for a
+    // level 0 declared unique)
+    let repeated = AnyTensor::Csf(
+        arrow_sparse::AnyCsf::try_new(
+            vec![3, 4],
+            vec![0, 1],
+            vec![IndexBuffer::Int32(vec![0, 1, 2].into())],
+            vec![
+                IndexBuffer::Int32(vec![0, 0].into()),
+                IndexBuffer::Int32(vec![1, 3].into()),
+            ],
+            arrow_sparse::ValueBuffer::Float64(vec![1.0, 2.0].into()),
+            &TensorOptions::default(),
+        )
+        .unwrap(),
+    );
+    let json = |levels: &str, order: &str| {
+        format!(
+            r#"{{"version":1,"levels":{levels},"axis_order":{order},"index_type":"int32","indptr_type":"int32"}}"#
+        )
+    };
+    let many = format!("[{}]", vec!["\"dense\""; 100_000].join(","));
+    let long = format!("[\"{}\",\"compressed\"]", "d".repeat(1 << 20));
+    type Check = fn(&Error) -> bool;
+    let parse: Check = |e| matches!(e, Error::Parse { .. });
+    let invariant: Check = |e| matches!(e, Error::Invariant { .. } | Error::Length { .. });
+    let cases: Vec<(&str, &AnyTensor, Option<String>, Check)> = vec![
+        ("no metadata", &csr, None, parse),
+        ("not JSON", &csr, Some("{".into()), parse),
+        ("not an object", &csr, Some("[1]".into()), parse),
+        ("version 2", &csr, Some(json(r#"["dense","compressed"]"#, "[0,1]").replace("\"version\":1", "\"version\":2")), parse),
+        ("no levels", &csr, Some(r#"{"version":1,"axis_order":[0,1],"index_type":"int32","indptr_type":"int32"}"#.into()), parse),
+        ("levels not an array", &csr, Some(json("\"dense\"", "[0,1]")), parse),
+        ("no level", &csr, Some(json("[]", "[]")), parse),
+        ("100,000 levels", &csr, Some(json(&many, "[0,1]")), parse),
+        ("a 1 MiB level name", &csr, Some(json(&long, "[0,1]")), parse),
+        ("unknown level", &csr, Some(json(r#"["dense","loose_compressed"]"#, "[0,1]")), parse),
+        ("level not a string", &csr, Some(json(r#"["dense",7]"#, "[0,1]")), parse),
+        ("short axis order", &csr, Some(json(r#"["dense","compressed"]"#, "[0]")), parse),
+        ("negative axis", &csr, Some(json(r#"["dense","compressed"]"#, "[0,-1]")), parse),
+        ("axis order not a permutation", &csr, Some(json(r#"["dense","compressed"]"#, "[1,1]")), |e| matches!(e, Error::Invariant { .. } | Error::Shape { .. })),
+        ("bad index type", &csr, Some(json(r#"["dense","compressed"]"#, "[0,1]").replace("\"index_type\":\"int32\"", "\"index_type\":\"int128\"")), parse),
+        ("missing indptr type", &csr, Some(r#"{"version":1,"levels":["dense","compressed"],"axis_order":[0,1],"index_type":"int32"}"#.into()), parse),
+        ("singleton after dense", &csr, Some(json(r#"["dense","singleton"]"#, "[0,1]")), invariant),
+        ("properties on dense", &csr, Some(json(r#"["dense(nonunique)","compressed"]"#, "[0,1]")), invariant),
+        ("DCSR levels on a CSR message", &csr, Some(json(r#"["compressed","compressed"]"#, "[0,1]")), invariant),
+        ("CSC levels on a CSR message", &csr, Some(json(r#"["dense","compressed"]"#, "[1,0]")), invariant),
+        ("dense levels on a CSR message", &csr, Some(json(r#"["dense","dense"]"#, "[0,1]")), invariant),
+        ("3 levels on a 2-D message", &csr, Some(json(r#"["dense","dense","compressed"]"#, "[0,1,2]")), |e| matches!(e, Error::Shape { .. } | Error::Invariant { .. })),
+        ("an incomplete dense level", &csf, Some(json(r#"["dense","compressed"]"#, "[0,1]")), invariant),
+        ("a singleton level with two children", &csf, Some(json(r#"["compressed(nonunique)","singleton"]"#, "[0,1]")), invariant),
+        ("unique declared, coordinates repeat", &repeated, Some(json(r#"["compressed","compressed"]"#, "[0,1]")), invariant),
+        ("wider index type than stored", &csr, Some(json(r#"["dense","compressed"]"#, "[0,1]").replace("\"index_type\":\"int32\"", "\"index_type\":\"int8\"")), |_| true),
+    ];
+    let mut failures = Vec::new();
+    for (what, storage, metadata, check) in cases {
+        let mut kv = vec![(
+            "ARROW:extension:name".to_string(),
+            "arrow_sparse.levels".to_string(),
+        )];
+        if let Some(m) = metadata {
+            kv.push(("ARROW:extension:metadata".to_string(), m));
+        }
+        let bytes: Buffer = ipc::encode(storage, &kv, &StreamWriteOptions::default())
+            .unwrap()
+            .to_vec()
+            .into();
+        let (r, largest, _) = guarded(|| {
+            ipc::decode(&bytes, &StreamReadOptions::default()).map(|m| m.map(|x| x.0.tensor))
+        });
+        match r {
+            Err(p) => failures.push(format!("{what}: PANIC {p}")),
+            Ok(Ok(t)) if what == "wider index type than stored" => {
+                // int32 indices that fit int8 are read as int8: a valid tensor
+                assert_eq!(t.unwrap().index_type(), Some(IndexType::Int8));
+            }
+            Ok(Ok(t)) => failures.push(format!("{what}: read as {:?}", t.map(|t| t.format()))),
+            Ok(Err(e)) if !check(&e) => failures.push(format!("{what}: unexpected error {e:?}")),
+            Ok(Err(_)) => {}
+        }
+        if largest > 16 * bytes.len() + (1 << 20) {
+            failures.push(format!(
+                "{what}: allocated {largest} bytes for a {}-byte message",
+                bytes.len()
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

@@ -221,6 +221,86 @@ fn convert_to_gcs_and_dm_and_back() {
     assert_eq!(String::from_utf8_lossy(&r.stderr).lines().count(), 1);
 }
 
+/// `--to level` keeps the source's own levels, `--levels` chooses them (MLIR's map
+/// syntax); the level tensor holds the source's entries through .arrow and
+/// .parquet, and misuse is a usage error (exit 2) or a conversion error (exit 4).
+#[test]
+fn convert_to_level_formats() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = golden("csf_f32_i16_order201.arrow");
+    let reference: serde_json::Value =
+        serde_json::from_str(cli_ok(&["dump", &src]).lines().next().unwrap()).unwrap();
+    let sorted = |v: &serde_json::Value| {
+        let mut e = v["entries"].as_array().unwrap().clone();
+        e.sort_by_key(|x| x.to_string());
+        e
+    };
+    for (levels, out) in [
+        (None, "own.arrow"),
+        (
+            Some("(d0, d1, d2) -> (d2 : dense, d0 : compressed, d1 : compressed)"),
+            "dense_csf.arrow",
+        ),
+        (
+            Some("(d0, d1, d2) -> (d0 : compressed, d1 : compressed, d2 : compressed)"),
+            "csf.parquet",
+        ),
+    ] {
+        let out = dir.path().join(out);
+        let mut args = vec!["convert", &src, out.to_str().unwrap(), "--to", "level"];
+        if let Some(l) = levels {
+            args.extend(["--levels", l, "--index-type", "int32"]);
+        }
+        cli_ok(&args);
+        let v: serde_json::Value =
+            serde_json::from_str(cli_ok(&["dump", out.to_str().unwrap()]).trim()).unwrap();
+        assert_eq!(v["format"], "level", "{levels:?}");
+        assert_eq!(v["shape"], reference["shape"]);
+        // stored zeros of a dense level aside, the source's entries
+        let mut ours = sorted(&v);
+        ours.retain(|e| e.as_array().unwrap().last().unwrap().as_f64() != Some(0.0));
+        assert_eq!(ours, sorted(&reference), "{levels:?}");
+        let inspect = cli_ok(&["inspect", out.to_str().unwrap()]);
+        match levels {
+            Some(l) => assert!(inspect.contains(l), "{inspect}"),
+            None => assert!(
+                inspect.contains("(d2 : compressed, d0 : compressed, d1 : compressed)"),
+                "{inspect}"
+            ),
+        }
+    }
+    for (args, code) in [
+        (
+            vec!["--to", "csf", "--levels", "(d0) -> (d0 : compressed)"],
+            2,
+        ),
+        (
+            vec!["--to", "level", "--levels", "(d0, d1) -> (d0 : loose)"],
+            2,
+        ),
+        // a 2-D format for a 3-D tensor
+        (
+            vec![
+                "--to",
+                "level",
+                "--levels",
+                "(d0, d1) -> (d0 : dense, d1 : compressed)",
+            ],
+            4,
+        ),
+    ] {
+        let out = dir.path().join("bad.arrow");
+        let mut all = vec!["convert", src.as_str(), out.to_str().unwrap()];
+        all.extend(args.iter().copied());
+        let r = cli(&all);
+        let err = String::from_utf8_lossy(&r.stderr);
+        assert_eq!(r.status.code(), Some(code), "{args:?}: {err}");
+        assert!(err.starts_with("arrow-sparse: error: "), "{err}");
+        assert!(!err.contains("panicked"), "{err}");
+        assert!(!out.exists());
+    }
+}
+
 // ---- file kinds: .arrow, .parquet, .mtx, .tns, .npz -------------------------------
 
 use arrow_sparse::ipc::TensorMessage;
@@ -883,7 +963,7 @@ fn errors_name_the_file_and_the_cause() {
         ),
         (
             &["convert", "m.mtx", "x.arrow", "--to", "blocked"],
-            "arrow-sparse: error: invalid value 'blocked' for '--to <TO>': unknown format \"blocked\" (expected coo, csr, csc, csf, dense, gcs or dm)",
+            "arrow-sparse: error: invalid value 'blocked' for '--to <TO>': unknown format \"blocked\" (expected coo, csr, csc, csf, dense, gcs, dm or level)",
             2,
         ),
         (

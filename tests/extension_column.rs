@@ -780,3 +780,173 @@ fn without_the_venv_the_python_test_never_passes() {
         common::assert_missing_program_is_never_a_pass("ARROW_SPARSE_PYTHON", "Python venv");
     assert_eq!(tests, ["pyarrow_round_trip"]);
 }
+
+fn parquet_round_trip(batch: &RecordBatch) -> RecordBatch {
+    let mut pq = Vec::new();
+    let mut w = parquet::arrow::ArrowWriter::try_new(&mut pq, batch.schema(), None).unwrap();
+    w.write(batch).unwrap();
+    w.close().unwrap();
+    let r = parquet::arrow::arrow_reader::ParquetRecordBatchReader::try_new(
+        bytes::Bytes::from(pq),
+        1024,
+    )
+    .unwrap();
+    let mut back: Vec<RecordBatch> = r.collect::<Result<_, _>>().unwrap();
+    assert_eq!(back.len(), 1);
+    back.remove(0)
+}
+
+/// Sparse vectors as 1-D CSF (one level, no indptr child): the indptr type,
+/// which no buffer carries, is the metadata's, and rows come back exactly in
+/// memory, through arrow-ipc files and through Parquet.
+#[test]
+fn one_dimensional_csf_columns() {
+    let mut r = Rng(77);
+    let ts: Vec<AnyTensor> = (0..5)
+        .map(|k| {
+            let n = 3 + r.below(20);
+            let nnz = if k == 0 { 0 } else { r.below(n) };
+            let coo = random_coo(&mut r, &[n], nnz, ValueType::Float32)
+                .to_coo::<f32, i64>()
+                .unwrap();
+            AnyTensor::from(coo.to_csf::<i16, i64>(&[0]).unwrap())
+        })
+        .collect();
+    let batch = batch_of(&ts);
+    let ty = SparseTensorArray::from_batch(&batch, "tensor")
+        .unwrap()
+        .data_type()
+        .clone();
+    assert_eq!((ty.ndim(), ty.indptr_type()), (1, Some(IndexType::Int64)));
+    assert_eq!(tensors_of(&batch), ts);
+    for t in tensors_of(&batch) {
+        assert_eq!(t.indptr_type(), Some(IndexType::Int64));
+    }
+    assert_eq!(tensors_of(&read_ipc_file(ipc_file_bytes(&batch))), ts);
+    assert_eq!(tensors_of(&parquet_round_trip(&batch)), ts);
+}
+
+/// Hostile `levels` keys (level tensors stored as their nearest plain tensors,
+/// format/SPEC.md 10.2) in a column's metadata: typed errors when the column is
+/// opened (a levels object that is not one, bad level types, levels that do not
+/// travel as the column's format) or when a row is built (expansions the storage
+/// does not have, a coordinates type too narrow); never a panic.
+#[test]
+fn hostile_level_metadata_in_columns_is_a_typed_error() {
+    use arrow_sparse::tensor::level::LevelTensor;
+    let coo = CooTensor::<f64, i64>::from_entries(
+        vec![4, 300],
+        &[(vec![0, 1], 1.0), (vec![0, 299], 2.0), (vec![3, 7], 3.0)],
+    )
+    .unwrap();
+    let dcsr: AnyTensor = LevelTensor::<f64, i16, i32>::dcsr(&coo).unwrap().into();
+    let column = SparseTensorArray::from_tensors(&[dcsr.clone(), dcsr.clone()]).unwrap();
+    assert_eq!(column.data_type().format(), Format::Csf);
+    let field = column.field("t");
+    let array = column.clone().into_array();
+    assert_eq!(
+        SparseTensorArray::try_new(&field, &array)
+            .unwrap()
+            .value(1)
+            .unwrap(),
+        Some(dcsr)
+    );
+    let good = field.metadata()["ARROW:extension:metadata"].clone();
+    let levels_at = good.find("\"levels\":{").expect("a levels key");
+    let with_levels = |levels: &str| -> Field {
+        // replace the levels object (it is the last key: keys are sorted)
+        let mut meta = good[..levels_at].to_string();
+        meta.push_str(&format!("\"levels\":{levels}"));
+        let tail = &good[levels_at..];
+        let end = tail.find('}').unwrap() + 1; // the levels object has no nested objects
+        meta.push_str(&tail[end..]);
+        let mut md = field.metadata().clone();
+        md.insert(String::from("ARROW:extension:metadata"), meta);
+        field.clone().with_metadata(md)
+    };
+    let obj = |levels: &str, order: &str, it: &str| {
+        format!(
+            r#"{{"axis_order":{order},"index_type":"{it}","indptr_type":"int32","levels":{levels}}}"#
+        )
+    };
+    // the replacement itself is faithful
+    let same = obj(r#"["compressed","compressed"]"#, "[0,1]", "int16");
+    assert!(SparseTensorArray::try_new(&with_levels(&same), &array).is_ok());
+    let many = format!("[{}]", vec!["\"compressed\""; 100_000].join(","));
+    let open_errors: Vec<(&str, String)> = vec![
+        ("not an object", "[1]".into()),
+        (
+            "no levels",
+            r#"{"axis_order":[0,1],"index_type":"int16","indptr_type":"int32"}"#.into(),
+        ),
+        ("100,000 levels", obj(&many, "[0,1]", "int16")),
+        (
+            "unknown level",
+            obj(r#"["compressed","loose"]"#, "[0,1]", "int16"),
+        ),
+        (
+            "level not a string",
+            obj(r#"["compressed",1]"#, "[0,1]", "int16"),
+        ),
+        (
+            "short axis order",
+            obj(r#"["compressed","compressed"]"#, "[0]", "int16"),
+        ),
+        (
+            "bad index type",
+            obj(r#"["compressed","compressed"]"#, "[0,1]", "int9"),
+        ),
+        (
+            "CSR levels on a CSF column",
+            obj(r#"["dense","compressed"]"#, "[0,1]", "int16"),
+        ),
+        (
+            "COO levels on a CSF column",
+            obj(r#"["compressed(nonunique)","singleton"]"#, "[0,1]", "int16"),
+        ),
+        (
+            "another CSF axis order",
+            obj(r#"["compressed","compressed"]"#, "[1,0]", "int16"),
+        ),
+        (
+            "3 levels on a 2-D column",
+            obj(
+                r#"["compressed","compressed","compressed"]"#,
+                "[0,1,2]",
+                "int16",
+            ),
+        ),
+    ];
+    for (what, levels) in open_errors {
+        match SparseTensorArray::try_new(&with_levels(&levels), &array) {
+            Err(Error::Parse { .. } | Error::Invariant { .. } | Error::Shape { .. }) => {}
+            other => panic!("{what}: {other:?}"),
+        }
+    }
+    // rows that do not fit the levels: a dense level the storage does not
+    // expand, a coordinates type too narrow for 299
+    type Check = fn(&Error) -> bool;
+    let row_errors: Vec<(&str, String, Check)> = vec![
+        (
+            "a dense level not expanded",
+            obj(r#"["compressed","dense"]"#, "[0,1]", "int16"),
+            |e| matches!(e, Error::Invariant { .. } | Error::Length { .. }),
+        ),
+        (
+            "int8 coordinates",
+            obj(r#"["compressed","compressed"]"#, "[0,1]", "int8"),
+            |e| {
+                matches!(
+                    e,
+                    Error::Overflow { .. } | Error::IndexOutOfBounds { .. } | Error::Type { .. }
+                )
+            },
+        ),
+    ];
+    for (what, levels, check) in row_errors {
+        match SparseTensorArray::try_new(&with_levels(&levels), &array) {
+            Err(Error::Row { row: 0, source }) if check(&source) => {}
+            other => panic!("{what}: {other:?}"),
+        }
+    }
+}

@@ -918,3 +918,124 @@ fn gcs_and_dm_files_degrade_to_their_storage_for_libarrow() {
     );
     assert!(std::fs::read(&plain).unwrap() == std::fs::read(&rewritten).unwrap());
 }
+
+/// The level tensors of issue #17 (DCSR, DCSC, CSF with dense levels, batched
+/// CSR, a sparse vector) and a few more (a permuted SoA COO run, `(compressed,
+/// dense)`, a permuted all-dense format): libarrow reads each file's storage
+/// message (its nearest plain tensor) with exactly the storage's entries, which
+/// are the level tensor's entries; it rewrites the storage byte for byte (the
+/// extension metadata is custom_metadata, which it drops); arrow-sparse reads
+/// the exact level tensors back.
+#[test]
+#[ignore = "needs the libarrow peer: run scripts/setup-interop.sh, then cargo test -- --include-ignored"]
+fn level_tensors_degrade_to_their_nearest_plain_tensor_for_libarrow() {
+    use arrow_sparse::tensor::level::{LevelFormat, LevelTensor, LevelType};
+    let peer = common::peer();
+    let dir = tempfile::tempdir().unwrap();
+    let mut r = Rng(1717);
+    let m = random_coo::<f64, i64>(&mut r, &[7, 9], 20, false, CoordLayout::RowMajor);
+    let t3 = random_coo::<f32, i64>(&mut r, &[4, 5, 6], 30, true, CoordLayout::RowMajor);
+    let t4 = random_coo::<i32, i64>(&mut r, &[3, 2, 4, 5], 25, true, CoordLayout::RowMajor);
+    let v = random_coo::<f64, i64>(&mut r, &[50], 12, true, CoordLayout::RowMajor);
+    let f = |s: &[&str], order: &[usize]| {
+        LevelFormat::try_new(
+            s.iter().map(|x| x.parse::<LevelType>().unwrap()).collect(),
+            order.to_vec(),
+        )
+        .unwrap()
+    };
+    let tensors: Vec<AnyTensor> = vec![
+        LevelTensor::<f64, i32>::dcsr(&m).unwrap().into(),
+        LevelTensor::<f64, i64>::dcsc(&m).unwrap().into(),
+        LevelTensor::<f32, i32>::csf_with_dense_levels(&t3, 1, vec![0, 1, 2])
+            .unwrap()
+            .into(),
+        LevelTensor::<f32, i64>::csf_with_dense_levels(&t3, 2, vec![2, 0, 1])
+            .unwrap()
+            .into(),
+        LevelTensor::<f32, i32>::batched_csr(&t3).unwrap().into(),
+        LevelTensor::<i32, i32>::batched_csr(&t4).unwrap().into(),
+        LevelTensor::<f64, i32>::from_coo(&v, &LevelFormat::sparse_vector())
+            .unwrap()
+            .into(),
+        LevelTensor::<f32, i16>::from_coo(
+            &t3,
+            &f(
+                &[
+                    "compressed(nonunique)",
+                    "singleton(nonunique, soa)",
+                    "singleton(soa)",
+                ],
+                &[1, 2, 0],
+            ),
+        )
+        .unwrap()
+        .into(),
+        LevelTensor::<f64, i32>::from_coo(&m, &f(&["compressed", "dense"], &[1, 0]))
+            .unwrap()
+            .into(),
+        LevelTensor::<i32, i32>::from_coo(&t4, &f(&["dense"; 4], &[3, 1, 0, 2]))
+            .unwrap()
+            .into(),
+        LevelTensor::<f64, i32>::from_coo(&m, &LevelFormat::csc())
+            .unwrap()
+            .into(),
+    ];
+    let path = dir.path().join("levels.arrow");
+    write(&path, &tensors);
+    let storage: Vec<AnyTensor> = tensors
+        .iter()
+        .map(|t| match t {
+            AnyTensor::Level(l) => l.to_storage().unwrap(),
+            _ => unreachable!(),
+        })
+        .collect();
+    let expected: String = storage
+        .iter()
+        .map(|t| json_line(t).unwrap() + "\n")
+        .collect();
+    let theirs = common::run_peer(&peer, &["dump", path.to_str().unwrap()]);
+    common::assert_same_dump(&expected, &theirs, "level tensors as libarrow reads them");
+    // libarrow's entries are the level tensors' (the zeros of all-dense storage aside)
+    for (t, line) in tensors.iter().zip(theirs.lines()) {
+        let nonzero = |j: &serde_json::Value| -> Vec<serde_json::Value> {
+            j["entries"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|e| e.as_array().unwrap().last().unwrap().as_f64() != Some(0.0))
+                .cloned()
+                .collect()
+        };
+        let ours: serde_json::Value = serde_json::from_str(&json_line(t).unwrap()).unwrap();
+        let libarrow: serde_json::Value = serde_json::from_str(line).unwrap();
+        let (a, b) = (
+            serde_json::Value::Array(nonzero(&ours)),
+            serde_json::Value::Array(nonzero(&libarrow)),
+        );
+        assert!(
+            common::json_eq_as(&a, &b, true),
+            "{}: {a} vs {b}",
+            ours["levels"]
+        );
+        assert_eq!(ours["shape"], libarrow["shape"]);
+    }
+    let back: Vec<AnyTensor> = ipc::read_tensor_stream(&path, &Default::default())
+        .unwrap()
+        .into_iter()
+        .map(|m| m.tensor)
+        .collect();
+    assert_eq!(back, tensors);
+    let plain = dir.path().join("plain.arrow");
+    write(&plain, &storage);
+    let rewritten = dir.path().join("levels.libarrow.arrow");
+    common::run_peer(
+        &peer,
+        &[
+            "rewrite",
+            path.to_str().unwrap(),
+            rewritten.to_str().unwrap(),
+        ],
+    );
+    assert!(std::fs::read(&plain).unwrap() == std::fs::read(&rewritten).unwrap());
+}

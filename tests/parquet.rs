@@ -1781,3 +1781,92 @@ fn run_python_checks(python: &Path, dir: &Path, archives: Vec<serde_json::Value>
     eprintln!("{stderr}");
     assert!(out.status.success(), "check_parquet.py failed:\n{stderr}");
 }
+
+/// Level tensor archives (format/SPEC.md 9.4 `levels`) whose metadata is
+/// hostile or disagrees with the rows: typed errors, and a dense level claimed
+/// huge is refused by the read limit before its fill is allocated.
+#[test]
+fn hostile_level_metadata_in_archives_is_a_typed_error() {
+    use arrow_sparse::tensor::level::{LevelFormat, LevelTensor};
+    let dir = tempfile::tempdir().unwrap();
+    let mut r = Rng(17);
+    let t3 = random_coo::<f32, i16>(&mut r, &[6, 5, 7], 30, true, CoordLayout::RowMajor);
+    let batched: AnyTensor =
+        LevelTensor::<f32, i16>::from_coo(&t3, &LevelFormat::batched_csr(1).unwrap())
+            .unwrap()
+            .into();
+    let src = dir.path().join("level.parquet");
+    archive::write_archive(
+        &src,
+        &batched.clone().into(),
+        &ArchiveWriteOptions::default(),
+    )
+    .unwrap();
+    let out = dir.path().join("edited.parquet");
+    let read = |p: &Path| archive::read_archive(p, &ArchiveReadOptions::default());
+    assert_eq!(read(&src).unwrap().tensor, batched);
+    type Edit = Box<dyn Fn(&mut serde_json::Value)>;
+    let many: Vec<&str> = vec!["dense"; 1000];
+    let cases: Vec<(Edit, &str)> = vec![
+        (
+            Box::new(|j| {
+                j.as_object_mut().unwrap().remove("levels");
+            }),
+            "Parse",
+        ),
+        (
+            Box::new(move |j| j["levels"]["levels"] = serde_json::json!(many)),
+            "Parse",
+        ),
+        (
+            Box::new(|j| j["levels"]["levels"][2] = "loose_compressed".into()),
+            "Parse",
+        ),
+        (
+            Box::new(|j| j["levels"]["levels"][1] = "singleton".into()),
+            "Invariant",
+        ),
+        (
+            Box::new(|j| j["levels"]["levels"][0] = "dense(nonunique)".into()),
+            "Invariant",
+        ),
+        (
+            Box::new(|j| j["levels"]["axis_order"] = serde_json::json!([0, 0, 1])),
+            "Invariant",
+        ),
+        (
+            Box::new(|j| j["levels"]["axis_order"] = serde_json::json!([0, 1])),
+            "Invariant",
+        ),
+        (
+            Box::new(|j| j["levels"]["level_column"] = "nope".into()),
+            "Parse",
+        ),
+        (Box::new(|j| j["index_type"] = "int128".into()), "Parse"),
+        (
+            Box::new(|j| {
+                j.as_object_mut().unwrap().remove("indptr_type");
+            }),
+            "Parse",
+        ),
+        // rows out of order for a level declared ordered
+        (
+            Box::new(|j| j["levels"]["axis_order"] = serde_json::json!([1, 0, 2])),
+            "Invariant",
+        ),
+        // a dense level of 2^40: the fill goes past the read limit
+        (Box::new(|j| j["shape"][0] = (1u64 << 40).into()), "Limit"),
+    ];
+    for (i, (edit, want)) in cases.into_iter().enumerate() {
+        with_metadata(&src, &out, edit);
+        let got = read(&out);
+        let kind = match &got {
+            Ok(_) => "ok".to_string(),
+            Err(e) => format!("{e:?}"),
+        };
+        assert!(
+            kind.starts_with(want),
+            "case {i}: expected {want}, got {kind}"
+        );
+    }
+}

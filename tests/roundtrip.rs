@@ -363,3 +363,36 @@ fn v4_metadata_is_read_and_older_versions_are_refused() {
         "{err}"
     );
 }
+
+/// A sparse vector as a 1-D CSF tensor (one level, no indptr buffer): its
+/// indptr type travels in the message's `indptrType` alone, and both CSF length
+/// conventions read back exactly (libarrow 26 reads no 1-D CSF: SPEC 3.3).
+#[test]
+fn one_dimensional_csf_round_trips() {
+    let coo = CooTensor::<f32, i64>::from_entries(
+        vec![40],
+        &[(vec![3], 1.5), (vec![17], -2.0), (vec![39], 4.0)],
+    )
+    .unwrap();
+    let csf: AnyTensor = coo.to_csf::<i16, i64>(&[0]).unwrap().into();
+    assert_eq!(
+        (csf.index_type(), csf.indptr_type()),
+        (Some(IndexType::Int16), Some(IndexType::Int64))
+    );
+    for lengths in [ipc::CsfLengths::Elements, ipc::CsfLengths::PaddedBytes] {
+        let opts = StreamWriteOptions {
+            csf_lengths: lengths,
+            ..Default::default()
+        };
+        let mut w = TensorStreamWriter::new(Vec::new()).with_options(&opts);
+        w.write(&csf).unwrap();
+        let bytes = w.finish().unwrap();
+        let back = TensorStreamReader::new(&bytes[..])
+            .next()
+            .unwrap()
+            .unwrap()
+            .tensor;
+        assert_eq!(back, csf, "{lengths:?}");
+        assert_eq!(back.get::<f32>(&[17]).unwrap(), Some(-2.0));
+    }
+}

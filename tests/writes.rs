@@ -1,14 +1,17 @@
 //! Writes at stored elements (`kernels::elementwise::set_values` /
 //! `stored_position`, issue #17) against an independent reference: the tensor's
 //! entries as COO in storage order (duplicates kept), where the position of an
-//! element is the index of the one entry with its coordinates. Every format and
-//! index type, random tensors with duplicates, unsorted entries and empty rows;
+//! element is the index of the one entry with its coordinates. Every format
+//! (level tensors too) and index type, random tensors with duplicates, unsorted entries and empty rows;
 //! DM tensors with views write into their storage exactly where the storage's
 //! own write goes.
 
 use arrow_sparse::dims::DimMap;
 use arrow_sparse::kernels::elementwise::{set_values, stored_position, stored_values};
-use arrow_sparse::{AnyDm, AnyTensor, Convert, CooTensor, Error, Format, IndexType, TensorOptions};
+use arrow_sparse::{
+    AnyDm, AnyTensor, Convert, CooTensor, Error, Format, IndexType, LevelFormat, LevelType,
+    TensorOptions,
+};
 
 struct Rng(u64);
 
@@ -43,9 +46,6 @@ fn variants(coo: &CooTensor<f64, i64>, r: &mut Rng) -> Vec<AnyTensor> {
         (Format::Coo, IndexType::Int8),
         (Format::Csf, IndexType::Int16),
     ] {
-        if f == Format::Csf && n < 2 {
-            continue;
-        }
         out.push(any.convert(f, it, None).unwrap());
     }
     if n == 2 {
@@ -63,6 +63,36 @@ fn variants(coo: &CooTensor<f64, i64>, r: &mut Rng) -> Vec<AnyTensor> {
         let map = DimMap::try_new(coo.shape().to_vec(), order, vec![split]).unwrap();
         out.push(
             any.to_gcs(map, arrow_sparse::CompressedAxis::Column, IndexType::Int32)
+                .unwrap(),
+        );
+    }
+    // level tensors (#17): a COO run that keeps duplicates, CSF in a rotated
+    // order, CSF with a dense first level (its stored zeros are stored
+    // elements), and batched CSR
+    let canon: AnyTensor = coo.canonicalize().unwrap().into();
+    let mut order: Vec<usize> = (0..n).collect();
+    order.rotate_left(r.below(n));
+    let relaxed_coo = LevelFormat::try_new(
+        (0..n)
+            .map(|l| match l {
+                0 => LevelType::COMPRESSED.nonunique(),
+                _ => LevelType::SINGLETON.nonunique(),
+            })
+            .collect(),
+        (0..n).collect(),
+    )
+    .unwrap();
+    let mut levels = vec![
+        (&any, relaxed_coo),
+        (&canon, LevelFormat::csf(order.clone()).unwrap()),
+        (&canon, LevelFormat::csf_with_dense(1, order).unwrap()),
+    ];
+    if n >= 2 {
+        levels.push((&canon, LevelFormat::batched_csr(n - 2).unwrap()));
+    }
+    for (src, f) in levels {
+        out.push(
+            src.to_level(&f, IndexType::Int16, IndexType::Int32)
                 .unwrap(),
         );
     }
@@ -166,10 +196,7 @@ fn writes_through_dm_views_go_to_the_storage() {
         let coo = random_coo(&mut r).canonicalize().unwrap();
         let n = coo.shape().len();
         let any: AnyTensor = coo.clone().into();
-        for storage in [Format::Coo, Format::Dense, Format::Csf] {
-            if storage == Format::Csf && n < 2 {
-                continue;
-            }
+        for storage in [Format::Coo, Format::Dense, Format::Csf, Format::Level] {
             let map = DimMap::identity(coo.shape().to_vec()).unwrap();
             let AnyTensor::Dm(dm) = any.to_dm(map, storage, IndexType::Int32).unwrap() else {
                 unreachable!()

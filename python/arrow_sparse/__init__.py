@@ -72,7 +72,7 @@ class Tensor:
     # ------------------------------------------------------------ properties
     @property
     def format(self):
-        """``"coo"``, ``"csr"``, ``"csc"``, ``"csf"``, ``"dense"``, ``"gcs"`` or ``"dm"``."""
+        """``"coo"``, ``"csr"``, ``"csc"``, ``"csf"``, ``"dense"``, ``"gcs"``, ``"dm"`` or ``"level"``."""
         return self._t.format
 
     @property
@@ -185,8 +185,9 @@ class Tensor:
         ``indptr``, ``indices``, ``values`` (CSR, CSC and the reduced matrix of
         GCS); ``indptr_0`` ..., ``indices_0`` ..., ``values`` (CSF, one per level);
         ``values`` (dense, flat storage order; see :attr:`strides` and
-        :attr:`offset`); DM: its
-        storage's buffers prefixed ``storage.``. For a tensor read from a stream
+        :attr:`offset`); DM: its storage's buffers prefixed ``storage.``; level
+        tensors: MLIR's ``positions_<level>`` and ``coordinates_<level>`` for the
+        levels that have them, and ``values``. For a tensor read from a stream
         every array is a view into the memory-mapped file and keeps it mapped.
 
         >>> import arrow_sparse, numpy as np
@@ -253,6 +254,41 @@ class Tensor:
         'int16'
         """
         return Tensor(self._t.to_dm(list(dimensions), list(partitioning), storage, index_type))
+
+    @property
+    def levels(self):
+        """A level tensor's levels in MLIR's map syntax (level ``l`` stores the
+        dimension named on its left); None for other formats.
+
+        >>> import arrow_sparse, numpy as np
+        >>> t = arrow_sparse.Tensor.from_numpy(np.eye(3)).to_level("(d0, d1) -> (d0 : compressed, d1 : compressed)")
+        >>> t.format, t.levels
+        ('level', '(d0, d1) -> (d0 : compressed, d1 : compressed)')
+        """
+        return self._t.levels
+
+    def to_level(self, levels, index_type="int64", indptr_type=None):
+        """A level tensor (MLIR's sparse storage: dense, compressed and singleton
+        levels with ``nonunique`` / ``nonordered`` / ``soa``, over any order of the
+        dimensions) with the same entries: duplicates summed, dense levels filled
+        with zeros. ``levels`` is MLIR's map syntax, e.g. DCSR
+        ``"(d0, d1) -> (d0 : compressed, d1 : compressed)"`` or batched CSR
+        ``"(d0, d1, d2) -> (d0 : dense, d1 : dense, d2 : compressed)"``;
+        ``indptr_type`` (the positions' type) defaults to ``index_type`` (the
+        coordinates'). ``convert("level")`` gives the level tensor a tensor is
+        without choosing (COO, CSR, CSC, CSF and dense share their buffers).
+
+        >>> import arrow_sparse, numpy as np
+        >>> a = np.array([[0, 1.5, 0], [0, 0, 0], [2.5, 0, 0]])
+        >>> t = arrow_sparse.Tensor.from_numpy(a).to_level("(d0, d1) -> (d1 : compressed, d0 : compressed)", "int32")
+        >>> {k: v.tolist() for k, v in t.buffers().items()}
+        {'positions_0': [0, 2], 'positions_1': [0, 1, 2], 'coordinates_0': [0, 1], 'coordinates_1': [2, 0], 'values': [2.5, 1.5]}
+        >>> t.mlir_encoding
+        '#sparse_tensor.encoding<{ map = (d0, d1) -> (d1 : compressed, d0 : compressed), posWidth = 32, crdWidth = 32 }>'
+        >>> bool((t.to_numpy() == a).all())
+        True
+        """
+        return Tensor(self._t.to_level(levels, index_type, indptr_type))
 
     @property
     def mlir_encoding(self):

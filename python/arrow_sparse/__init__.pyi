@@ -25,7 +25,7 @@ from .errors import (
     UnsupportedError as UnsupportedError,
 )
 
-Format = Literal["coo", "csr", "csc", "csf", "dense", "gcs", "dm"]
+Format = Literal["coo", "csr", "csc", "csf", "dense", "gcs", "dm", "level"]
 PathLike = str | os.PathLike[str]
 # Tensor, scipy.sparse arrays / matrices, pydata/sparse COO / GCXS, pyarrow sparse
 # tensors and pyarrow.Tensor, numpy arrays
@@ -80,6 +80,9 @@ class Tensor:
         compressed_axis: Literal["row", "column"] = "row",
         index_type: str = "int64",
     ) -> Tensor: ...
+    @property
+    def levels(self) -> str | None: ...
+    def to_level(self, levels: str, index_type: str = "int64", indptr_type: str | None = None) -> Tensor: ...
     @property
     def mlir_encoding(self) -> str: ...
     def take(self, indices: Sequence[int], axis: int = 0) -> Tensor: ...

@@ -55,7 +55,7 @@ def _check_metadata(fmt, meta):
         raise ExtensionMetadataError(f"bad indptr_type in {meta!r}")
     if len(meta.get("dim_names", [""] * ndim)) != ndim:
         raise ExtensionMetadataError("dim_names must have ndim entries")
-    if fmt in ("csr", "csc") and ndim != 2 or fmt == "csf" and ndim < 2:
+    if fmt in ("csr", "csc") and ndim != 2:
         raise ExtensionMetadataError(f"ndim {ndim} for {fmt}")
     if fmt == "gcs" and meta.get("compressed_axis") not in ("row", "column"):
         raise ExtensionMetadataError("compressed_axis must be row or column")

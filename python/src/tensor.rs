@@ -70,6 +70,21 @@ fn collect_buffers(t: &AnyTensor, prefix: &str, out: &mut Vec<(String, BufferVie
             out.push((format!("{prefix}values"), value_view(c.values())));
         }
         AnyTensor::Dm(d) => collect_buffers(d.storage(), &format!("{prefix}storage."), out),
+        AnyTensor::Level(l) => {
+            // MLIR's buffers, by level: positions of compressed levels,
+            // coordinates of compressed levels and of `soa` singleton levels
+            for (i, b) in l.positions().iter().enumerate() {
+                if let Some(b) = b {
+                    out.push((format!("{prefix}positions_{i}"), index_view(b)));
+                }
+            }
+            for (i, b) in l.coordinates().iter().enumerate() {
+                if let Some(b) = b {
+                    out.push((format!("{prefix}coordinates_{i}"), index_view(b)));
+                }
+            }
+            out.push((format!("{prefix}values"), value_view(l.values())));
+        }
         _ => {}
     }
 }
@@ -339,7 +354,7 @@ impl Tensor {
         Ok((map.dimensions().to_vec(), map.partitioning().to_vec()))
     }
 
-    /// `"coo"`, `"csr"`, `"csc"`, `"csf"`, `"dense"`, `"gcs"` or `"dm"`.
+    /// `"coo"`, `"csr"`, `"csc"`, `"csf"`, `"dense"`, `"gcs"`, `"dm"` or `"level"`.
     #[getter]
     fn format(&self) -> &'static str {
         self.tensor().format().name()
@@ -465,6 +480,38 @@ impl Tensor {
             AnyTensor::Gcs(g) => Some(g.matrix().shape().to_vec()),
             _ => None,
         }
+    }
+
+    /// A level tensor's levels in MLIR's map syntax, else None.
+    #[getter]
+    fn levels(&self) -> Option<String> {
+        match self.tensor() {
+            AnyTensor::Level(l) => Some(l.format().to_string()),
+            _ => None,
+        }
+    }
+
+    /// A level tensor with `levels` (MLIR's map syntax), `index_type`
+    /// coordinates and `indptr_type` positions.
+    #[pyo3(signature = (levels, index_type="int64", indptr_type=None))]
+    fn to_level(
+        &self,
+        py: Python<'_>,
+        levels: &str,
+        index_type: &str,
+        indptr_type: Option<&str>,
+    ) -> PyResult<Tensor> {
+        let format = levels.parse::<arrow_sparse::LevelFormat>().py_err()?;
+        let it = parse_index_type(index_type)?;
+        let pt = match indptr_type {
+            Some(p) => parse_index_type(p)?,
+            None => it,
+        };
+        let t = guarded(py, || self.tensor().to_level(&format, it, pt))?;
+        Ok(Tensor::new(TensorMessage {
+            tensor: t,
+            custom_metadata: self.message.custom_metadata.clone(),
+        }))
     }
 
     /// Storage format of a DM tensor, else None.

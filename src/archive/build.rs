@@ -13,6 +13,7 @@ use crate::buffer::{IndexBuffer, ValueBuffer};
 use crate::dims::DimMap;
 use crate::error::{Error, Result};
 use crate::tensor::dense::row_major_strides;
+use crate::tensor::level::LevelBuilder;
 use crate::tensor::{
     AnyCoo, AnyCsf, AnyCsx, AnyDense, AnyGcs, AnyTensor, CompressedAxis, CoordLayout, Validation,
 };
@@ -110,10 +111,20 @@ enum Kind {
     },
     Csf {
         order: Vec<usize>,
+        /// the indptr type (kept apart: a 1-D tensor has no indptr buffer)
+        indptr_type: IndexType,
         indptr: Vec<IdxAcc>,
         indices: Vec<IdxAcc>,
         /// the previous row's coordinates, in level order
         prev: Option<Vec<usize>>,
+    },
+    Level {
+        /// the dimension of each level
+        order: Vec<usize>,
+        index_type: IndexType,
+        indptr_type: IndexType,
+        /// stored values as row numbers + 1 (0: a zero a dense level fills in)
+        builder: Box<LevelBuilder<u64>>,
     },
 }
 
@@ -166,6 +177,9 @@ impl Builder {
                 ..
             } => n64 * (index_type.byte_width() + indptr_type.byte_width()) as u64,
             ArchiveLayout::Dm { .. } => n64 * 8,
+            // what the builder holds per row (u64 coordinates, positions and
+            // the row number); dense fills count against the budget as they come
+            ArchiveLayout::Level { .. } => n64 * 16 + 8,
         };
         let per_row = coords + spec.value_type.byte_width() as u64;
         limits.limit.check(
@@ -245,6 +259,7 @@ impl Builder {
                 indptr_type,
             } => Kind::Csf {
                 order: axis_order.clone(),
+                indptr_type: *indptr_type,
                 indptr: (0..n - 1)
                     .map(|l| IdxAcc::new(*indptr_type, format!("indptr[{l}]"), 0))
                     .collect(),
@@ -252,6 +267,16 @@ impl Builder {
                     .map(|l| IdxAcc::new(*index_type, format!("indices[{l}]"), 0))
                     .collect(),
                 prev: None,
+            },
+            ArchiveLayout::Level {
+                format,
+                index_type,
+                indptr_type,
+            } => Kind::Level {
+                order: format.axis_order().to_vec(),
+                index_type: *index_type,
+                indptr_type: *indptr_type,
+                builder: Box::new(LevelBuilder::new(&spec.shape, format.clone(), budget)?),
             },
             ArchiveLayout::Dm { .. } => {
                 return Err(Error::invariant(
@@ -351,6 +376,7 @@ impl Builder {
                 indptr,
                 indices,
                 prev,
+                ..
             } => {
                 let levels = ndim;
                 let mut new_ptr: Vec<Vec<usize>> = vec![Vec::new(); levels];
@@ -400,6 +426,16 @@ impl Builder {
                         indptr[l].extend(&new_ptr[l])?;
                     }
                     indices[l].extend(&new_idx[l])?;
+                }
+            }
+            Kind::Level { order, builder, .. } => {
+                let mut lvl = vec![0usize; order.len()];
+                for r in 0..n {
+                    for (c, &d) in lvl.iter_mut().zip(order.iter()) {
+                        *c = rows.coords[d][r];
+                    }
+                    let start = rows.levels.as_ref().and_then(|l| l.get(r).copied());
+                    builder.push(&lvl, start, (base + r + 1) as u64)?;
                 }
             }
         }
@@ -529,6 +565,7 @@ impl Builder {
             }
             Kind::Csf {
                 order,
+                indptr_type,
                 mut indptr,
                 indices,
                 ..
@@ -537,22 +574,65 @@ impl Builder {
                     let end = indices[l + 1].len;
                     indptr[l].extend(&[end])?;
                 }
-                AnyTensor::Csf(AnyCsf::try_new(
-                    spec.shape,
-                    order,
-                    indptr
-                        .into_iter()
-                        .map(IdxAcc::finish)
-                        .collect::<Result<_>>()?,
-                    indices
-                        .into_iter()
-                        .map(IdxAcc::finish)
-                        .collect::<Result<_>>()?,
-                    values,
+                AnyTensor::Csf(
+                    AnyCsf::try_new(
+                        spec.shape,
+                        order,
+                        indptr
+                            .into_iter()
+                            .map(IdxAcc::finish)
+                            .collect::<Result<_>>()?,
+                        indices
+                            .into_iter()
+                            .map(IdxAcc::finish)
+                            .collect::<Result<_>>()?,
+                        values,
+                        &TensorOptions::default()
+                            .with_validation(validation)
+                            .with_dim_names(names),
+                    )?
+                    .with_indptr_type(indptr_type)?,
+                )
+            }
+            Kind::Level {
+                index_type,
+                indptr_type,
+                builder,
+                ..
+            } => {
+                let shaped = builder.finish(
+                    index_type,
+                    indptr_type,
                     &TensorOptions::default()
                         .with_validation(validation)
                         .with_dim_names(names),
-                )?)
+                )?;
+                // row numbers -> the rows' values; zeros where dense levels filled in
+                let rows = shaped.values().as_typed::<u64>().ok_or_else(|| {
+                    Error::invariant("level rows", None, "not row numbers (internal)")
+                })?;
+                let w = self.value_type.byte_width();
+                let raw = values.inner().as_slice();
+                let mut out = MutableBuffer::new(rows.len() * w);
+                for &s in rows.iter() {
+                    match (s as usize).checked_sub(1) {
+                        None => out.extend_zeros(w),
+                        Some(k) => {
+                            out.extend_from_slice(raw.get(k * w..(k + 1) * w).ok_or_else(|| {
+                                Error::invariant("level rows", Some(k), "no such row (internal)")
+                            })?)
+                        }
+                    }
+                }
+                let values = ValueBuffer::from_body(
+                    self.value_type,
+                    &Buffer::from(out),
+                    0,
+                    rows.len(),
+                    "values",
+                    false,
+                )?;
+                AnyTensor::Level(shaped.with_values(values)?)
             }
         })
     }

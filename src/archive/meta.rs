@@ -24,6 +24,7 @@ use crate::dims::DimMap;
 use crate::error::{Error, Result};
 use crate::ipc::TensorMessage;
 use crate::tensor::dense::row_major_strides;
+use crate::tensor::level::{LevelFormat, LevelType, MAX_LEVELS};
 use crate::tensor::validate::{check_dim_names, check_permutation, check_shape};
 use crate::tensor::{AnyCoo, AnyDm, AnyTensor, CompressedAxis, CoordLayout, Format};
 use crate::types::{IndexType, ValueType};
@@ -155,6 +156,16 @@ pub enum ArchiveLayout {
         /// The reduced matrix's own dimension names (empty when unnamed).
         matrix_dim_names: Vec<String>,
     },
+    /// A level tensor; rows are its stored values (those of dense levels too) in
+    /// storage order, with their N-D coordinates.
+    Level {
+        /// The level types and the axis order.
+        format: LevelFormat,
+        /// Type of the coordinates buffers.
+        index_type: IndexType,
+        /// Type of the positions buffers.
+        indptr_type: IndexType,
+    },
     /// A DM tensor. The rows are those of its storage, the first tensor below its
     /// DM levels (a plain or GCS tensor), archived with the `storage` layout; the
     /// spec's shape and dim names are the storage's. `chain` holds the DM levels.
@@ -189,6 +200,7 @@ impl ArchiveLayout {
             ArchiveLayout::Csf { .. } => Format::Csf,
             ArchiveLayout::Gcs { .. } => Format::Gcs,
             ArchiveLayout::Dm { .. } => Format::Dm,
+            ArchiveLayout::Level { .. } => Format::Level,
         }
     }
 
@@ -538,6 +550,7 @@ impl TensorSpec {
             ArchiveLayout::Coo { index_type, .. }
             | ArchiveLayout::Csx { index_type, .. }
             | ArchiveLayout::Csf { index_type, .. }
+            | ArchiveLayout::Level { index_type, .. }
             | ArchiveLayout::Gcs { index_type, .. } => Some(*index_type),
             _ => None,
         }
@@ -557,6 +570,7 @@ impl TensorSpec {
         match self.layout.rows() {
             ArchiveLayout::Csx { indptr_type, .. }
             | ArchiveLayout::Csf { indptr_type, .. }
+            | ArchiveLayout::Level { indptr_type, .. }
             | ArchiveLayout::Gcs { indptr_type, .. } => Some(*indptr_type),
             _ => None,
         }
@@ -684,10 +698,19 @@ impl TensorSpec {
                 }
             }
             ArchiveLayout::Csf { axis_order, .. } => {
-                if n < 2 {
-                    return Err(Error::shape("CSF tensor", "ndim >= 2", format!("ndim {n}")));
+                if n < 1 {
+                    return Err(Error::shape("CSF tensor", "ndim >= 1", format!("ndim {n}")));
                 }
                 check_permutation("axis_order", axis_order, n)?;
+            }
+            ArchiveLayout::Level { format, .. } => {
+                if format.ndim() != n {
+                    return Err(Error::shape(
+                        "level tensor",
+                        format!("{n} levels (one per dimension)"),
+                        format!("{} levels", format.ndim()),
+                    ));
+                }
             }
             ArchiveLayout::Dm { .. } => {}
         }
@@ -758,6 +781,11 @@ fn rows_layout_of(t: &AnyTensor) -> Result<ArchiveLayout> {
                 "a DM level below the chain (DmChain::of lists them all)",
             ));
         }
+        AnyTensor::Level(l) => ArchiveLayout::Level {
+            format: l.format().clone(),
+            index_type: l.index_type(),
+            indptr_type: l.indptr_type(),
+        },
     })
 }
 
@@ -842,6 +870,14 @@ struct CsfJson {
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
+struct LevelsJson {
+    levels: Vec<String>,
+    axis_order: Vec<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    level_column: Option<String>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
 struct DenseJson {
     strides: Vec<u64>,
 }
@@ -895,6 +931,8 @@ struct Json {
     gcs: Option<GcsJson>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     dm: Option<DmJson>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    levels: Option<LevelsJson>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     custom_metadata: Vec<(String, String)>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -1011,6 +1049,28 @@ fn rows_layout(
                 matrix_dim_names: gcs.matrix_dim_names.clone(),
             }
         }
+        "level" => {
+            let levels = json.levels.as_ref().ok_or_else(|| {
+                parse_err("format level needs \"levels\": {\"levels\": [..], \"axis_order\": [..]}")
+            })?;
+            if levels.levels.len() > MAX_LEVELS {
+                return Err(parse_err(format!(
+                    "{} levels (at most {MAX_LEVELS})",
+                    levels.levels.len()
+                )));
+            }
+            level_column = levels.level_column.clone();
+            let types = levels
+                .levels
+                .iter()
+                .map(|s| s.parse::<LevelType>())
+                .collect::<Result<Vec<_>>>()?;
+            ArchiveLayout::Level {
+                format: LevelFormat::try_new(types, usizes(&levels.axis_order, "axis_order")?)?,
+                index_type: index_type(&json.index_type, "index_type")?,
+                indptr_type: index_type(&json.indptr_type, "indptr_type")?,
+            }
+        }
         other => return Err(parse_err(format!("unknown format {other:?}"))),
     };
     Ok((layout, level_column))
@@ -1043,6 +1103,7 @@ impl Archive {
             dense: None,
             gcs: None,
             dm: None,
+            levels: None,
             custom_metadata: spec.custom_metadata.clone(),
             row_groups: self.row_groups.clone(),
             writer: Some(format!("arrow-sparse {}", env!("CARGO_PKG_VERSION"))),
@@ -1076,6 +1137,13 @@ impl Archive {
             ArchiveLayout::Csf { axis_order, .. } => {
                 json.csf = Some(CsfJson {
                     axis_order: u64s(axis_order),
+                    level_column: self.level_column.clone(),
+                })
+            }
+            ArchiveLayout::Level { format, .. } => {
+                json.levels = Some(LevelsJson {
+                    levels: format.levels().iter().map(LevelType::to_string).collect(),
+                    axis_order: u64s(format.axis_order()),
                     level_column: self.level_column.clone(),
                 })
             }

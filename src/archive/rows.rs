@@ -18,7 +18,8 @@ use arrow_schema::DataType;
 
 use crate::buffer::{IndexBuffer, ValueBuffer, with_index_slice};
 use crate::error::{Error, Result};
-use crate::tensor::{AnyCsf, AnyCsx, AnyTensor, CoordLayout};
+use crate::tensor::level::{AnyLevel, LevelBuilder};
+use crate::tensor::{AnyCsf, AnyCsx, AnyTensor, CoordLayout, TensorOptions};
 use crate::types::{Index, IndexType};
 
 /// A batch of rows in storage order.
@@ -209,6 +210,9 @@ pub(crate) struct Source<'a> {
     tensor: &'a AnyTensor,
     rows: usize,
     levels: bool,
+    /// A level tensor's rows, walked once: coordinates by dimension, and the
+    /// level at which each row starts new nodes.
+    walked: Option<(Vec<Vec<usize>>, Vec<usize>)>,
 }
 
 impl<'a> Source<'a> {
@@ -220,6 +224,7 @@ impl<'a> Source<'a> {
             AnyTensor::Csx(c) => c.nnz(),
             AnyTensor::Csf(c) => c.nnz(),
             AnyTensor::Gcs(g) => g.nnz(),
+            AnyTensor::Level(l) => l.nnz(),
             #[allow(unreachable_patterns)]
             other => {
                 return Err(Error::Unsupported(format!(
@@ -228,10 +233,33 @@ impl<'a> Source<'a> {
                 )));
             }
         };
+        let walked = match tensor {
+            AnyTensor::Level(l) => {
+                let order = l.format().axis_order();
+                let mut coords: Vec<Vec<usize>> = vec![Vec::new(); order.len()];
+                let mut starts = Vec::new();
+                l.levels()?.walk(&mut |lvl, _, fresh| {
+                    for (&c, &d) in lvl.iter().zip(order) {
+                        coords[d].push(c);
+                    }
+                    starts.push(fresh);
+                })?;
+                if starts.len() != rows {
+                    return Err(Error::invariant(
+                        "level tensor",
+                        None,
+                        "its walk and its values disagree (trusted input was invalid)",
+                    ));
+                }
+                Some((coords, starts))
+            }
+            _ => None,
+        };
         Ok(Source {
             tensor,
             rows,
-            levels: levels && matches!(tensor, AnyTensor::Csf(_)),
+            levels: levels && matches!(tensor, AnyTensor::Csf(_) | AnyTensor::Level(_)),
+            walked,
         })
     }
 
@@ -288,6 +316,17 @@ impl<'a> Source<'a> {
             AnyTensor::Csf(c) => {
                 levels = self.csf_rows(c, k0, k1, &mut coords)?;
                 value_array(c.values()).slice(k0, n)
+            }
+            AnyTensor::Level(l) => {
+                if let Some((all, starts)) = &self.walked {
+                    for (out, col) in coords.iter_mut().zip(all) {
+                        out.extend_from_slice(col.get(k0..k1).unwrap_or(&[]));
+                    }
+                    if self.levels {
+                        levels = Some(starts.get(k0..k1).unwrap_or(&[]).to_vec());
+                    }
+                }
+                value_array(l.values()).slice(k0, n)
             }
             AnyTensor::Dense(d) => {
                 let mut idx = unravel(k0, shape);
@@ -399,6 +438,9 @@ fn csx_rows(c: &AnyCsx, k0: usize, k1: usize) -> Result<Vec<Vec<usize>>> {
 /// node level column needed). Fails for trees with an internal node without
 /// children, which rows cannot describe.
 pub(crate) fn csf_needs_levels(t: &AnyTensor, batch: usize) -> Result<bool> {
+    if let AnyTensor::Level(l) = t {
+        return level_needs_starts(t, l);
+    }
     let AnyTensor::Csf(c) = t else {
         return Ok(false);
     };
@@ -436,6 +478,39 @@ pub(crate) fn csf_needs_levels(t: &AnyTensor, batch: usize) -> Result<bool> {
         k = end;
     }
     Ok(false)
+}
+
+/// Whether a level tensor's rows need the node-level column: rebuilt from its
+/// rows without it, is the structure the tensor's? Fails when not even the column
+/// rebuilds it (a compressed node with no stored value below it, which rows
+/// cannot describe).
+fn level_needs_starts(t: &AnyTensor, l: &AnyLevel) -> Result<bool> {
+    let src = Source::new(t, true)?;
+    let Some((coords, starts)) = &src.walked else {
+        return Ok(false);
+    };
+    let order = l.format().axis_order();
+    let rebuild = |with_starts: bool| -> Result<bool> {
+        let mut b = LevelBuilder::<u64>::new(l.shape(), l.format().clone(), u64::MAX)?;
+        let mut lvl = vec![0usize; order.len()];
+        for (r, &s) in starts.iter().enumerate() {
+            for (c, &d) in lvl.iter_mut().zip(order) {
+                *c = coords[d][r];
+            }
+            b.push(&lvl, with_starts.then_some(s), r as u64)?;
+        }
+        let back = b.finish(l.index_type(), l.indptr_type(), &TensorOptions::trusted())?;
+        Ok(back.positions() == l.positions() && back.coordinates() == l.coordinates())
+    };
+    if rebuild(false).unwrap_or(false) {
+        return Ok(false);
+    }
+    if rebuild(true)? {
+        return Ok(true);
+    }
+    Err(Error::Unsupported(
+        "archiving a level tensor with a compressed node that stores no value below it: rows cannot describe it".into(),
+    ))
 }
 
 /// The multi-index of row-major position `k`.

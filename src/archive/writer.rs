@@ -174,6 +174,17 @@ impl ArchiveWriter {
             (ArchiveLayout::Coo { .. } | ArchiveLayout::Csf { .. }, Some(it)) => {
                 fits_check(&spec.shape, it, &(0..n).collect::<Vec<_>>())
             }
+            (ArchiveLayout::Level { format, .. }, Some(it)) => {
+                // the dimensions of levels that store coordinates
+                let dims: Vec<usize> = format
+                    .levels()
+                    .iter()
+                    .zip(format.axis_order())
+                    .filter(|(t, _)| t.kind != crate::tensor::levels::LevelKind::Dense)
+                    .map(|(_, &d)| d)
+                    .collect();
+                fits_check(&spec.shape, it, &dims)
+            }
             _ => Vec::new(),
         };
         let gcs = match (spec.gcs_map()?, spec.layout.rows(), spec.index_type()) {
@@ -355,7 +366,9 @@ impl ArchiveWriter {
                 ));
             }
         }
-        if let Some(p) = self.spec.indptr_type() {
+        let level = matches!(self.spec.layout.rows(), ArchiveLayout::Level { .. });
+        // (a level tensor's positions count nodes, which rows do not bound)
+        if let (Some(p), false) = (self.spec.indptr_type(), level) {
             let total = self.rows + rows.len();
             if total as u64 > p.max_value() {
                 return Err(Error::overflow(

@@ -15,7 +15,8 @@ use super::meta::{Child, SparseTensorType};
 use crate::buffer::{IndexBuffer, ValueBuffer};
 use crate::error::{Error, Result};
 use crate::tensor::{
-    AnyCoo, AnyCsf, AnyCsx, AnyGcs, AnyTensor, CompressedAxis, CoordLayout, Format, Validation,
+    AnyCoo, AnyCsf, AnyCsx, AnyGcs, AnyLevel, AnyTensor, CompressedAxis, CoordLayout, Format,
+    Validation,
 };
 use crate::types::{IndexType, ValueType};
 
@@ -620,6 +621,20 @@ impl SparseTensorArray {
     }
 
     fn build_row(&self, row: usize, v: Validation) -> Result<AnyTensor> {
+        let storage = self.build_storage(row, v)?;
+        match self.ty.levels() {
+            None => Ok(storage),
+            Some((format, it, pt)) => Ok(AnyTensor::Level(AnyLevel::from_storage(
+                &storage,
+                format.clone(),
+                it,
+                pt,
+                &TensorOptions::default().with_validation(v),
+            )?)),
+        }
+    }
+
+    fn build_storage(&self, row: usize, v: Validation) -> Result<AnyTensor> {
         let ty = &self.ty;
         let shape = self.fixed(0, row)?;
         let names = ty.dim_names().to_vec();
@@ -669,16 +684,19 @@ impl SparseTensorArray {
                 let indices = (0..n)
                     .map(|l| self.index(n + l, row))
                     .collect::<Result<_>>()?;
-                AnyTensor::Csf(AnyCsf::try_new(
-                    shape,
-                    order,
-                    indptr,
-                    indices,
-                    self.values(2 * n, row)?,
-                    &TensorOptions::default()
-                        .with_validation(v)
-                        .with_dim_names(names),
-                )?)
+                AnyTensor::Csf(
+                    AnyCsf::try_new(
+                        shape,
+                        order,
+                        indptr,
+                        indices,
+                        self.values(2 * n, row)?,
+                        &TensorOptions::default()
+                            .with_validation(v)
+                            .with_dim_names(names),
+                    )?
+                    .with_indptr_type(ty.indptr_type().unwrap_or(ty.index_type()))?,
+                )
             }
             _ => {
                 let per_row = match ty.gcs_map() {

@@ -10,6 +10,7 @@ use serde_json::{Map, Value as J, json};
 use crate::dims::DimMap;
 use crate::error::{Error, Result};
 use crate::ipc::extension::{EXTENSION_METADATA, EXTENSION_NAME};
+use crate::tensor::level::{LevelFormat, Plain};
 use crate::tensor::validate::check_permutation;
 use crate::tensor::{AnyTensor, CompressedAxis, Format};
 use crate::types::{IndexType, ValueType};
@@ -157,6 +158,9 @@ pub struct SparseTensorType {
     axis_order: Option<Vec<usize>>,
     compressed_axis: Option<CompressedAxis>,
     map: Option<(Vec<usize>, Vec<usize>)>,
+    /// Level tensors stored as their nearest plain tensors: the levels and the
+    /// level tensors' own coordinates and positions types.
+    levels: Option<(LevelFormat, IndexType, IndexType)>,
 }
 
 fn parse_err(detail: impl Into<String>) -> Error {
@@ -237,6 +241,18 @@ impl SparseTensorType {
     /// # Ok::<(), arrow_sparse::Error>(())
     /// ```
     pub fn of(tensor: &AnyTensor) -> Result<Self> {
+        if let AnyTensor::Level(l) = tensor {
+            let storage = l.to_storage()?;
+            if matches!(storage, AnyTensor::Dense(_)) {
+                return Err(Error::Unsupported(
+                    "all-dense level tensors in a sparse tensor column (their storage is dense)"
+                        .into(),
+                ));
+            }
+            let mut ty = Self::of(&storage)?;
+            ty.levels = Some((l.format().clone(), l.index_type(), l.indptr_type()));
+            return Ok(ty);
+        }
         let format = tensor.format();
         let (index_type, indptr_type) = match tensor {
             AnyTensor::Coo(c) => (c.index_type(), None),
@@ -270,6 +286,7 @@ impl SparseTensorType {
             axis_order: tensor.axis_order().map(<[usize]>::to_vec),
             compressed_axis,
             map,
+            levels: None,
         };
         ty.check_ndim()?;
         Ok(ty)
@@ -320,6 +337,9 @@ impl SparseTensorType {
             s.axis_order.is_none() || s.axis_order == o.axis_order,
             &|| debug(&s.axis_order, &o.axis_order),
         )?;
+        field("levels (a column constant)", s.levels == o.levels, &|| {
+            debug(&s.levels, &o.levels)
+        })?;
         field(
             "GCS dimensions and partitioning (column constants)",
             s.map.is_none() || s.map == o.map,
@@ -331,7 +351,6 @@ impl SparseTensorType {
     fn check_ndim(&self) -> Result<()> {
         let ok = match self.format {
             Format::Csr | Format::Csc => self.ndim == 2,
-            Format::Csf => self.ndim >= 2,
             _ => self.ndim >= 1,
         };
         if !ok || self.ndim > MAX_NDIM {
@@ -471,6 +490,26 @@ impl SparseTensorType {
         self.map.as_ref().map(|(d, p)| (&d[..], &p[..]))
     }
 
+    /// Level tensors: the levels of every row and the level tensors' own
+    /// coordinates and positions types (the storage is their nearest plain
+    /// tensors, format/SPEC.md 8.6 and 10.2).
+    ///
+    /// ```
+    /// use arrow_sparse::column::SparseTensorType;
+    /// use arrow_sparse::tensor::level::{LevelFormat, LevelTensor};
+    /// use arrow_sparse::{AnyTensor, CooTensor, Format, IndexType};
+    /// let coo = CooTensor::<f64, i64>::from_entries(vec![3, 4], &[(vec![2, 1], 1.0)])?;
+    /// let t: AnyTensor = LevelTensor::<f64, i32, i64>::dcsc(&coo)?.into();
+    /// let ty = SparseTensorType::of(&t)?;
+    /// assert_eq!(ty.format(), Format::Csf); // what any reader sees
+    /// assert_eq!(ty.levels(), Some((&LevelFormat::dcsc(), IndexType::Int32, IndexType::Int64)));
+    /// assert_eq!(SparseTensorType::of(&coo.into())?.levels(), None);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
+    pub fn levels(&self) -> Option<(&LevelFormat, IndexType, IndexType)> {
+        self.levels.as_ref().map(|(f, i, p)| (f, *i, *p))
+    }
+
     /// The extension name (`arrow_sparse.coo`, ...).
     ///
     /// ```
@@ -528,6 +567,12 @@ impl SparseTensorType {
         if let Some((d, p)) = &self.map {
             m.insert("dimensions".into(), json!(d));
             m.insert("partitioning".into(), json!(p));
+        }
+        if let Some((f, it, pt)) = &self.levels {
+            m.insert(
+                "levels".into(),
+                crate::ipc::extension::levels_json_of(f, *it, *pt, false),
+            );
         }
         J::Object(m).to_string()
     }
@@ -735,8 +780,31 @@ impl SparseTensorType {
             axis_order: None,
             compressed_axis: None,
             map: None,
+            levels: None,
         };
         ty.check_ndim()?;
+        if let Some(v) = o.get("levels") {
+            let lo = v
+                .as_object()
+                .ok_or_else(|| parse_err("levels must be an object"))?;
+            let (f, it, pt) = crate::ipc::extension::parse_levels(lo)?;
+            let fits = f.ndim() == ndim
+                && match (f.plain(), format) {
+                    (Plain::Coo, Format::Coo) => true,
+                    (Plain::Csx(CompressedAxis::Row), Format::Csr) => true,
+                    (Plain::Csx(CompressedAxis::Column), Format::Csc) => true,
+                    (Plain::Csf, Format::Csf) => {
+                        usizes("axis_order")?.is_none_or(|o| o == f.axis_order())
+                    }
+                    _ => false,
+                };
+            if !fits {
+                return Err(parse_err(format!(
+                    "levels {f} do not travel as {format} tensors of {ndim} dimensions"
+                )));
+            }
+            ty.levels = Some((f, it, pt));
+        }
         if format == Format::Csf {
             ty.axis_order = usizes("axis_order")?;
             if let Some(order) = &ty.axis_order {

@@ -191,6 +191,10 @@ fn append_csx(b: &mut [Builder], m: &AnyCsx) -> Result<()> {
 /// Append one tensor's buffers to the children (in [`SparseTensorType::children`]
 /// order; the row is closed by the caller).
 fn append(b: &mut [Builder], tensor: &AnyTensor) -> Result<()> {
+    if let AnyTensor::Level(l) = tensor {
+        // its nearest plain tensor (format/SPEC.md 8.6)
+        return append(b, &l.to_storage()?);
+    }
     b[0].fixed(tensor.shape())?;
     match tensor {
         AnyTensor::Coo(c) => {

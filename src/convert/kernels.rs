@@ -882,13 +882,6 @@ pub fn coo_to_csf<V: Value, I: Index, P: Index>(
     axis_order: &[usize],
 ) -> Result<CsfTensor<V, I, P>> {
     let n = coo.ndim();
-    if n < 2 {
-        return Err(Error::shape(
-            "CSF conversion",
-            "ndim >= 2",
-            format!("ndim {n}"),
-        ));
-    }
     crate::tensor::validate::check_permutation("axis_order", axis_order, n)?;
     let natural = axis_order.iter().enumerate().all(|(i, &a)| i == a);
     let nnz = coo.nnz();

@@ -18,13 +18,17 @@
 //! ```
 
 pub(crate) mod kernels;
+mod level;
+
+pub(crate) use level::build_from_coo;
 
 use crate::dims::DimMap;
 use crate::error::{Error, Result};
 use crate::tensor::TensorOptions;
+use crate::tensor::level::LevelTensor;
 use crate::tensor::{
-    AnyDm, AnyTensor, CompressedAxis, CooTensor, CsfTensor, CsxMatrix, DenseTensor, DmTensor,
-    Format, GcsTensor, recast,
+    AnyDm, AnyLevel, AnyTensor, CompressedAxis, CooTensor, CsfTensor, CsxMatrix, DenseTensor,
+    DmTensor, Format, GcsTensor, LevelFormat, recast,
 };
 use crate::types::{Index, IndexType, Value};
 use crate::{with_index_type, with_value_type};
@@ -173,6 +177,12 @@ impl<V: Value> Convert<V> for DenseTensor<V> {
 }
 
 impl<V: Value, I: Index, P: Index> Convert<V> for GcsTensor<V, I, P> {
+    fn to_coo<J: Index>(&self) -> Result<CooTensor<V, J>> {
+        self.coo_entries::<J>()
+    }
+}
+
+impl<V: Value, I: Index, P: Index> Convert<V> for LevelTensor<V, I, P> {
     fn to_coo<J: Index>(&self) -> Result<CooTensor<V, J>> {
         self.coo_entries::<J>()
     }
@@ -392,12 +402,40 @@ impl AnyTensor {
         })
     }
 
+    /// This tensor's entries in the level format `format`, with `index_type`
+    /// coordinates and `indptr_type` positions (see [`LevelTensor::from_coo`]:
+    /// duplicates summed, segments sorted, dense levels filled with zeros).
+    ///
+    /// ```
+    /// use arrow_sparse::tensor::level::LevelFormat;
+    /// use arrow_sparse::{AnyTensor, CooTensor, Format, IndexType};
+    /// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![4, 5], &[(vec![3, 1], 2.0), (vec![0, 4], 1.0)])?.into();
+    /// let dcsc = t.to_level(&LevelFormat::dcsc(), IndexType::Int16, IndexType::Int32)?;
+    /// assert_eq!((dcsc.format(), dcsc.index_type(), dcsc.indptr_type()), (Format::Level, Some(IndexType::Int16), Some(IndexType::Int32)));
+    /// assert_eq!(dcsc.get::<f64>(&[3, 1])?, Some(2.0));
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
+    pub fn to_level(
+        &self,
+        format: &LevelFormat,
+        index_type: IndexType,
+        indptr_type: IndexType,
+    ) -> Result<AnyTensor> {
+        with_value_type!(self.value_type(), V => {
+            let coo = self.to_coo::<V, i64>()?;
+            Ok(AnyTensor::Level(build_from_coo(&coo, format, index_type, indptr_type)?))
+        })
+    }
+
     /// Rewrite the tensor in another format with the given index type (for CSX and
     /// CSF both indices and indptr). `axis_order` applies to CSF (default: the
-    /// source's order for a CSF source, else `0..ndim`). GCS targets use the
+    /// source's order for a CSF or level source, else `0..ndim`). GCS targets use the
     /// mapping with the fewest bytes ([`best_mapping`](crate::tensor::gcs::best_mapping),
     /// CSR); DM targets wrap COO storage with the identity map (use
-    /// [`to_gcs`](Self::to_gcs) / [`to_dm`](Self::to_dm) to choose). Entries are kept as they
+    /// [`to_gcs`](Self::to_gcs) / [`to_dm`](Self::to_dm) to choose); level
+    /// targets are the level tensor the source is ([`AnyLevel::from_tensor`],
+    /// zero-copy for COO, CSR, CSC, CSF and dense sources; use
+    /// [`to_level`](Self::to_level) to choose the levels). Entries are kept as they
     /// are (duplicates included), except that a dense result sums duplicates and
     /// drops nothing: zeros stored explicitly in a sparse tensor stay zeros.
     ///
@@ -417,8 +455,17 @@ impl AnyTensor {
         let order: Vec<usize> = match (axis_order, self) {
             (Some(o), _) => o.to_vec(),
             (None, AnyTensor::Csf(t)) => t.axis_order().to_vec(),
+            (None, AnyTensor::Level(t)) => t.format().axis_order().to_vec(),
             (None, _) => (0..self.shape().len()).collect(),
         };
+        let level = || -> Result<AnyTensor> {
+            Ok(AnyTensor::Level(
+                AnyLevel::from_tensor(self)?.cast_index_types(index_type, index_type)?,
+            ))
+        };
+        if to == Format::Level {
+            return level();
+        }
         with_value_type!(self.value_type(), V => {
             let wide = self.to_coo::<V, i64>()?;
             with_index_type!(index_type, I => {
@@ -433,6 +480,7 @@ impl AnyTensor {
                         let (map, _) = crate::tensor::gcs::best_mapping(coo.shape(), coo.nnz(), CompressedAxis::Row)?;
                         AnyTensor::Gcs(GcsTensor::<V, I, I>::from_coo(&coo, map, CompressedAxis::Row)?.into())
                     }
+                    Format::Level => level()?,
                     Format::Dm => {
                         let map = DimMap::identity(coo.shape().to_vec())?;
                         let storage: AnyTensor = CooTensor::<V, I>::from_trusted_parts(coo.shape(), coo.coords().clone(), coo.values().clone(), &[], Some(coo.is_canonical()))?.into();

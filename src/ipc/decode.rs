@@ -160,6 +160,7 @@ pub(crate) fn decode_parsed(
         custom_metadata,
         options.max_broadcast,
         options.limit.budget(body.len() as u64),
+        options.validation,
     )
     .map_err(err_at)?;
     Ok(TensorMessage {
@@ -554,11 +555,11 @@ fn decode_csf(
         .collect::<Result<_>>()?;
     let ptr_bufs: Vec<fb::Buffer> = csf.indptrBuffers().iter().copied().collect();
     let idx_bufs: Vec<fb::Buffer> = csf.indicesBuffers().iter().copied().collect();
-    if n < 2 || ptr_bufs.len() != n - 1 || idx_bufs.len() != n {
+    if n < 1 || ptr_bufs.len() != n - 1 || idx_bufs.len() != n {
         return Err(Error::ipc(
             None,
             format!(
-                "CSF with {n} dimensions has {} indptr and {} indices buffers (expected ndim-1 and ndim, ndim >= 2)",
+                "CSF with {n} dimensions has {} indptr and {} indices buffers (expected ndim-1 and ndim, ndim >= 1)",
                 ptr_bufs.len(),
                 idx_bufs.len()
             ),
@@ -591,27 +592,33 @@ fn decode_csf(
             AnyCsf::check_index(&shape, &order, &indptr, &indices, nnz, opts.validation)?;
             let root = IndexBuffer::UInt8(vec![0u8; 1].into()).cast(pt, "indptr")?;
             let none = IndexBuffer::UInt8(Vec::new().into()).cast(it, "indices")?;
-            return Ok(AnyTensor::Csf(AnyCsf::try_new(
+            return Ok(AnyTensor::Csf(
+                AnyCsf::try_new(
+                    shape.clone(),
+                    order.clone(),
+                    vec![root; n - 1],
+                    vec![none; n],
+                    values.clone(),
+                    &TensorOptions::default()
+                        .with_validation(opts.validation)
+                        .with_dim_names(names.clone()),
+                )?
+                .with_indptr_type(pt)?,
+            ));
+        }
+        Ok(AnyTensor::Csf(
+            AnyCsf::try_new(
                 shape.clone(),
                 order.clone(),
-                vec![root; n - 1],
-                vec![none; n],
+                indptr,
+                indices,
                 values.clone(),
                 &TensorOptions::default()
                     .with_validation(opts.validation)
                     .with_dim_names(names.clone()),
-            )?));
-        }
-        Ok(AnyTensor::Csf(AnyCsf::try_new(
-            shape.clone(),
-            order.clone(),
-            indptr,
-            indices,
-            values.clone(),
-            &TensorOptions::default()
-                .with_validation(opts.validation)
-                .with_dim_names(names.clone()),
-        )?))
+            )?
+            .with_indptr_type(pt)?,
+        ))
     };
     let first = attempt(as_elements, true);
     if first.is_ok() {
@@ -654,9 +661,14 @@ fn csf_lengths_bytes(
         let off = usize::try_from(b.offset()).ok()?;
         IndexBuffer::from_body(pt, body, off, count, "indptr", false).ok()
     };
+    if n < 2 {
+        // a 1-D tensor: one indices buffer of nnz elements and its padding
+        let fits = cap(idx.first()?, it.byte_width())? >= nnz;
+        return (n == 1 && fits).then(|| (Vec::new(), vec![nnz]));
+    }
     let mut plens = vec![0; n - 1];
     let mut ilens = vec![0; n];
-    let cap0 = cap(&ptr[0], pt.byte_width())?;
+    let cap0 = cap(ptr.first()?, pt.byte_width())?;
     let p0 = read_all(&ptr[0], cap0)?;
     let vals: Vec<usize> = (0..cap0).map(|i| p0.get_usize(i)).collect::<Option<_>>()?;
     let max = vals.iter().copied().max().unwrap_or(0);

@@ -1,4 +1,4 @@
-//! GCS and DM tensors on the wire: the storage tensor's plain message plus
+//! GCS, DM and level tensors on the wire: the storage tensor's plain message plus
 //! extension metadata (`ARROW:extension:name` / `ARROW:extension:metadata`, JSON)
 //! in the Message's `custom_metadata`. A reader that ignores the metadata (such as
 //! libarrow) sees a valid tensor of the storage shape. Specified in
@@ -9,7 +9,9 @@ use serde_json::{Map, Value as J, json};
 
 use crate::dims::{DimMap, ViewChain, ViewOp};
 use crate::error::{Error, Result};
-use crate::tensor::{AnyDm, AnyGcs, AnyTensor};
+use crate::tensor::level::{AnyLevel, LevelFormat, LevelType, MAX_LEVELS as MAX_LEVEL_TYPES};
+use crate::tensor::{AnyDm, AnyGcs, AnyTensor, Validation};
+use crate::types::IndexType;
 
 /// Key of the extension name.
 ///
@@ -80,7 +82,29 @@ pub const GCS_NAME: &str = "arrow_sparse.gcs";
 /// # Ok::<(), arrow_sparse::Error>(())
 /// ```
 pub const DM_NAME: &str = "arrow_sparse.dm";
-/// The version of the GCS / DM extension metadata (the `"version"` field of the JSON
+/// Extension name of level tensors (format/SPEC.md 8.6): the message is the
+/// nearest plain tensor ([`AnyLevel::to_storage`]), the metadata the level types,
+/// the axis order and the index types.
+///
+/// ```
+/// use arrow_sparse::ipc::{self, extension::{EXTENSION_METADATA, EXTENSION_NAME, LEVELS_NAME}};
+/// use arrow_sparse::tensor::level::{LevelFormat, LevelTensor};
+/// use arrow_sparse::{AnyTensor, CooTensor, Format};
+/// let coo = CooTensor::<f64, i64>::from_entries(vec![3, 4], &[(vec![2, 1], 5.0)])?;
+/// let dcsr: AnyTensor = LevelTensor::<f64, i32>::dcsr(&coo)?.into();
+/// let encoded = ipc::encode(&dcsr, &[], &ipc::StreamWriteOptions::default())?;
+/// let message = arrow_ipc::root_as_message(&encoded.header[8..])?;
+/// let custom: Vec<_> = message.custom_metadata().expect("custom metadata").iter()
+///     .map(|kv| (kv.key().unwrap_or_default().to_string(), kv.value().unwrap_or_default().to_string())).collect();
+/// assert_eq!(custom[0], (EXTENSION_NAME.to_string(), LEVELS_NAME.to_string()));
+/// assert_eq!(custom[1], (EXTENSION_METADATA.to_string(),
+///     r#"{"axis_order":[0,1],"index_type":"int32","indptr_type":"int32","levels":["compressed","compressed"],"version":1}"#.to_string()));
+/// let (back, _) = ipc::decode(&encoded.to_vec().into(), &ipc::StreamReadOptions::default())?.expect("a message");
+/// assert_eq!((back.tensor.format(), back.tensor), (Format::Level, dcsr));
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
+pub const LEVELS_NAME: &str = "arrow_sparse.levels";
+/// The version of the GCS / DM / level extension metadata (the `"version"` field of the JSON
 /// in `ARROW:extension:metadata`) this crate writes and reads.
 ///
 /// ```
@@ -188,6 +212,11 @@ pub(crate) fn lower(
         AnyTensor::Dm(d) => {
             let (mut levels, inner) = dm_chain(d)?;
             let storage = match inner {
+                AnyTensor::Level(_) => {
+                    return Err(Error::Unsupported(
+                        "a DM tensor over a level tensor on the wire (convert its storage to a plain format first)".into(),
+                    ));
+                }
                 AnyTensor::Gcs(g) => {
                     levels.push(J::Object(map_json("gcs", g.map(), g.dim_names())));
                     AnyTensor::Csx(g.matrix().clone())
@@ -203,6 +232,7 @@ pub(crate) fn lower(
                 storage,
             )
         }
+        AnyTensor::Level(l) => (LEVELS_NAME, levels_json(l, true), l.to_storage()?),
         plain => return Ok((plain.clone(), custom.to_vec())),
     };
     let mut out: Vec<(String, String)> = custom
@@ -326,12 +356,13 @@ pub(crate) fn raise(
     custom: Vec<(String, String)>,
     max_broadcast: u64,
     budget: u64,
+    validation: Validation,
 ) -> Result<(AnyTensor, Vec<(String, String)>)> {
     let name = custom
         .iter()
         .find(|(k, _)| k == EXTENSION_NAME)
         .map(|(_, v)| v.as_str());
-    if name != Some(GCS_NAME) && name != Some(DM_NAME) {
+    if name != Some(GCS_NAME) && name != Some(DM_NAME) && name != Some(LEVELS_NAME) {
         return Ok((tensor, custom));
     }
     let text = custom
@@ -349,6 +380,8 @@ pub(crate) fn raise(
     check_version(&meta)?;
     let raised = if name == Some(GCS_NAME) {
         wrap_gcs(tensor, &meta)?
+    } else if name == Some(LEVELS_NAME) {
+        raise_level(&tensor, &meta, validation)?
     } else {
         let levels = match field(&meta, "maps")? {
             J::Array(a) if !a.is_empty() && a.len() <= MAX_LEVELS => a.clone(),
@@ -485,4 +518,95 @@ fn broadcast_factor(chain: &ViewChain) -> u64 {
         shape = op.output_shape(&shape).unwrap_or_default();
     }
     factor
+}
+
+/// The JSON object describing a level tensor's format (format/SPEC.md 8.6):
+/// `levels` (MLIR's level type names), `axis_order`, `index_type`,
+/// `indptr_type`, and `version` when `versioned`. Also the `levels` object of
+/// archives and sparse tensor columns.
+pub(crate) fn levels_json(l: &AnyLevel, versioned: bool) -> J {
+    levels_json_of(l.format(), l.index_type(), l.indptr_type(), versioned)
+}
+
+/// [`levels_json`] of a format and its index types.
+pub(crate) fn levels_json_of(
+    f: &LevelFormat,
+    index_type: IndexType,
+    indptr_type: IndexType,
+    versioned: bool,
+) -> J {
+    let mut m = Map::new();
+    m.insert(
+        "levels".into(),
+        J::Array(f.levels().iter().map(|t| json!(t.to_string())).collect()),
+    );
+    m.insert("axis_order".into(), json!(f.axis_order()));
+    m.insert("index_type".into(), json!(index_type.name()));
+    m.insert("indptr_type".into(), json!(indptr_type.name()));
+    if versioned {
+        m.insert("version".into(), json!(EXTENSION_METADATA_VERSION));
+    }
+    J::Object(m)
+}
+
+/// Parse the object of [`levels_json`] (its `version`, if any, checked by the
+/// caller): a level format and the coordinates and positions types. Every field
+/// is bounded before it is looked at: at most [`MAX_LEVEL_TYPES`] levels, each
+/// name at most 64 bytes.
+pub(crate) fn parse_levels(o: &Map<String, J>) -> Result<(LevelFormat, IndexType, IndexType)> {
+    let names = match field(o, "levels")? {
+        J::Array(a) if !a.is_empty() && a.len() <= MAX_LEVEL_TYPES => a,
+        _ => {
+            return Err(parse_err(format!(
+                "levels must be an array of 1 to {MAX_LEVEL_TYPES} level types"
+            )));
+        }
+    };
+    let levels = names
+        .iter()
+        .map(|v| {
+            v.as_str()
+                .ok_or_else(|| parse_err("level types must be strings"))?
+                .parse::<LevelType>()
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let order = match field(o, "axis_order")? {
+        J::Array(a) if a.len() == levels.len() => a
+            .iter()
+            .map(|v| usize_of(v, "axis_order"))
+            .collect::<Result<Vec<_>>>()?,
+        _ => {
+            return Err(parse_err(format!(
+                "axis_order must be an array of {} dimensions",
+                levels.len()
+            )));
+        }
+    };
+    let ty = |key: &str| -> Result<IndexType> {
+        field(o, key)?
+            .as_str()
+            .ok_or_else(|| parse_err(format!("{key} must be a string")))?
+            .parse::<IndexType>()
+    };
+    Ok((
+        LevelFormat::try_new(levels, order)?,
+        ty("index_type")?,
+        ty("indptr_type")?,
+    ))
+}
+
+/// The level tensor whose nearest plain tensor is `storage`.
+fn raise_level(
+    storage: &AnyTensor,
+    o: &Map<String, J>,
+    validation: Validation,
+) -> Result<AnyTensor> {
+    let (format, it, pt) = parse_levels(o)?;
+    Ok(AnyTensor::Level(AnyLevel::from_storage(
+        storage,
+        format,
+        it,
+        pt,
+        &crate::tensor::TensorOptions::default().with_validation(validation),
+    )?))
 }

@@ -34,6 +34,14 @@ fn check_factors<V: Numeric>(
     factors: &[DenseTensor<V>],
 ) -> Result<usize> {
     let n = shape.len();
+    if n < 2 {
+        // no other mode gives a factor (nor a rank)
+        return Err(Error::shape(
+            "MTTKRP tensor",
+            "ndim >= 2",
+            format!("ndim {n}"),
+        ));
+    }
     if mode >= n {
         return Err(Error::shape(
             "MTTKRP mode",
@@ -427,6 +435,10 @@ pub fn ttv<V: Numeric, I: Index, P: Index>(
 /// the mode and the vector's length.
 fn check_ttv(shape: &[usize], mode: usize, v_len: usize) -> Result<Vec<usize>> {
     let n = shape.len();
+    if n < 2 {
+        // the result would have no dimension
+        return Err(Error::shape("TTV tensor", "ndim >= 2", format!("ndim {n}")));
+    }
     if mode >= n {
         return Err(Error::shape(
             "TTV mode",

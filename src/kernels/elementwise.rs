@@ -1130,6 +1130,7 @@ pub(crate) fn like<'b>(a: &AnyTensor, b: &'b AnyTensor) -> Result<Cow<'b, AnyTen
                     m.values().clone(),
                     &TensorOptions::trusted().with_dim_names(m.dim_names().to_vec()),
                 )?
+                .with_indptr_type(x.indptr_type())?
             };
             Cow::Owned(AnyTensor::Csf(m))
         }
@@ -1161,6 +1162,16 @@ pub(crate) fn like<'b>(a: &AnyTensor, b: &'b AnyTensor) -> Result<Cow<'b, AnyTen
         }
         (AnyTensor::Dm(x), _) => {
             Cow::Owned(b.to_dm(x.map().clone(), x.storage().format(), IndexType::Int64)?)
+        }
+        (AnyTensor::Level(x), AnyTensor::Level(y))
+            if x.format() == y.format()
+                && x.index_type() == y.index_type()
+                && x.indptr_type() == y.indptr_type() =>
+        {
+            Cow::Borrowed(b)
+        }
+        (AnyTensor::Level(x), _) => {
+            Cow::Owned(b.to_level(x.format(), x.index_type(), x.indptr_type())?)
         }
     })
 }
@@ -1235,6 +1246,14 @@ pub fn binary<V: Numeric>(a: &AnyTensor, b: &AnyTensor, op: BinaryOp) -> Result<
             csx_any::<V>(x.matrix(), y.matrix(), op)?,
             &TensorOptions::default().with_dim_names(x.dim_names().to_vec()),
         )?),
+        (AnyTensor::Level(x), AnyTensor::Level(y)) => {
+            // merged as COO, then laid out in the left operand's levels again
+            let (p, q): (AnyTensor, AnyTensor) = (
+                AnyTensor::Level(x.clone()).to_coo::<V, i64>()?.into(),
+                AnyTensor::Level(y.clone()).to_coo::<V, i64>()?.into(),
+            );
+            binary::<V>(&p, &q, op)?.to_level(x.format(), x.index_type(), x.indptr_type())?
+        }
         (AnyTensor::Dm(x), AnyTensor::Dm(y)) => {
             let storage = binary::<V>(x.storage(), y.storage(), op)?;
             AnyTensor::Dm(AnyDm::try_new(
@@ -1283,7 +1302,8 @@ fn restore_csf_indptr(r: AnyCsf, want: IndexType) -> Result<AnyCsf> {
         r.indices().to_vec(),
         r.values().clone(),
         &TensorOptions::trusted().with_dim_names(r.dim_names().to_vec()),
-    )
+    )?
+    .with_indptr_type(want)
 }
 
 /// Visit every position stored in `a` or in `b` (which must be in `a`'s format,
@@ -1326,7 +1346,7 @@ pub(crate) fn zip_entries<V: Numeric>(
             let sb = like(x.storage(), y.storage())?;
             zip_entries::<V>(x.storage(), &sb, f)
         }
-        (AnyTensor::Csf(_), AnyTensor::Csf(_)) => {
+        (AnyTensor::Csf(_), AnyTensor::Csf(_)) | (AnyTensor::Level(_), AnyTensor::Level(_)) => {
             let (x, y) = (a.to_coo::<V, i64>()?, b.to_coo::<V, i64>()?);
             zip_entries::<V>(&x.into(), &y.into(), f)
         }
@@ -1396,6 +1416,7 @@ pub fn stored_values(t: &AnyTensor) -> &crate::ValueBuffer {
         AnyTensor::Csf(c) => c.values(),
         AnyTensor::Gcs(g) => g.matrix().values(),
         AnyTensor::Dm(d) => stored_values(d.storage()),
+        AnyTensor::Level(l) => l.values(),
     }
 }
 
@@ -1436,14 +1457,17 @@ pub fn with_values(t: &AnyTensor, values: crate::ValueBuffer) -> Result<AnyTenso
             &TensorOptions::trusted().with_dim_names(c.dim_names().to_vec()),
         )?),
         AnyTensor::Csx(c) => AnyTensor::Csx(with_csx_values(c, values)?),
-        AnyTensor::Csf(c) => AnyTensor::Csf(AnyCsf::try_new(
-            c.shape().to_vec(),
-            c.axis_order().to_vec(),
-            c.indptr().to_vec(),
-            c.indices().to_vec(),
-            values,
-            &TensorOptions::trusted().with_dim_names(c.dim_names().to_vec()),
-        )?),
+        AnyTensor::Csf(c) => AnyTensor::Csf(
+            AnyCsf::try_new(
+                c.shape().to_vec(),
+                c.axis_order().to_vec(),
+                c.indptr().to_vec(),
+                c.indices().to_vec(),
+                values,
+                &TensorOptions::trusted().with_dim_names(c.dim_names().to_vec()),
+            )?
+            .with_indptr_type(c.indptr_type())?,
+        ),
         AnyTensor::Gcs(g) => AnyTensor::Gcs(AnyGcs::try_new(
             g.map().clone(),
             with_csx_values(g.matrix(), values)?,
@@ -1458,6 +1482,7 @@ pub fn with_values(t: &AnyTensor, values: crate::ValueBuffer) -> Result<AnyTenso
             .with_views(d.views().clone())?
             .with_dim_names(d.dim_names().to_vec())?,
         ),
+        AnyTensor::Level(l) => AnyTensor::Level(l.with_values(values)?),
     })
 }
 

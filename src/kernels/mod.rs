@@ -382,6 +382,47 @@ pub(crate) fn row_major_values<V: Value>(d: &crate::DenseTensor<V>) -> Option<&[
     d.as_row_major_slice()
 }
 
+/// The one co-iteration of level tensors' kernels ([`spmv`], [`reduce::sum_axes`]):
+/// a single walk down the levels, generic over their kinds
+/// ([`LevelView::for_each_stored`](crate::tensor::levels::LevelView::for_each_stored)'s:
+/// a dense level visits every coordinate under its parent, a compressed level its
+/// parent's segment, a singleton level its parent's one coordinate), calling
+/// `f(level coordinates, fresh, value)` for every stored value in storage order.
+/// `fresh` is the first level whose node is new since the previous value (0 for
+/// the first), so a kernel computes each node's part of a result once, however
+/// the levels are typed and permuted: no per-format copy of a kernel. Level `l`
+/// holds dimension `l.format().axis_order()[l]`. Fails with [`Error::Type`] when
+/// the values are not `V`, and (never panics) on buffers a trusted construction
+/// let through out of range.
+///
+/// [`Error::Type`]: crate::Error::Type
+pub(crate) fn co_iterate<V: Numeric>(
+    t: &crate::tensor::AnyLevel,
+    f: &mut dyn FnMut(&[usize], usize, V),
+) -> crate::Result<()> {
+    let vals = t
+        .values()
+        .as_typed::<V>()
+        .ok_or_else(|| crate::Error::Type {
+            what: "level tensor values".into(),
+            expected: V::TYPE.name().into(),
+            found: t.value_type().name().into(),
+        })?;
+    let mut missing = None;
+    t.levels()?.walk(&mut |lvl, q, fresh| match vals.get(q) {
+        Some(&v) => f(lvl, fresh, v),
+        None => missing = Some(q),
+    })?;
+    match missing {
+        Some(q) => Err(crate::Error::invariant(
+            "level tensor values",
+            Some(q),
+            "a stored element without a value (trusted input was invalid)",
+        )),
+        None => Ok(()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -6,7 +6,8 @@
 //! * [`sum_axes`] reads CSR / CSC / COO / CSF / GCS / DM buffers in place: CSR
 //!   row sums from indptr ranges, column sums by a scatter into a dense
 //!   accumulator, COO and CSF by a walk that computes each entry's place in the
-//!   result level by level. The result is dense when the kept elements are few
+//!   result level by level (level tensors of any level types through one generic
+//!   co-iteration over the levels). The result is dense when the kept elements are few
 //!   enough, sparse otherwise (the rule is on [`SumOutput::Auto`]; the caller
 //!   may choose).
 //! * [`allclose`] merges the two operands in their own orders (CSR row by row,
@@ -35,7 +36,9 @@ use arrow_buffer::ArrowNativeType;
 
 use super::{Numeric, alloc, narrow};
 use crate::error::{Error, Result};
-use crate::tensor::{AnyCoo, AnyCsf, AnyCsx, AnyTensor, CooTensor, CoordLayout, DenseTensor};
+use crate::tensor::{
+    AnyCoo, AnyCsf, AnyCsx, AnyLevel, AnyTensor, CooTensor, CoordLayout, DenseTensor,
+};
 use crate::types::Index;
 use crate::with_index_type;
 
@@ -92,6 +95,7 @@ fn plain_values<V: Numeric>(t: &AnyTensor) -> Result<Option<&[V]>> {
         AnyTensor::Csx(c) => c.values(),
         AnyTensor::Csf(c) => c.values(),
         AnyTensor::Gcs(g) => g.matrix().values(),
+        AnyTensor::Level(l) => l.values(),
         AnyTensor::Dm(d) => {
             if !d.views().is_empty() {
                 return Ok(None);
@@ -234,9 +238,12 @@ impl Kept {
 ///   CSR) come from indptr ranges, in parallel; sums along the other one are a
 ///   scatter into a dense accumulator (or, for a sparse result, a sort of the
 ///   indices);
-/// * COO, CSF, GCS, DM: each entry's place in the result is computed from its
-///   coordinates (CSF: level by level down the tree, so every node's part is
-///   computed once), then accumulated densely or sorted.
+/// * COO, CSF, GCS, DM and level tensors: each entry's place in the result is
+///   computed from its coordinates (CSF and level tensors: level by level down
+///   the tree, so every node's part is computed once; level tensors of any level
+///   types and order through one co-iteration), then accumulated densely or
+///   sorted. Stored zeros of a level tensor's dense levels are entries of a
+///   sparse result (sums of zero stay, as for any stored zero).
 ///
 /// Summing along no axis returns the tensor's elements with duplicates summed.
 ///
@@ -338,6 +345,15 @@ fn dense_sums<V: Numeric>(t: &AnyTensor, kept: &Kept, size: usize) -> Result<Vec
         AnyTensor::Coo(c) => dense_accumulate::<V>(size, |acc| coo_scatter::<V>(c, kept, acc)),
         AnyTensor::Csf(c) => dense_accumulate::<V>(size, |acc| {
             csf_walk::<V>(c, kept, &mut |k, v| match acc.get_mut(k) {
+                Some(s) => {
+                    *s = V::acc_add(*s, v.to_acc());
+                    true
+                }
+                None => false,
+            })
+        }),
+        AnyTensor::Level(l) => dense_accumulate::<V>(size, |acc| {
+            level_walk::<V>(l, kept, &mut |k, v| match acc.get_mut(k) {
                 Some(s) => {
                     *s = V::acc_add(*s, v.to_acc());
                     true
@@ -533,6 +549,33 @@ fn csf_walk<V: Numeric>(
     })
 }
 
+/// A level tensor's stored values with their keys in the result, by the one
+/// level co-iteration ([`co_iterate`](super::co_iterate)): the key of a node is
+/// its parent's plus its coordinate times its dimension's stride in the result,
+/// computed once per node whatever the level types and order. `f` returns false
+/// for a key it cannot take.
+fn level_walk<V: Numeric>(
+    l: &AnyLevel,
+    kept: &Kept,
+    f: &mut dyn FnMut(usize, V) -> bool,
+) -> Result<()> {
+    let order = l.format().axis_order();
+    let n = order.len();
+    // part[k + 1]: the key of the current node at level k
+    let mut part = vec![0usize; n + 1];
+    let mut ok = true;
+    super::co_iterate::<V>(l, &mut |lvl, fresh, v| {
+        for k in fresh.min(n)..n {
+            part[k + 1] = part[k] + lvl[k] * kept.stride[order[k]];
+        }
+        ok &= f(part[n], v);
+    })?;
+    if !ok {
+        return Err(out_of_range("level tensor"));
+    }
+    Ok(())
+}
+
 /// A sparse result: every entry's (key, value), sorted stably by key (a radix
 /// sort when the keys are few enough, else a merge sort), runs summed.
 fn sparse_sums<V: Numeric>(t: &AnyTensor, kept: &Kept) -> Result<CooTensor<V, i64>> {
@@ -561,6 +604,7 @@ fn sparse_sums<V: Numeric>(t: &AnyTensor, kept: &Kept) -> Result<CooTensor<V, i6
             })
         }
         AnyTensor::Csf(c) => csf_walk::<V>(c, kept, &mut push)?,
+        AnyTensor::Level(l) => level_walk::<V>(l, kept, &mut push)?,
         _ => {
             let mut bad = false;
             t.for_each_entry::<V>(&mut |c, v| bad |= !push(kept.key(c), v))?;

@@ -38,7 +38,7 @@
 use super::{Numeric, alloc, row_major_values};
 use crate::error::{Error, Result};
 use crate::tensor::{
-    AnyCoo, AnyCsx, AnyDm, AnyTensor, CompressedAxis, CooTensor, CoordLayout, CsxMatrix,
+    AnyCoo, AnyCsx, AnyDm, AnyLevel, AnyTensor, CompressedAxis, CooTensor, CoordLayout, CsxMatrix,
     DenseTensor, GcsTensor,
 };
 use crate::types::Index;
@@ -817,7 +817,7 @@ fn matrix_shape(a: &AnyTensor) -> Result<(usize, usize)> {
     match a {
         AnyTensor::Gcs(g) => two(g.map().reduced_shape()),
         AnyTensor::Dm(d) => two(d.map().reduced_shape()),
-        AnyTensor::Csx(_) | AnyTensor::Coo(_) => two(a.shape()),
+        AnyTensor::Csx(_) | AnyTensor::Coo(_) | AnyTensor::Level(_) => two(a.shape()),
         other => Err(Error::Unsupported(format!(
             "SpMV of a {} tensor",
             other.format()
@@ -834,6 +834,7 @@ fn mv<V: Numeric>(a: &AnyTensor, x: &[V], y: &mut [V], scale: Scale<V>, fresh: b
         AnyTensor::Coo(c) => any_coo_mv(c, x, y, scale, fresh),
         AnyTensor::Gcs(g) => any_csx_mv(g.matrix(), x, y, scale, fresh),
         AnyTensor::Dm(d) => dm_mv(d, x, y, scale, fresh),
+        AnyTensor::Level(l) => level_mv(l, x, y, scale, fresh),
         other => Err(Error::Unsupported(format!(
             "SpMV of a {} tensor",
             other.format()
@@ -841,9 +842,50 @@ fn mv<V: Numeric>(a: &AnyTensor, x: &[V], y: &mut [V], scale: Scale<V>, fresh: b
     }
 }
 
-/// `y = A x` for any 2-D sparse tensor (CSR, CSC, COO) or a GCS / DM tensor
-/// (with `x` over the column dimensions, flattened row-major in the map's
-/// order); dispatches on the format and the index types. The result is flat
+/// `y = A x` or the scaled form for a 2-D level tensor of any level types and
+/// either level order: one scatter over [`co_iterate`](super::co_iterate), the
+/// level walk shared by every level format (stored zeros of dense levels add
+/// nothing). Runs on one thread in storage order.
+fn level_mv<V: Numeric>(
+    a: &AnyLevel,
+    x: &[V],
+    y: &mut [V],
+    scale: Scale<V>,
+    fresh: bool,
+) -> Result<()> {
+    if a.value_type() != V::TYPE {
+        return Err(value_mismatch::<V>(a.value_type()));
+    }
+    // the levels of the row and the column dimensions
+    let (rl, cl) = if a.format().axis_order().first() == Some(&0) {
+        (0, 1)
+    } else {
+        (1, 0)
+    };
+    let alpha = alpha_acc(scale);
+    let mut walked = Ok(());
+    let flags = scatter_into(y, scale, fresh, "SpMV accumulator", |acc| {
+        let mut bad = false;
+        walked = super::co_iterate::<V>(a, &mut |lvl, _, v| match (
+            acc.get_mut(lvl[rl]),
+            x.get(lvl[cl]),
+        ) {
+            (Some(s), Some(&xj)) => {
+                *s = V::acc_add(*s, V::acc_mul(V::acc_mul(alpha, v.to_acc()), xj.to_acc()))
+            }
+            _ => bad = true,
+        });
+        if bad { OOB } else { 0 }
+    })?;
+    walked?;
+    check_flags::<V>(flags, "SpMV")
+}
+
+/// `y = A x` for any 2-D sparse tensor (CSR, CSC, COO, or a level tensor of any
+/// level types: DCSR, DCSC, `(compressed, dense)`, ..., through the one level
+/// co-iteration) or a GCS / DM tensor (with `x` over the column dimensions,
+/// flattened row-major in the map's order); dispatches on the format and the
+/// index types. The result is flat
 /// (row-major over the row dimensions), allocated fallibly.
 ///
 /// ```
@@ -1224,6 +1266,43 @@ fn coo_mm<V: Numeric, I: Index>(
     check_flags::<V>(flags, "SpMM")
 }
 
+/// `C = A B` or the scaled form for a 2-D level tensor: one scatter of rows of
+/// `B` over [`co_iterate`](super::co_iterate), as [`level_mv`].
+fn level_mm<V: Numeric>(
+    a: &AnyLevel,
+    b: &[V],
+    n: usize,
+    c: &mut [V],
+    scale: Scale<V>,
+) -> Result<()> {
+    if a.value_type() != V::TYPE {
+        return Err(value_mismatch::<V>(a.value_type()));
+    }
+    if n == 0 {
+        return Ok(());
+    }
+    let (rl, cl) = if a.format().axis_order().first() == Some(&0) {
+        (0, 1)
+    } else {
+        (1, 0)
+    };
+    let alpha = alpha_acc(scale);
+    let mut walked = Ok(());
+    let flags = scatter_into(c, scale, false, "SpMM accumulator", |acc| {
+        let mut bad = false;
+        walked = super::co_iterate::<V>(a, &mut |lvl, _, v| {
+            let (i, j) = (lvl[rl], lvl[cl]);
+            match (acc.get_mut(i * n..(i + 1) * n), b.get(j * n..(j + 1) * n)) {
+                (Some(row), Some(brow)) => axpy::<V>(row, V::acc_mul(alpha, v.to_acc()), brow),
+                _ => bad = true,
+            }
+        });
+        if bad { OOB } else { 0 }
+    })?;
+    walked?;
+    check_flags::<V>(flags, "SpMM")
+}
+
 fn mm<V: Numeric>(a: &AnyTensor, b: &[V], n: usize, c: &mut [V], scale: Scale<V>) -> Result<()> {
     let (m, k) = matrix_shape(a)?;
     check_mm(m, k, b, n, c.len())?;
@@ -1251,6 +1330,7 @@ fn mm<V: Numeric>(a: &AnyTensor, b: &[V], n: usize, c: &mut [V], scale: Scale<V>
         AnyTensor::Csx(x) => csx(x, c),
         AnyTensor::Coo(x) => coo(x, c),
         AnyTensor::Gcs(g) => csx(g.matrix(), c),
+        AnyTensor::Level(l) => level_mm(l, b, n, c, scale),
         AnyTensor::Dm(d) => {
             if !d.views().is_empty() {
                 return Err(Error::Unsupported(

@@ -11,8 +11,8 @@
 //! ```
 
 use super::{
-    AnyCoo, AnyCsf, AnyCsx, AnyDense, AnyDm, AnyGcs, CompressedAxis, CooTensor, CsfTensor,
-    CsxMatrix, DenseTensor, DmTensor, Format, GcsTensor,
+    AnyCoo, AnyCsf, AnyCsx, AnyDense, AnyDm, AnyGcs, AnyLevel, CompressedAxis, CooTensor,
+    CsfTensor, CsxMatrix, DenseTensor, DmTensor, Format, GcsTensor, LevelTensor,
 };
 use crate::buffer::IndexBuffer;
 use crate::dims::DimMap;
@@ -48,6 +48,8 @@ pub enum AnyTensor {
     Gcs(AnyGcs),
     /// A DM tensor (N-D view over a storage tensor).
     Dm(AnyDm),
+    /// A level tensor (any sequence of dense, compressed and singleton levels).
+    Level(AnyLevel),
 }
 
 fn type_mismatch(expected: ValueType, found: ValueType) -> Error {
@@ -82,6 +84,7 @@ impl AnyTensor {
             AnyTensor::Csf(_) => Format::Csf,
             AnyTensor::Gcs(_) => Format::Gcs,
             AnyTensor::Dm(_) => Format::Dm,
+            AnyTensor::Level(_) => Format::Level,
         }
     }
 
@@ -103,6 +106,7 @@ impl AnyTensor {
             AnyTensor::Csf(t) => t.value_type(),
             AnyTensor::Gcs(t) => t.value_type(),
             AnyTensor::Dm(t) => t.value_type(),
+            AnyTensor::Level(t) => t.value_type(),
         }
     }
 
@@ -127,6 +131,7 @@ impl AnyTensor {
             AnyTensor::Csf(t) => Some(t.index_type()),
             AnyTensor::Gcs(t) => Some(t.index_type()),
             AnyTensor::Dm(t) => t.storage().index_type(),
+            AnyTensor::Level(t) => Some(t.index_type()),
         }
     }
 
@@ -146,6 +151,7 @@ impl AnyTensor {
             AnyTensor::Csf(t) => Some(t.indptr_type()),
             AnyTensor::Gcs(t) => Some(t.matrix().indptr_type()),
             AnyTensor::Dm(t) => t.storage().indptr_type(),
+            AnyTensor::Level(t) => Some(t.indptr_type()),
             _ => None,
         }
     }
@@ -168,6 +174,7 @@ impl AnyTensor {
             AnyTensor::Csf(t) => t.shape(),
             AnyTensor::Gcs(t) => t.shape(),
             AnyTensor::Dm(t) => t.shape(),
+            AnyTensor::Level(t) => t.shape(),
         }
     }
 
@@ -189,6 +196,7 @@ impl AnyTensor {
             AnyTensor::Csf(t) => t.dim_names(),
             AnyTensor::Gcs(t) => t.dim_names(),
             AnyTensor::Dm(t) => t.dim_names(),
+            AnyTensor::Level(t) => t.dim_names(),
         }
     }
 
@@ -230,6 +238,7 @@ impl AnyTensor {
     pub fn axis_order(&self) -> Option<&[usize]> {
         match self {
             AnyTensor::Csf(t) => Some(t.axis_order()),
+            AnyTensor::Level(t) => Some(t.format().axis_order()),
             _ => None,
         }
     }
@@ -263,6 +272,7 @@ impl AnyTensor {
             AnyTensor::Csx(t) => t.nnz(),
             AnyTensor::Csf(t) => t.nnz(),
             AnyTensor::Gcs(t) => t.nnz(),
+            AnyTensor::Level(t) => t.nnz(),
             AnyTensor::Dm(t) => with_value_type!(t.value_type(), V => {
                 let mut n = 0usize;
                 // an error can only come from trusted-invalid storage: count what was seen
@@ -294,6 +304,12 @@ impl AnyTensor {
                 t.matrix().indptr().inner().len() + t.matrix().indices().inner().len()
             }
             AnyTensor::Dm(t) => t.storage().index_bytes(),
+            AnyTensor::Level(t) => {
+                let opt = |b: &[Option<IndexBuffer>]| {
+                    b.iter().flatten().map(|x| x.inner().len()).sum::<usize>()
+                };
+                opt(t.positions()) + opt(t.coordinates())
+            }
         }
     }
 
@@ -315,6 +331,7 @@ impl AnyTensor {
             AnyTensor::Csf(t) => t.values().inner().len(),
             AnyTensor::Gcs(t) => t.matrix().values().inner().len(),
             AnyTensor::Dm(t) => t.storage().value_bytes(),
+            AnyTensor::Level(t) => t.values().inner().len(),
         }
     }
 
@@ -358,16 +375,20 @@ impl AnyTensor {
                 t.values().clone(),
                 &TensorOptions::trusted().with_dim_names(names),
             )?),
-            AnyTensor::Csf(t) => AnyTensor::Csf(AnyCsf::try_new(
-                t.shape().to_vec(),
-                t.axis_order().to_vec(),
-                t.indptr().to_vec(),
-                t.indices().to_vec(),
-                t.values().clone(),
-                &TensorOptions::trusted().with_dim_names(names),
-            )?),
+            AnyTensor::Csf(t) => AnyTensor::Csf(
+                AnyCsf::try_new(
+                    t.shape().to_vec(),
+                    t.axis_order().to_vec(),
+                    t.indptr().to_vec(),
+                    t.indices().to_vec(),
+                    t.values().clone(),
+                    &TensorOptions::trusted().with_dim_names(names),
+                )?
+                .with_indptr_type(t.indptr_type())?,
+            ),
             AnyTensor::Gcs(t) => AnyTensor::Gcs(t.with_names(names)?),
             AnyTensor::Dm(t) => AnyTensor::Dm(t.with_dim_names(names)?),
+            AnyTensor::Level(t) => AnyTensor::Level(t.with_dim_names(names)?),
         })
     }
 
@@ -428,6 +449,7 @@ impl AnyTensor {
                 })
             }
             AnyTensor::Dm(t) => t.for_each_entry::<V>(f),
+            AnyTensor::Level(t) => t.for_each_entry::<V>(f),
         }
     }
 
@@ -476,6 +498,7 @@ impl AnyTensor {
                 return AnyTensor::Csx(t.matrix().clone()).get::<V>(&r);
             }
             AnyTensor::Dm(t) => return t.get::<V>(coords),
+            AnyTensor::Level(t) => return t.get::<V>(coords),
         })
     }
 
@@ -519,7 +542,7 @@ impl AnyTensor {
                     t.downcast::<V, J, J>().ok_or_else(|| internal("csf"))?.coo_entries::<I>()
                 })
             }
-            AnyTensor::Gcs(_) | AnyTensor::Dm(_) => {
+            AnyTensor::Gcs(_) | AnyTensor::Dm(_) | AnyTensor::Level(_) => {
                 let n = self.shape().len();
                 let mut coords: Vec<I> = Vec::new();
                 let mut values: Vec<V> = Vec::new();
@@ -577,5 +600,15 @@ impl<V: Value> From<DmTensor<V>> for AnyTensor {
 impl<V: Value, I: Index, P: Index> From<CsfTensor<V, I, P>> for AnyTensor {
     fn from(t: CsfTensor<V, I, P>) -> Self {
         AnyTensor::Csf(t.into())
+    }
+}
+impl<V: Value, I: Index, P: Index> From<LevelTensor<V, I, P>> for AnyTensor {
+    fn from(t: LevelTensor<V, I, P>) -> Self {
+        AnyTensor::Level(t.into())
+    }
+}
+impl From<AnyLevel> for AnyTensor {
+    fn from(t: AnyLevel) -> Self {
+        AnyTensor::Level(t)
     }
 }

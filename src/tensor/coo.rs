@@ -853,13 +853,6 @@ impl<V: Value, I: Index> CooTensor<V, I> {
     #[cfg(test)]
     pub(crate) fn coo_to_csf<P: Index>(&self, axis_order: &[usize]) -> Result<CsfTensor<V, I, P>> {
         let n = self.ndim();
-        if n < 2 {
-            return Err(Error::shape(
-                "CSF conversion",
-                "ndim >= 2",
-                format!("ndim {n}"),
-            ));
-        }
         let perm = self.sort_permutation(axis_order)?;
         let mut indptr: Vec<Vec<P>> = vec![Vec::new(); n - 1];
         let mut indices: Vec<Vec<I>> = vec![Vec::new(); n];

@@ -42,6 +42,8 @@ pub struct AnyCsf {
     shape: Vec<usize>,
     dim_names: Vec<String>,
     axis_order: Vec<usize>,
+    /// Kept apart from the buffers: a 1-D tensor has no indptr buffer.
+    indptr_type: IndexType,
     indptr: Vec<IndexBuffer>,
     indices: Vec<IndexBuffer>,
     values: ValueBuffer,
@@ -50,12 +52,16 @@ pub struct AnyCsf {
 impl AnyCsf {
     /// The validating constructor: every CSF tensor is built here.
     ///
-    /// Checks (always, O(ndim)): ndim >= 2, extents fit int64, `axis_order` is a
+    /// Checks (always, O(ndim)): ndim >= 1, extents fit int64, `axis_order` is a
     /// permutation, `ndim - 1` indptr and `ndim` indices buffers each of one integer
     /// type, `indices[ndim-1]` as long as `values`, `indptr[l]` one longer than
     /// `indices[l]`, starting at 0 and ending at the length of `indices[l+1]`. With
     /// [`Validation::Full`] also that every indptr is non-decreasing and every
     /// coordinate lies inside its dimension.
+    ///
+    /// The indptr type is the indptr buffers' type; a 1-D tensor (a sparse vector:
+    /// one level, no indptr buffer) gets the indices type unless
+    /// [`with_indptr_type`](Self::with_indptr_type) sets another.
     ///
     /// ```
     /// use arrow_sparse::{AnyCsf, IndexBuffer, TensorOptions, Validation, ValueBuffer};
@@ -102,14 +108,44 @@ impl AnyCsf {
         let n = shape.len();
         let dim_names = options.names_for(n);
         check_dim_names(&dim_names, n)?;
+        let indptr_type = indptr.first().unwrap_or(&indices[0]).data_type();
         Ok(AnyCsf {
             shape,
             dim_names,
             axis_order,
+            indptr_type,
             indptr,
             indices,
             values,
         })
+    }
+
+    /// Set the indptr type of a tensor without indptr buffers (1-D: the type is
+    /// stored apart, as in the Arrow message's `indptrType`). A tensor with indptr
+    /// buffers keeps theirs: another type is an [`Error::Type`].
+    ///
+    /// ```
+    /// use arrow_sparse::{AnyCsf, IndexBuffer, IndexType, TensorOptions, ValueBuffer};
+    /// // the sparse vector [0, 5, 0, 7] as a 1-D CSF tensor: one level, no indptr
+    /// let v = AnyCsf::try_new(vec![4], vec![0], vec![], vec![IndexBuffer::Int16(vec![1, 3].into())],
+    ///     ValueBuffer::Float32(vec![5.0, 7.0].into()), &TensorOptions::default())?;
+    /// assert_eq!(v.indptr_type(), IndexType::Int16); // the indices type by default
+    /// let v = v.with_indptr_type(IndexType::Int64)?;
+    /// assert_eq!(v.indptr_type(), IndexType::Int64);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
+    pub fn with_indptr_type(mut self, ty: IndexType) -> Result<Self> {
+        if let Some(b) = self.indptr.first()
+            && b.data_type() != ty
+        {
+            return Err(Error::Type {
+                what: "CSF indptr type".into(),
+                expected: b.data_type().name().into(),
+                found: ty.name().into(),
+            });
+        }
+        self.indptr_type = ty;
+        Ok(self)
     }
 
     /// The checks of [`AnyCsf::try_new`] on everything but the values buffer, for an
@@ -124,8 +160,8 @@ impl AnyCsf {
         validation: Validation,
     ) -> Result<()> {
         let n = shape.len();
-        if n < 2 {
-            return Err(Error::shape("CSF tensor", "ndim >= 2", format!("ndim {n}")));
+        if n < 1 {
+            return Err(Error::shape("CSF tensor", "ndim >= 1", format!("ndim {n}")));
         }
         check_shape(shape, "CSF tensor")?;
         check_permutation("axis_order", axis_order, n)?;
@@ -312,7 +348,7 @@ impl AnyCsf {
     /// # Ok::<(), arrow_sparse::Error>(())
     /// ```
     pub fn indptr_type(&self) -> IndexType {
-        self.indptr[0].data_type()
+        self.indptr_type
     }
 
     /// The typed view, if the types are `V`, `I` and `P` (zero-copy).
@@ -355,10 +391,14 @@ impl AnyCsf {
                     .collect::<Result<Vec<_>>>()
             };
             match cast(&self.indptr, self.index_type()) {
-                Ok(p) => out.indptr = p,
+                Ok(p) => {
+                    out.indptr = p;
+                    out.indptr_type = self.index_type();
+                }
                 Err(_) => {
                     out.indptr = cast(&self.indptr, IndexType::Int64)?;
                     out.indices = cast(&self.indices, IndexType::Int64)?;
+                    out.indptr_type = IndexType::Int64;
                 }
             }
         }
@@ -440,7 +480,8 @@ impl<V: Value, I: Index, P: Index> CsfTensor<V, I, P> {
             indices.iter().cloned().map(IndexBuffer::from).collect(),
             crate::buffer::ValueBuffer::from(values.clone()),
             options,
-        )?;
+        )?
+        .with_indptr_type(P::TYPE)?;
         Ok(CsfTensor {
             any,
             indptr,
@@ -795,5 +836,81 @@ mod tests {
             vec![1.0, 2.0].into(),
         );
         assert!(matches!(short, Err(Error::Length { .. })));
+    }
+
+    /// A sparse vector is a 1-D CSF tensor: one level, no indptr buffer, the
+    /// indptr type kept apart (the typed view's `P`, the level view's posWidth).
+    #[test]
+    fn one_dimensional() {
+        let v = CsfTensor::<f32, i16, i64>::try_new(
+            vec![16],
+            vec![0],
+            vec![],
+            vec![vec![3, 6, 9, 12].into()],
+            vec![1.1, 2.2, 3.3, 4.4].into(),
+        )
+        .unwrap();
+        assert_eq!(
+            (v.as_any().indptr_type(), v.as_any().index_type()),
+            (IndexType::Int64, IndexType::Int16)
+        );
+        assert_eq!(
+            (v.get(&[9]), v.get(&[10]), v.get(&[16])),
+            (Some(3.3), Some(0.0), None)
+        );
+        let coo = v.to_coo::<i64>().unwrap();
+        assert_eq!(coo.coords().as_ref(), &[3, 6, 9, 12]);
+        assert_eq!(coo.to_csf::<i16, i64>(&[0]).unwrap(), v);
+        let any = crate::AnyTensor::from(v.clone());
+        assert_eq!(
+            any.levels().unwrap().mlir_encoding(),
+            "#sparse_tensor.encoding<{ map = (d0) -> (d0 : compressed), posWidth = 64, crdWidth = 16 }>"
+        );
+        // the names survive a rename with the indptr type
+        let named = any.with_dim_names(vec!["i".into()]).unwrap();
+        assert_eq!(named.indptr_type(), Some(IndexType::Int64));
+        // no indptr buffer may be given; out-of-range and unsorted data as for any CSF
+        let bad = CsfTensor::<f32, i16, i64>::try_new(
+            vec![4],
+            vec![0],
+            vec![vec![0, 1].into()],
+            vec![vec![3].into()],
+            vec![1.0].into(),
+        );
+        assert!(matches!(bad, Err(Error::Length { .. })));
+        let oob = CsfTensor::<f32, i16, i64>::try_new(
+            vec![4],
+            vec![0],
+            vec![],
+            vec![vec![4].into()],
+            vec![1.0].into(),
+        );
+        assert!(matches!(oob, Err(Error::IndexOutOfBounds { .. })));
+        let any = AnyCsf::try_new(
+            vec![4],
+            vec![0],
+            vec![],
+            vec![IndexBuffer::Int8(vec![1].into())],
+            ValueBuffer::Float64(vec![1.0].into()),
+            &TensorOptions::default(),
+        )
+        .unwrap();
+        assert!(matches!(
+            any.clone().with_indptr_type(IndexType::UInt16),
+            Ok(t) if t.indptr_type() == IndexType::UInt16
+        ));
+        let two_d = CsfTensor::<f32, i16, i64>::try_new(
+            vec![2, 2],
+            vec![0, 1],
+            vec![vec![0, 1].into()],
+            vec![vec![1].into(), vec![0].into()],
+            vec![1.0].into(),
+        )
+        .unwrap();
+        // a tensor with indptr buffers keeps their type
+        assert!(matches!(
+            two_d.as_any().clone().with_indptr_type(IndexType::Int8),
+            Err(Error::Type { .. })
+        ));
     }
 }

@@ -27,6 +27,7 @@ use std::fmt::Write as _;
 
 use arrow_buffer::ScalarBuffer;
 
+use super::level::LevelType;
 use super::{AnyTensor, CoordLayout};
 use crate::buffer::{IndexBuffer, ValueBuffer, with_index_slice};
 use crate::error::{Error, Result};
@@ -48,7 +49,7 @@ use crate::with_index_type;
 /// assert_eq!(kinds(coo.to_dense()?.into())?, [LevelKind::Dense, LevelKind::Dense]);
 /// # Ok::<(), arrow_sparse::Error>(())
 /// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum LevelKind {
     /// Every coordinate of the level is present; nothing stored.
     Dense,
@@ -85,7 +86,7 @@ pub struct Strided {
 }
 
 impl Strided {
-    fn whole(buffer: &IndexBuffer) -> Self {
+    pub(crate) fn whole(buffer: &IndexBuffer) -> Self {
         Strided {
             len: buffer.len(),
             buffer: buffer.clone(),
@@ -247,25 +248,29 @@ impl DimFromLevel {
 }
 
 fn prop_name(l: &Level) -> String {
-    let kind = match l.kind {
-        LevelKind::Dense => "dense",
-        LevelKind::Compressed => "compressed",
-        LevelKind::Singleton => "singleton",
-    };
-    let mut props = Vec::new();
-    if l.non_unique {
-        props.push("nonunique");
-    }
-    if l.non_ordered {
-        props.push("nonordered");
-    }
-    if l.soa {
-        props.push("soa");
-    }
-    if props.is_empty() {
-        kind.to_string()
-    } else {
-        format!("{kind}({})", props.join(", "))
+    l.level_type().to_string()
+}
+
+impl Level {
+    /// The level's type and properties, as a [`LevelType`].
+    ///
+    /// ```
+    /// use arrow_sparse::tensor::level::LevelType;
+    /// use arrow_sparse::{AnyTensor, CooTensor};
+    /// // rows repeat: the COO's first level is compressed(nonunique)
+    /// let coo = CooTensor::<f64, i32>::from_entries(vec![2, 3], &[(vec![0, 1], 1.0), (vec![0, 2], 2.0)])?;
+    /// let view = AnyTensor::from(coo).levels()?;
+    /// assert_eq!(view.levels[0].level_type(), LevelType::COMPRESSED.nonunique());
+    /// assert_eq!(view.levels[1].level_type(), LevelType::SINGLETON);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
+    pub fn level_type(&self) -> LevelType {
+        LevelType {
+            kind: self.kind,
+            unique: !self.non_unique,
+            ordered: !self.non_ordered,
+            soa: self.soa,
+        }
     }
 }
 
@@ -388,6 +393,110 @@ impl LevelView {
             cands = next;
         }
         cands.into_iter().flat_map(|(lo, hi)| lo..hi).collect()
+    }
+
+    /// Visit every stored value in storage order, with its level coordinates (one
+    /// per level, outermost first) and its position in [`values`](Self::values).
+    /// One walk down the levels, generic over their kinds: a dense level visits
+    /// every coordinate of its parent (stored zeros included), a compressed level
+    /// its parent's segment, a singleton level its parent's one coordinate. This is
+    /// the co-iteration every level format's kernels use. Errors (never panics) on
+    /// positions or coordinates that a trusted construction let through out of
+    /// range.
+    ///
+    /// ```
+    /// use arrow_sparse::{AnyTensor, CompressedAxis, Convert, CooTensor};
+    /// // [[0, 1, 0], [2, 0, 3]] as CSR: (dense rows, compressed columns)
+    /// let coo = CooTensor::<f64, i64>::from_entries(vec![2, 3], &[(vec![0, 1], 1.0), (vec![1, 0], 2.0), (vec![1, 2], 3.0)])?;
+    /// let csr: AnyTensor = coo.to_csx::<i32, i32>(CompressedAxis::Row)?.into();
+    /// let mut seen = Vec::new();
+    /// csr.levels()?.for_each_stored(|lvl, pos| seen.push((lvl.to_vec(), pos)))?;
+    /// assert_eq!(seen, [(vec![0, 1], 0), (vec![1, 0], 1), (vec![1, 2], 2)]);
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
+    pub fn for_each_stored(&self, mut f: impl FnMut(&[usize], usize)) -> Result<()> {
+        self.walk(&mut |lvl, pos, _| f(lvl, pos))
+    }
+
+    /// [`for_each_stored`](Self::for_each_stored) that also says, per stored
+    /// value, the first level at which its path leaves the previous value's (0
+    /// for the first): the levels from there down are new nodes.
+    pub(crate) fn walk(&self, f: &mut dyn FnMut(&[usize], usize, usize)) -> Result<()> {
+        let n = self.levels.len();
+        if n == 0 {
+            return Ok(());
+        }
+        let bad = |l: usize, q: usize, what: &str| {
+            Error::invariant(
+                format!("level {l}"),
+                Some(q),
+                format!("{what} (trusted input was invalid)"),
+            )
+        };
+        // the positions of `parent`'s children at level l, and the first one's
+        // dense base
+        let range = |l: usize, parent: usize| -> Result<(usize, usize, usize)> {
+            let level = &self.levels[l];
+            match level.kind {
+                LevelKind::Dense => {
+                    let base = parent
+                        .checked_mul(level.size)
+                        .ok_or_else(|| bad(l, parent, "dense position overflows"))?;
+                    Ok((base, base + level.size, base))
+                }
+                LevelKind::Compressed => {
+                    let pos = level
+                        .positions
+                        .as_ref()
+                        .ok_or_else(|| bad(l, parent, "a compressed level without positions"))?;
+                    match (pos.get(parent), pos.get(parent + 1)) {
+                        (Some(a), Some(b)) if a <= b => Ok((a, b, 0)),
+                        _ => Err(bad(l, parent, "bad segment")),
+                    }
+                }
+                LevelKind::Singleton => Ok((parent, parent + 1, 0)),
+            }
+        };
+        let (mut lo, mut hi, mut base) = (vec![0; n], vec![0; n], vec![0; n]);
+        let mut lvl = vec![0usize; n];
+        (lo[0], hi[0], base[0]) = range(0, 0)?;
+        let (mut l, mut fresh) = (0usize, 0usize);
+        loop {
+            if lo[l] >= hi[l] {
+                if l == 0 {
+                    return Ok(());
+                }
+                l -= 1;
+                lo[l] += 1;
+                fresh = fresh.min(l);
+                continue;
+            }
+            let q = lo[l];
+            let level = &self.levels[l];
+            let c = match level.kind {
+                LevelKind::Dense => q - base[l],
+                _ => level
+                    .coordinates
+                    .as_ref()
+                    .and_then(|crd| crd.get(q))
+                    .ok_or_else(|| bad(l, q, "no coordinate"))?,
+            };
+            if c >= level.size {
+                return Err(bad(l, q, "coordinate outside the level"));
+            }
+            lvl[l] = c;
+            if l + 1 == n {
+                if q >= self.values.len() {
+                    return Err(bad(l, q, "a stored element without a value"));
+                }
+                f(&lvl, q, fresh);
+                lo[l] += 1;
+                fresh = l;
+            } else {
+                (lo[l + 1], hi[l + 1], base[l + 1]) = range(l + 1, q)?;
+                l += 1;
+            }
+        }
     }
 
     /// The equivalent MLIR `#sparse_tensor.encoding` attribute.
@@ -728,6 +837,7 @@ impl AnyTensor {
                 let inner = AnyTensor::Csx(g.matrix().clone()).levels()?;
                 Ok(compose(inner, g.map()))
             }
+            AnyTensor::Level(t) => t.levels(),
             AnyTensor::Dm(d) => {
                 if !d.views().is_empty() {
                     return Err(Error::Unsupported(

@@ -23,6 +23,7 @@ pub mod csx;
 pub mod dense;
 pub mod dm;
 pub mod gcs;
+pub mod level;
 pub mod levels;
 pub mod validate;
 
@@ -33,6 +34,7 @@ pub use csx::{AnyCsx, CompressedAxis, CsxMatrix};
 pub use dense::{AnyDense, DenseTensor};
 pub use dm::{AnyDm, DmTensor};
 pub use gcs::{AnyGcs, GcsTensor};
+pub use level::{AnyLevel, LevelFormat, LevelTensor, LevelType};
 pub use validate::{EntryOrder, TensorOptions, Validation};
 
 use std::fmt;
@@ -70,6 +72,9 @@ pub enum Format {
     Gcs,
     /// Dimensions mapping: an N-D view over a storage tensor of any format.
     Dm,
+    /// A level format: any sequence of dense, compressed and singleton levels
+    /// over a permutation of the dimensions ([`LevelTensor`]).
+    Level,
 }
 
 impl Format {
@@ -91,6 +96,7 @@ impl Format {
             Format::Csf => "csf",
             Format::Gcs => "gcs",
             Format::Dm => "dm",
+            Format::Level => "level",
         }
     }
 }
@@ -112,11 +118,12 @@ impl std::str::FromStr for Format {
             "csf" => Format::Csf,
             "gcs" => Format::Gcs,
             "dm" => Format::Dm,
+            "level" => Format::Level,
             _ => {
                 return Err(Error::Parse {
                     what: "format".into(),
                     detail: format!(
-                        "unknown format {s:?} (expected coo, csr, csc, csf, dense, gcs or dm)"
+                        "unknown format {s:?} (expected coo, csr, csc, csf, dense, gcs, dm or level)"
                     ),
                 });
             }

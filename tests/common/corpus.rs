@@ -162,6 +162,13 @@ pub fn push_cases<V: Gen, I: Index>(r: &mut Rng, out: &mut Vec<AnyTensor>, reach
     for axis in [CompressedAxis::Row, CompressedAxis::Column] {
         out.push(empty2.to_csx::<I, I>(axis).unwrap().into());
     }
+    if reach == Reach::All {
+        // a sparse vector as 1-D CSF: one level, no indptr buffer (libarrow 26
+        // reads no CSF of fewer than 2 dimensions)
+        let extent = 1 + r.below(cap);
+        let vector = random_coo::<V, I>(r, &[extent], nnz, true, CoordLayout::RowMajor);
+        out.push(vector.to_csf::<I, u16>(&[0]).unwrap().into());
+    }
 }
 
 /// Dense tensors of 1-5 dimensions, row- and column-major, a third of their

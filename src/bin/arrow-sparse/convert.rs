@@ -128,6 +128,9 @@ fn check_usage(args: &ConvertArgs, out_kind: FileKind) -> Result<(), Failure> {
     if t.to.is_none() && reshape {
         return usage("--index-type, --axis-order, --dimensions and --partitioning need --to");
     }
+    if t.levels.is_some() && t.to != Some(Format::Level) {
+        return usage("--levels applies to --to level only");
+    }
     if let Some(order) = &t.axis_order {
         if t.to != Some(Format::Csf) {
             return usage("--axis-order applies to --to csf only");
@@ -254,6 +257,10 @@ fn reshape(msg: TensorMessage, target: &TargetArgs) -> Result<TensorMessage, Err
             target.storage,
             index_type,
         )?,
+        Format::Level => match &target.levels {
+            Some(levels) => msg.tensor.to_level(levels, index_type, index_type)?,
+            None => msg.tensor.convert(to, index_type, None)?,
+        },
         _ => msg
             .tensor
             .convert(to, index_type, target.axis_order.as_deref())?,

@@ -319,6 +319,9 @@ fn parquet_text(input: &Input) -> Result<String, Failure> {
         Layout::Dense { strides } => {
             let _ = writeln!(s, "  strides:     {strides:?} (elements)");
         }
+        Layout::Level { format, .. } => {
+            let _ = writeln!(s, "  levels:      {format}");
+        }
         _ => {}
     }
     let what = if matches!(spec.layout.rows(), Layout::Dense { .. }) {

@@ -278,8 +278,8 @@ enum Axis {
 /// What `--to` converts to.
 #[derive(Args)]
 struct TargetArgs {
-    /// Target format: coo, csr, csc, csf, dense, gcs or dm (default: keep every
-    /// tensor as it is).
+    /// Target format: coo, csr, csc, csf, dense, gcs, dm or level (default: keep
+    /// every tensor as it is).
     #[arg(long, value_parser = any_case::<Format>)]
     to: Option<Format>,
     /// Index type of the output with --to (int8, int16, int32, int64, uint8,
@@ -302,6 +302,14 @@ struct TargetArgs {
     /// DM: the storage format of the reduced tensor.
     #[arg(long, value_parser = any_case::<Format>, default_value = "coo")]
     storage: Format,
+    /// Level: the levels in MLIR's map syntax, e.g. "(d0, d1) -> (d0 :
+    /// compressed, d1 : compressed)" (DCSR; default: the input's own levels).
+    #[arg(long, value_parser = parse_levels)]
+    levels: Option<arrow_sparse::LevelFormat>,
+}
+
+fn parse_levels(s: &str) -> Result<arrow_sparse::LevelFormat, String> {
+    s.parse().map_err(|e: arrow_sparse::Error| e.to_string())
 }
 
 /// Options of the output writers.
