@@ -515,16 +515,11 @@ proptest! {
                 prop_assert_eq!(dm.get::<i32>(&c).unwrap(), Some(v));
             }
         }
-        // the views survive the wire (not written over level storage: SPEC 8.6)
+        // the views survive the wire
         let t = AnyTensor::Dm(dm);
-        if storage == Format::Level {
-            let mut w = TensorStreamWriter::new(Vec::new());
-            prop_assert!(matches!(w.write(&t), Err(arrow_sparse::Error::Unsupported(_))));
-        } else {
-            let bytes = { let mut w = TensorStreamWriter::new(Vec::new()); w.write(&t).unwrap(); w.finish().unwrap() };
-            let back = TensorStreamReader::new(&bytes[..]).next().unwrap().unwrap().tensor;
-            prop_assert_eq!(&back, &t);
-        }
+        let bytes = { let mut w = TensorStreamWriter::new(Vec::new()); w.write(&t).unwrap(); w.finish().unwrap() };
+        let back = TensorStreamReader::new(&bytes[..]).next().unwrap().unwrap().tensor;
+        prop_assert_eq!(&back, &t);
         // and materialise into every format with the same entries
         for f in [Format::Coo, Format::Dense] {
             prop_assert_eq!(Dense::from_tensor(&t.convert(f, IndexType::Int64, None).unwrap()), reference.clone());
@@ -676,6 +671,33 @@ fn bad_extension_metadata_is_a_typed_error() {
         r#"{"version":1,"maps":[{"kind":"dm","shape":[6,4],"dimensions":[0,1],"partitioning":[1],"views":[{"op":"fly"}]}]}"#,
     ] {
         assert!(with_meta("arrow_sparse.dm", bad).is_err(), "{bad}");
+    }
+    // a DM over level storage (SPEC 8.3): the message is the level tensor's
+    // nearest plain tensor, here CSR levels over the 6 x 4 CSR message
+    let dm_over = |levels: &str| {
+        format!(
+            r#"{{"version":1,"maps":[{{"kind":"dm","shape":[4,6],"dimensions":[1,0],"partitioning":[1]}}],"levels":{levels}}}"#
+        )
+    };
+    let csr_levels = r#"{"levels":["dense","compressed"],"axis_order":[0,1],"index_type":"int32","indptr_type":"int64"}"#;
+    let AnyTensor::Dm(d) = with_meta("arrow_sparse.dm", &dm_over(csr_levels))
+        .unwrap()
+        .tensor
+    else {
+        panic!("not a DM tensor")
+    };
+    assert_eq!(d.storage().format(), Format::Level);
+    assert_eq!(d.shape(), &[4, 6]);
+    for bad in [
+        "[1]".to_string(),
+        csr_levels.replace("dense", "loose"),
+        csr_levels.replace("\"dense\"", "\"compressed\""), // DCSR levels on a CSR message
+        csr_levels.replace("[0,1]", "[1,0]"),              // CSC levels on a CSR message
+        csr_levels.replace("\"int32\"", "\"int128\""),
+        r#"{"levels":["dense","compressed"],"axis_order":[0,1]}"#.to_string(),
+    ] {
+        let e = with_meta("arrow_sparse.dm", &dm_over(&bad)).unwrap_err();
+        assert!(!e.to_string().contains('\n'), "{bad}: {e}");
     }
     // unknown extension names pass through with their metadata
     let m = with_meta("someone.else", "{whatever").unwrap();

@@ -751,3 +751,44 @@ fn childless_compressed_nodes_are_refused_by_archives_only() {
     assert_eq!(back.tensor, t);
     assert_eq!(column_round_trips(std::slice::from_ref(&t))[2], vec![t]);
 }
+
+/// DM views over level storage (a take with repeats, a transpose) in a Parquet
+/// archive (the rows are the level tensor's) and on the wire (the level tensor's
+/// nearest plain tensor, the maps and the levels, format/SPEC.md 8.3): the views
+/// come back exactly.
+#[cfg(feature = "parquet")]
+#[test]
+fn dm_views_over_level_storage_in_archives() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut r = Rng(99);
+    for f in [
+        LevelFormat::dcsc(),
+        LevelFormat::csf_with_dense(1, vec![1, 0]).unwrap(),
+    ] {
+        let coo = random_coo(&mut r, 2);
+        let level: AnyTensor = LevelTensor::<f64, i32>::from_coo(&coo, &f).unwrap().into();
+        let dm = arrow_sparse::AnyDm::try_new(
+            arrow_sparse::dims::DimMap::identity(coo.shape().to_vec()).unwrap(),
+            level.clone(),
+            &TensorOptions::default(),
+        )
+        .unwrap();
+        let n0 = coo.shape()[0];
+        let view = AnyTensor::Dm(
+            dm.take(0, &[n0 - 1, 0, n0 - 1])
+                .unwrap()
+                .transpose(0, 1)
+                .unwrap(),
+        );
+        let back = archive_round_trip(dir.path(), &view);
+        assert_eq!(back, view, "{f}");
+        assert_eq!(dense(&back), dense(&view));
+        // IPC: the level tensor's nearest plain tensor, the maps and the levels
+        let encoded = ipc::encode(&view, &[], &ipc::StreamWriteOptions::default()).unwrap();
+        let (msg, _) = ipc::decode(&encoded.to_vec().into(), &ipc::StreamReadOptions::default())
+            .unwrap()
+            .unwrap();
+        assert_eq!(msg.tensor, view, "{f}: IPC");
+        assert!(msg.custom_metadata.is_empty());
+    }
+}

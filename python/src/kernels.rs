@@ -213,6 +213,11 @@ fn tensor_buffers(t: &AnyTensor, out: &mut Vec<Buffer>) {
             out.push(c.values().inner().clone());
         }
         AnyTensor::Dm(d) => tensor_buffers(d.storage(), out),
+        AnyTensor::Level(l) => {
+            out.extend(l.positions().iter().flatten().map(|b| b.inner().clone()));
+            out.extend(l.coordinates().iter().flatten().map(|b| b.inner().clone()));
+            out.push(l.values().inner().clone());
+        }
         _ => {}
     }
 }

@@ -139,3 +139,30 @@ def test_one_dimensional_csf_columns_are_read_by_pyarrow(tmp_path):
     col = pq.read_table(path).column("tensor")
     assert col.type.extension_name == "arrow_sparse.csf"
     assert [back == t for back in arrow_sparse.read(path)] == [True, True]
+
+
+def test_kernels_take_level_tensors():
+    """spmv / spmm / sum on level tensors (one co-iteration over the levels in
+    the library) equal numpy's, for every 2-D named format."""
+    rng = np.random.default_rng(17)
+    a = rng.integers(-5, 6, (7, 9)).astype(np.float64) * (rng.random((7, 9)) < 0.3)
+    x, b = rng.random(9), rng.random((9, 3))
+    for levels in [lv for (_, n, lv) in NAMED if n == 2] + ["(d0, d1) -> (d0 : compressed, d1 : dense)"]:
+        t = arrow_sparse.Tensor.from_numpy(a).to_level(levels, "int32")
+        assert np.allclose(arrow_sparse.spmv(t, x), a @ x), levels
+        y = np.ones(7)
+        arrow_sparse.spmv(t, x, out=y, alpha=2.0, beta=1.0)
+        assert np.allclose(y, 2.0 * (a @ x) + 1.0), levels
+        assert np.allclose(arrow_sparse.spmm(t, b), a @ b), levels
+        assert np.allclose(arrow_sparse.sum(t, axis=0, output="dense").to_numpy(), a.sum(axis=0)), levels
+        assert np.isclose(float(arrow_sparse.sum(t)), a.sum()), levels
+
+
+def test_out_may_not_alias_a_level_tensor_s_buffers():
+    import scipy.sparse as sp
+
+    m = sp.csr_array(np.eye(4))
+    t = arrow_sparse.Tensor.from_scipy(m).convert("level")  # shares scipy's buffers
+    assert np.shares_memory(t.buffers()["values"], m.data)
+    with pytest.raises(ValueError, match="shares memory"):
+        arrow_sparse.spmv(t, np.ones(4), out=m.data)

@@ -211,11 +211,12 @@ pub(crate) fn lower(
         }
         AnyTensor::Dm(d) => {
             let (mut levels, inner) = dm_chain(d)?;
+            // level storage: its nearest plain tensor, its levels beside the maps
+            let mut storage_levels = None;
             let storage = match inner {
-                AnyTensor::Level(_) => {
-                    return Err(Error::Unsupported(
-                        "a DM tensor over a level tensor on the wire (convert its storage to a plain format first)".into(),
-                    ));
+                AnyTensor::Level(l) => {
+                    storage_levels = Some(levels_json(&l, false));
+                    l.to_storage()?
                 }
                 AnyTensor::Gcs(g) => {
                     levels.push(J::Object(map_json("gcs", g.map(), g.dim_names())));
@@ -226,11 +227,11 @@ pub(crate) fn lower(
             if levels.len() > MAX_LEVELS {
                 return Err(too_deep(levels.len()));
             }
-            (
-                DM_NAME,
-                json!({"version": EXTENSION_METADATA_VERSION, "maps": levels}),
-                storage,
-            )
+            let mut meta = json!({"version": EXTENSION_METADATA_VERSION, "maps": levels});
+            if let (Some(l), J::Object(m)) = (storage_levels, &mut meta) {
+                m.insert("levels".into(), l);
+            }
+            (DM_NAME, meta, storage)
         }
         AnyTensor::Level(l) => (LEVELS_NAME, levels_json(l, true), l.to_storage()?),
         plain => return Ok((plain.clone(), custom.to_vec())),
@@ -391,7 +392,12 @@ pub(crate) fn raise(
                 )));
             }
         };
-        raise_levels(&levels, tensor, max_broadcast, budget)?
+        // a level tensor's nearest plain tensor as the storage (format/SPEC.md 8.3)
+        let storage = match meta.get("levels") {
+            None => tensor,
+            Some(l) => raise_level(&tensor, &object(l, "levels")?, validation)?,
+        };
+        raise_levels(&levels, storage, max_broadcast, budget)?
     };
     let rest = custom
         .into_iter()
