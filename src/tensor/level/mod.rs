@@ -1275,7 +1275,7 @@ impl AnyLevel {
     }
 
     /// The level view (zero-copy): the same buffers seen as
-    /// [`AnyTensor::levels`] sees every format, with this tensor's declared
+    /// [`AnyTensor::levels`](crate::AnyTensor::levels) sees every format, with this tensor's declared
     /// properties.
     ///
     /// ```
