@@ -43,6 +43,37 @@ fn our_dump(path: &Path) -> String {
         .collect()
 }
 
+/// The file at `path` (tensors with extension metadata) reads back as
+/// `tensors` exactly, and libarrow rewrites it to the bytes of the plain
+/// `storage` messages (it drops the extension metadata).
+fn read_back_exactly_and_storage_rewritten(
+    peer: &Path,
+    dir: &Path,
+    path: &Path,
+    tensors: &[AnyTensor],
+    storage: &[AnyTensor],
+    name: &str,
+) {
+    let back: Vec<AnyTensor> = ipc::read_tensor_stream(path, &Default::default())
+        .unwrap()
+        .into_iter()
+        .map(|m| m.tensor)
+        .collect();
+    assert_eq!(back, tensors);
+    let plain = dir.join("plain.arrow");
+    write(&plain, storage);
+    let rewritten = dir.join(format!("{name}.libarrow.arrow"));
+    common::run_peer(
+        peer,
+        &[
+            "rewrite",
+            path.to_str().unwrap(),
+            rewritten.to_str().unwrap(),
+        ],
+    );
+    assert!(std::fs::read(&plain).unwrap() == std::fs::read(&rewritten).unwrap());
+}
+
 /// Our file -> libarrow reads the same entries -> libarrow re-encodes it to the
 /// same bytes -> we read libarrow's file back the same.
 fn check_both_directions(peer: &Path, dir: &Path, name: &str, tensors: &[AnyTensor]) {
@@ -896,27 +927,10 @@ fn gcs_and_dm_files_degrade_to_their_storage_for_libarrow() {
             "libarrow sees the reduced shape"
         );
     }
-    // what arrow-sparse sees: the N-D tensors, exactly
-    let back: Vec<AnyTensor> = ipc::read_tensor_stream(&path, &Default::default())
-        .unwrap()
-        .into_iter()
-        .map(|m| m.tensor)
-        .collect();
-    assert_eq!(back, tensors);
-    // libarrow rewrites the storage byte for byte (the extension metadata is its
-    // custom_metadata, which libarrow drops)
-    let plain = dir.path().join("plain.arrow");
-    write(&plain, &storage);
-    let rewritten = dir.path().join("plain.libarrow.arrow");
-    common::run_peer(
-        &peer,
-        &[
-            "rewrite",
-            path.to_str().unwrap(),
-            rewritten.to_str().unwrap(),
-        ],
-    );
-    assert!(std::fs::read(&plain).unwrap() == std::fs::read(&rewritten).unwrap());
+    // what arrow-sparse sees: the N-D tensors, exactly; libarrow rewrites the
+    // storage byte for byte (the extension metadata is its custom_metadata,
+    // which libarrow drops)
+    read_back_exactly_and_storage_rewritten(&peer, dir.path(), &path, &tensors, &storage, "plain");
 }
 
 /// The level tensors of issue #17 (DCSR, DCSC, CSF with dense levels, batched
@@ -1020,22 +1034,5 @@ fn level_tensors_degrade_to_their_nearest_plain_tensor_for_libarrow() {
         );
         assert_eq!(ours["shape"], libarrow["shape"]);
     }
-    let back: Vec<AnyTensor> = ipc::read_tensor_stream(&path, &Default::default())
-        .unwrap()
-        .into_iter()
-        .map(|m| m.tensor)
-        .collect();
-    assert_eq!(back, tensors);
-    let plain = dir.path().join("plain.arrow");
-    write(&plain, &storage);
-    let rewritten = dir.path().join("levels.libarrow.arrow");
-    common::run_peer(
-        &peer,
-        &[
-            "rewrite",
-            path.to_str().unwrap(),
-            rewritten.to_str().unwrap(),
-        ],
-    );
-    assert!(std::fs::read(&plain).unwrap() == std::fs::read(&rewritten).unwrap());
+    read_back_exactly_and_storage_rewritten(&peer, dir.path(), &path, &tensors, &storage, "levels");
 }

@@ -842,6 +842,15 @@ fn mv<V: Numeric>(a: &AnyTensor, x: &[V], y: &mut [V], scale: Scale<V>, fresh: b
     }
 }
 
+/// The levels holding the row and the column coordinates of a 2-D level tensor.
+fn row_col_levels(a: &AnyLevel) -> (usize, usize) {
+    if a.format().axis_order().first() == Some(&0) {
+        (0, 1)
+    } else {
+        (1, 0)
+    }
+}
+
 /// `y = A x` or the scaled form for a 2-D level tensor of any level types and
 /// either level order: one scatter over [`co_iterate`](super::co_iterate), the
 /// level walk shared by every level format (stored zeros of dense levels add
@@ -856,12 +865,7 @@ fn level_mv<V: Numeric>(
     if a.value_type() != V::TYPE {
         return Err(value_mismatch::<V>(a.value_type()));
     }
-    // the levels of the row and the column dimensions
-    let (rl, cl) = if a.format().axis_order().first() == Some(&0) {
-        (0, 1)
-    } else {
-        (1, 0)
-    };
+    let (rl, cl) = row_col_levels(a);
     let alpha = alpha_acc(scale);
     let mut walked = Ok(());
     let flags = scatter_into(y, scale, fresh, "SpMV accumulator", |acc| {
@@ -1281,11 +1285,7 @@ fn level_mm<V: Numeric>(
     if n == 0 {
         return Ok(());
     }
-    let (rl, cl) = if a.format().axis_order().first() == Some(&0) {
-        (0, 1)
-    } else {
-        (1, 0)
-    };
+    let (rl, cl) = row_col_levels(a);
     let alpha = alpha_acc(scale);
     let mut walked = Ok(());
     let flags = scatter_into(c, scale, false, "SpMM accumulator", |acc| {

@@ -171,21 +171,26 @@ pub fn push_cases<V: Gen, I: Index>(r: &mut Rng, out: &mut Vec<AnyTensor>, reach
     }
 }
 
+/// `size` random values, about a third of them zeros.
+fn third_zeros<V: Gen>(r: &mut Rng, size: usize) -> Vec<V> {
+    (0..size)
+        .map(|_| {
+            if r.below(3) == 0 {
+                V::ZERO
+            } else {
+                V::random(r)
+            }
+        })
+        .collect()
+}
+
 /// Dense tensors of 1-5 dimensions, row- and column-major, a third of their
 /// elements zeros, and one of zeros only (zero density).
 pub fn push_dense<V: Gen>(r: &mut Rng, out: &mut Vec<AnyTensor>, reach: Reach) {
     for ndim in 1..=5 {
         let shape: Vec<usize> = (0..ndim).map(|_| 1 + r.below(4)).collect();
         let size: usize = shape.iter().product();
-        let vals: Vec<V> = (0..size)
-            .map(|_| {
-                if r.below(3) == 0 {
-                    V::ZERO
-                } else {
-                    V::random(r)
-                }
-            })
-            .collect();
+        let vals: Vec<V> = third_zeros(r, size);
         let strides = if ndim % 2 == 0 {
             arrow_sparse::tensor::dense::column_major_strides(&shape)
         } else {
@@ -253,15 +258,7 @@ pub fn strided_view<V: Gen>(r: &mut Rng) -> DenseTensor<V> {
     let ndim = 1 + r.below(4);
     let shape: Vec<usize> = (0..ndim).map(|_| 1 + r.below(5)).collect();
     let size: usize = shape.iter().product();
-    let vals: Vec<V> = (0..size)
-        .map(|_| {
-            if r.below(3) == 0 {
-                V::ZERO
-            } else {
-                V::random(r)
-            }
-        })
-        .collect();
+    let vals: Vec<V> = third_zeros(r, size);
     let strides = if r.below(2) == 0 {
         arrow_sparse::tensor::dense::row_major_strides(&shape)
     } else {
