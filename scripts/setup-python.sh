@@ -19,7 +19,11 @@ if [[ ! -x "$VENV/bin/maturin" ]]; then
   exit 1
 fi
 
-echo "setup-python: building arrow_sparse into $VENV" >&2
+# ARROW_SPARSE_PY_FEATURES: cargo features of python/Cargo.toml to build with
+# (scripts/test-all.sh passes `test-build`, which reuses the crate its tests built)
+FEATURES=()
+if [[ -n "${ARROW_SPARSE_PY_FEATURES:-}" ]]; then FEATURES=(--features "$ARROW_SPARSE_PY_FEATURES"); fi
+echo "setup-python: building arrow_sparse into $VENV ${FEATURES[*]}" >&2
 VIRTUAL_ENV="$VENV" PATH="$VENV/bin:$PATH" \
-  "$VENV/bin/maturin" develop --quiet --locked --manifest-path "$REPO/python/Cargo.toml" >&2
+  "$VENV/bin/maturin" develop --quiet --locked "${FEATURES[@]}" --manifest-path "$REPO/python/Cargo.toml" >&2
 "$VENV/bin/python" -c 'import arrow_sparse, sys; print("setup-python: arrow_sparse from", arrow_sparse.__file__, file=sys.stderr)'

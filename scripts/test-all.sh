@@ -46,7 +46,9 @@ step "format and lints"
 cargo fmt --all -- --check
 cargo clippy --all-targets --locked -- -D warnings
 cargo clippy --all-targets --locked --features "$FEATURES" -- -D warnings
-cargo clippy -p arrow-sparse-python --locked -- -D warnings
+# with the features the Python step builds (the arrow-sparse it checks is the one
+# the line above checked)
+cargo clippy -p arrow-sparse-python --locked --features test-build -- -D warnings
 
 step "API docs: no rustdoc warnings, a runnable example on every public item"
 RUSTDOCFLAGS="-D warnings" cargo doc --locked --no-deps --lib --features "$FEATURES"
@@ -73,7 +75,9 @@ cargo test --locked --features "$FEATURES" --lib --bins --tests --examples -- --
 no_skips "$TEST_LOG"
 
 step "Python package arrow_sparse (python/): build into the venv, pytest and doctests"
-bash scripts/setup-python.sh
+# `test-build`: the same arrow-sparse features as the tests above, so the extension
+# links the arrow-sparse they built (python/Cargo.toml)
+ARROW_SPARSE_PY_FEATURES=test-build bash scripts/setup-python.sh
 ARROW_SPARSE_CLI="${CARGO_TARGET_DIR:-$PWD/target}/debug/arrow-sparse" \
   "${ARROW_SPARSE_VENV:-.venv}/bin/python" -m pytest -q -p no:cacheprovider \
   --doctest-modules python/arrow_sparse python/tests
