@@ -783,15 +783,17 @@ fn ttv_fibers<V: Numeric, I: Index, P: Index>(
                 vals.get(a..b)
                     .ok_or_else(|| Error::invariant("CSF tree", Some(b), "leaf without a value"))?,
             );
-            let last = v.len().wrapping_sub(1);
             let mut oob = v.is_empty() && a < b;
             let mut acc = V::acc_zero();
-            if !oob {
+            if let Some(last) = v.len().checked_sub(1) {
+                // clamped gathers (no bounds check), the largest index checked once
+                let mut top = 0usize;
                 for (&c, &x) in ls.iter().zip(vs) {
                     let c = c.as_usize();
-                    oob |= c > last;
+                    top = top.max(c);
                     acc = V::madd(acc, x, v[c.min(last)]);
                 }
+                oob = top > last;
             }
             if oob {
                 return Err(Error::IndexOutOfBounds {

@@ -135,25 +135,34 @@ fn alpha_acc<V: Numeric>(scale: Scale<V>) -> V::Acc {
     scale.map_or(V::acc_one(), |(a, _)| a.to_acc())
 }
 
-/// One CSR row: `sum(values[k] * x[indices[k]])` in storage order. An index
-/// past `last` (possible only in a tensor built without validation) is clamped
-/// to `last` (so the loop needs no bounds check and no branch) and reported
-/// through `oob`.
+/// One CSR row: `sum(values[k] * x[indices[k]])` in storage order. `x` must not
+/// be empty (see [`gather_view`]): an index past its end (possible only in a
+/// tensor built without validation) is clamped to the last element, so the loop
+/// needs neither a bounds check nor a branch, and the largest index seen is kept
+/// in `top` for one range check after the loop.
 #[inline(always)]
-fn row_dot<V: Numeric, I: Index>(
-    idx: &[I],
-    vals: &[V],
-    x: &[V],
-    last: usize,
-    oob: &mut bool,
-) -> V::Acc {
+fn row_dot<V: Numeric, I: Index>(idx: &[I], vals: &[V], x: &[V], top: &mut usize) -> V::Acc {
+    let last = x.len() - 1;
     let mut acc = V::acc_zero();
     for (&j, &v) in idx.iter().zip(vals) {
         let j = j.as_usize();
-        *oob |= j > last;
+        *top = (*top).max(j);
         acc = V::madd(acc, v, x[j.min(last)]);
     }
     acc
+}
+
+/// `x` for clamped gathers (`x[j.min(len - 1)]`, no bounds check): `x` itself,
+/// or for an empty `x` a one-element zero slice (then every stored index is out
+/// of range, which the caller reports from the largest index). The second item is
+/// the real length.
+#[inline(always)]
+fn gather_view<'a, V: Numeric>(x: &'a [V], zero: &'a [V; 1]) -> (&'a [V], usize) {
+    if x.is_empty() {
+        (&zero[..], 0)
+    } else {
+        (x, x.len())
+    }
 }
 
 /// The entries `ptr[r]..ptr[r + 1]` of row `r`, or `None` when indptr is bad.
@@ -230,21 +239,25 @@ fn csr_mv<V: Numeric, I: Index, P: Index>(
     scale: Scale<V>,
 ) -> u8 {
     let nnz = vals.len().min(idx.len());
-    let last = x.len().wrapping_sub(1);
+    let (idx, vals) = (&idx[..nnz], &vals[..nnz]);
+    let zero = [V::default()];
+    let (x, cols) = gather_view(x, &zero);
     let leaf = |lo: usize, _hi: usize, out: &mut [V]| -> u8 {
-        let (mut flags, mut oob) = (0u8, false);
+        let (mut flags, mut top) = (0u8, 0usize);
+        let mut has = false; // any entry at all (an empty x has no valid index)
         for (r, yr) in out.iter_mut().enumerate() {
             let Some((a, b)) = range(ptr, lo + r, nnz) else {
                 flags |= BAD_PTR;
                 continue;
             };
-            let acc = row_dot(&idx[a..b], &vals[a..b], x, last, &mut oob);
+            has |= a < b;
+            let acc = row_dot(&idx[a..b], &vals[a..b], x, &mut top);
             match finish(acc, *yr, scale) {
                 Some(v) => *yr = v,
                 None => flags |= OVERFLOW,
             }
         }
-        flags | if oob { OOB } else { 0 }
+        flags | if has && top >= cols { OOB } else { 0 }
     };
     par_rows(ptr, nnz, y, 1, &leaf)
 }
@@ -260,22 +273,28 @@ fn csc_scatter<V: Numeric, I: Index, P: Index>(
     alpha: V::Acc,
 ) -> u8 {
     let nnz = vals.len().min(idx.len());
-    let last = acc.len().wrapping_sub(1);
-    let (mut flags, mut oob) = (0u8, false);
+    let (idx, vals) = (&idx[..nnz], &vals[..nnz]);
+    let rows = acc.len();
+    let mut dummy = [V::acc_zero()];
+    // an empty output: every stored index is out of range (reported below)
+    let acc: &mut [V::Acc] = if rows == 0 { &mut dummy } else { acc };
+    let last = acc.len() - 1;
+    let (mut flags, mut top, mut has) = (0u8, 0usize, false);
     for (j, &xj) in x.iter().enumerate().take(ptr.len().saturating_sub(1)) {
         let Some((a, b)) = range(ptr, j, nnz) else {
             flags |= BAD_PTR;
             continue;
         };
+        has |= a < b;
         let xj = V::acc_mul(alpha, xj.to_acc());
         for (&i, &v) in idx[a..b].iter().zip(&vals[a..b]) {
             let i = i.as_usize();
-            oob |= i > last;
+            top = top.max(i);
             let s = &mut acc[i.min(last)];
             *s = V::acc_add(*s, V::acc_mul(v.to_acc(), xj));
         }
     }
-    flags | if oob { OOB } else { 0 }
+    flags | if has && top >= rows { OOB } else { 0 }
 }
 
 /// Narrow accumulators into `y` (integer and float16 scatters).
@@ -444,11 +463,18 @@ fn coo_scatter<V: Numeric, I: Index>(
     alpha: V::Acc,
     sorted_flag: u8,
 ) -> u8 {
-    let (rlast, clast) = (acc.len().wrapping_sub(1), x.len().wrapping_sub(1));
+    let (rows, cols) = (acc.len(), x.len());
+    // clamped scatter and gather targets that are never empty (no bounds checks);
+    // with an empty one every entry is out of range, and reported
+    let mut dummy = [V::acc_zero()];
+    let acc: &mut [V::Acc] = if rows == 0 { &mut dummy } else { acc };
+    let zero = [V::default()];
+    let (x, _) = gather_view(x, &zero);
+    let (rlast, clast) = (acc.len() - 1, x.len() - 1);
     let mut bad = false;
     let mut put = |i: usize, j: usize, v: V| {
         let i = i.wrapping_sub(row0);
-        bad |= (i > rlast) | (j > clast);
+        bad |= (i >= rows) | (j >= cols);
         let s = &mut acc[i.min(rlast)];
         *s = V::acc_add(
             *s,
@@ -1399,6 +1425,111 @@ pub fn spmm_scaled_into<V: Numeric>(
 mod tests {
     use super::*;
     use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// Indices past an operand's end (possible only in tensors built without
+    /// validation) are flagged without any access out of bounds (no panic), also
+    /// when the operand or the output is empty (the clamped loops then work on a
+    /// one-element stand-in); in-range buffers give the exact products.
+    #[test]
+    fn out_of_range_indices_are_flagged_even_with_empty_operands() {
+        let (ptr, vals) = ([0i32, 1, 2], [1.0f64, 2.0]);
+        let x3 = [1.0, 2.0, 3.0];
+        for (idx, x) in [([0i32, 5], &x3[..]), ([0, 0], &[][..]), ([3, 1], &x3[..])] {
+            let mut y = [0.0; 2];
+            assert_eq!(
+                csr_mv(&ptr, &idx, &vals, x, &mut y, None) & OOB,
+                OOB,
+                "{idx:?} {x:?}"
+            );
+        }
+        let mut y = [0.0; 2];
+        assert_eq!(csr_mv(&ptr, &[0i32, 2], &vals, &x3, &mut y, None), 0);
+        assert_eq!(y, [1.0, 6.0]);
+        // no entries: an empty x is fine
+        let mut y = [7.0; 2];
+        assert_eq!(
+            csr_mv(
+                &[0i32, 0, 0],
+                &[] as &[i32],
+                &[] as &[f64],
+                &[],
+                &mut y,
+                None
+            ),
+            0
+        );
+        assert_eq!(y, [0.0, 0.0]);
+
+        // CSC: 1 column holding rows 1 and 7 of 2; an empty output
+        let mut acc = [0.0; 2];
+        let f = csc_scatter(
+            &[0i32, 2],
+            &[1i32, 7],
+            &[1.0f64, 1.0],
+            &[2.0],
+            &mut acc,
+            1.0,
+        );
+        assert_eq!(f & OOB, OOB);
+        let mut none: [f64; 0] = [];
+        assert_eq!(
+            csc_scatter(&[0i32, 1], &[0i32], &[1.0f64], &[2.0], &mut none, 1.0) & OOB,
+            OOB
+        );
+        let mut acc = [0.0; 2];
+        assert_eq!(
+            csc_scatter(
+                &[0i32, 2],
+                &[1i32, 0],
+                &[1.0f64, 3.0],
+                &[2.0],
+                &mut acc,
+                1.0
+            ),
+            0
+        );
+        assert_eq!(acc, [6.0, 2.0]);
+
+        // COO (row-major pairs): a column past x, a row past the output, empty sides
+        let c = |v: &'static [i32]| Coords {
+            c: v,
+            layout: CoordLayout::RowMajor,
+            nnz: v.len() / 2,
+        };
+        let mut acc = [0.0; 2];
+        assert_eq!(
+            coo_scatter(c(&[0, 3]), &[1.0f64], 0, 1, 0, &x3, &mut acc, 1.0, OOB),
+            OOB
+        );
+        assert_eq!(
+            coo_scatter(c(&[2, 0]), &[1.0f64], 0, 1, 0, &x3, &mut acc, 1.0, OOB),
+            OOB
+        );
+        assert_eq!(
+            coo_scatter(c(&[0, 0]), &[1.0f64], 0, 1, 0, &[], &mut acc, 1.0, OOB),
+            OOB
+        );
+        assert_eq!(
+            coo_scatter(c(&[0, 0]), &[1.0f64], 0, 1, 0, &x3, &mut none, 1.0, OOB),
+            OOB
+        );
+        let mut acc = [0.0; 2];
+        assert_eq!(
+            coo_scatter(
+                c(&[1, 2, 0, 1]),
+                &[1.0f64, 2.0],
+                0,
+                2,
+                0,
+                &x3,
+                &mut acc,
+                1.0,
+                OOB
+            ),
+            0
+        );
+        assert_eq!(acc, [4.0, 3.0]);
+    }
 
     /// The row split halves the work: on 200,000 rows of 10 entries the leaves
     /// number about (work / PAR_WORK), not one per row. (The split once compared
