@@ -31,18 +31,6 @@ scratch() { mktemp -d "$SCRATCH/XXXXXX"; }
 TMPDIR="$(scratch)"
 export TMPDIR
 
-# The fuzz targets' build (own target dir, sanitizer-coverage flags, about 6.5
-# CPU-minutes) needs nothing the steps before the fuzz step install, so it starts
-# now in the background, in its own process group, on the CPU the steps leave
-# idle (downloads and a one-core C++ compile, test subprocesses, Spark's JVM);
-# the fuzz step waits for it and shows its log if it failed.
-FUZZ_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}/fuzz"
-FUZZ_BUILD_LOG="$SCRATCH/fuzz-build.log"
-FUZZ_TARGET_DIR="$FUZZ_TARGET_DIR" FUZZ_PROFILE=smoke \
-  setsid bash fuzz/run-all.sh 0 >"$FUZZ_BUILD_LOG" 2>&1 &
-FUZZ_BUILD_PID=$!
-trap 'kill -- -"$FUZZ_BUILD_PID" 2>/dev/null || true; rm -rf "$SCRATCH"' EXIT
-
 step "interop environment (venv with pyarrow 26.0.1 and pyspark 4.0.5, C++ peer against its libarrow, libhdf5)"
 PEER="$(bash scripts/setup-interop.sh | tail -n 1)"
 export ARROW_SPARSE_PEER="$PEER"
@@ -83,6 +71,19 @@ no_skips() {
 TEST_LOG="$(scratch)/test.log"
 
 step "unit, integration, interop (libarrow, pyarrow, scipy, DuckDB, Spark) and property tests"
+cargo test --locked --features "$FEATURES" --lib --bins --tests --examples --no-run
+# The fuzz targets' build (own target dir, sanitizer-coverage flags, about 6.5
+# CPU-minutes) starts once the test build is done, in the background and in its
+# own process group: the test run (subprocesses, Spark's JVM, memory probes) and
+# the Python extension's build leave about one of two cores idle for some 10
+# minutes (measured on the 2-core CI machine). The fuzz step waits for it and
+# shows its log if it failed.
+FUZZ_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}/fuzz"
+FUZZ_BUILD_LOG="$SCRATCH/fuzz-build.log"
+FUZZ_TARGET_DIR="$FUZZ_TARGET_DIR" FUZZ_PROFILE=smoke \
+  setsid bash fuzz/run-all.sh 0 >"$FUZZ_BUILD_LOG" 2>&1 &
+FUZZ_BUILD_PID=$!
+trap 'kill -- -"$FUZZ_BUILD_PID" 2>/dev/null || true; rm -rf "$SCRATCH"' EXIT
 cargo test --locked --features "$FEATURES" --lib --bins --tests --examples -- --include-ignored 2>&1 | tee "$TEST_LOG"
 no_skips "$TEST_LOG"
 
