@@ -20,7 +20,7 @@ mod corpus;
 use common::Rng;
 use corpus::{Gen, Reach, names, random_coo};
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use arrow_sparse::dump::json_line;
 use arrow_sparse::ipc::{self, MmapReader, StreamWriteOptions, TensorMessage};
@@ -62,16 +62,22 @@ fn read_back_exactly_and_storage_rewritten(
     assert_eq!(back, tensors);
     let plain = dir.join("plain.arrow");
     write(&plain, storage);
+    let rewritten = libarrow_rewrite(peer, dir, name, path);
+    assert!(std::fs::read(&plain).unwrap() == std::fs::read(&rewritten).unwrap());
+}
+
+/// libarrow reads `src` and writes it again as `<dir>/<name>.libarrow.arrow`.
+fn libarrow_rewrite(peer: &Path, dir: &Path, name: &str, src: &Path) -> PathBuf {
     let rewritten = dir.join(format!("{name}.libarrow.arrow"));
     common::run_peer(
         peer,
         &[
             "rewrite",
-            path.to_str().unwrap(),
+            src.to_str().unwrap(),
             rewritten.to_str().unwrap(),
         ],
     );
-    assert!(std::fs::read(&plain).unwrap() == std::fs::read(&rewritten).unwrap());
+    rewritten
 }
 
 /// Our file -> libarrow reads the same entries -> libarrow re-encodes it to the
@@ -82,15 +88,7 @@ fn check_both_directions(peer: &Path, dir: &Path, name: &str, tensors: &[AnyTens
     let theirs_dump = common::run_peer(peer, &["dump", ours.to_str().unwrap()]);
     let our_dump_text = our_dump(&ours);
     common::assert_same_dump(&our_dump_text, &theirs_dump, name);
-    let rewritten = dir.join(format!("{name}.libarrow.arrow"));
-    common::run_peer(
-        peer,
-        &[
-            "rewrite",
-            ours.to_str().unwrap(),
-            rewritten.to_str().unwrap(),
-        ],
-    );
+    let rewritten = libarrow_rewrite(peer, dir, name, &ours);
     let (a, b) = (
         std::fs::read(&ours).unwrap(),
         std::fs::read(&rewritten).unwrap(),

@@ -154,15 +154,17 @@ fn row_dot<V: Numeric, I: Index>(idx: &[I], vals: &[V], x: &[V], top: &mut usize
 
 /// `x` for clamped gathers (`x[j.min(len - 1)]`, no bounds check): `x` itself,
 /// or for an empty `x` a one-element zero slice (then every stored index is out
-/// of range, which the caller reports from the largest index). The second item is
-/// the real length.
+/// of range, which the caller reports from the largest index and the real length).
 #[inline(always)]
-fn gather_view<'a, V: Numeric>(x: &'a [V], zero: &'a [V; 1]) -> (&'a [V], usize) {
-    if x.is_empty() {
-        (&zero[..], 0)
-    } else {
-        (x, x.len())
-    }
+fn gather_view<'a, V>(x: &'a [V], zero: &'a [V; 1]) -> &'a [V] {
+    if x.is_empty() { zero } else { x }
+}
+
+/// The same for clamped scatters into `acc`: an empty `acc` becomes the
+/// one-element `dummy`.
+#[inline(always)]
+fn scatter_view<'a, A>(acc: &'a mut [A], dummy: &'a mut [A; 1]) -> &'a mut [A] {
+    if acc.is_empty() { dummy } else { acc }
 }
 
 /// The entries `ptr[r]..ptr[r + 1]` of row `r`, or `None` when indptr is bad.
@@ -240,8 +242,8 @@ fn csr_mv<V: Numeric, I: Index, P: Index>(
 ) -> u8 {
     let nnz = vals.len().min(idx.len());
     let (idx, vals) = (&idx[..nnz], &vals[..nnz]);
-    let zero = [V::default()];
-    let (x, cols) = gather_view(x, &zero);
+    let (cols, zero) = (x.len(), [V::default()]);
+    let x = gather_view(x, &zero);
     let leaf = |lo: usize, _hi: usize, out: &mut [V]| -> u8 {
         let (mut flags, mut top) = (0u8, 0usize);
         let mut has = false; // any entry at all (an empty x has no valid index)
@@ -274,10 +276,9 @@ fn csc_scatter<V: Numeric, I: Index, P: Index>(
 ) -> u8 {
     let nnz = vals.len().min(idx.len());
     let (idx, vals) = (&idx[..nnz], &vals[..nnz]);
-    let rows = acc.len();
-    let mut dummy = [V::acc_zero()];
     // an empty output: every stored index is out of range (reported below)
-    let acc: &mut [V::Acc] = if rows == 0 { &mut dummy } else { acc };
+    let (rows, mut dummy) = (acc.len(), [V::acc_zero()]);
+    let acc = scatter_view(acc, &mut dummy);
     let last = acc.len() - 1;
     let (mut flags, mut top, mut has) = (0u8, 0usize, false);
     for (j, &xj) in x.iter().enumerate().take(ptr.len().saturating_sub(1)) {
@@ -466,10 +467,8 @@ fn coo_scatter<V: Numeric, I: Index>(
     let (rows, cols) = (acc.len(), x.len());
     // clamped scatter and gather targets that are never empty (no bounds checks);
     // with an empty one every entry is out of range, and reported
-    let mut dummy = [V::acc_zero()];
-    let acc: &mut [V::Acc] = if rows == 0 { &mut dummy } else { acc };
-    let zero = [V::default()];
-    let (x, _) = gather_view(x, &zero);
+    let (mut dummy, zero) = ([V::acc_zero()], [V::default()]);
+    let (acc, x) = (scatter_view(acc, &mut dummy), gather_view(x, &zero));
     let (rlast, clast) = (acc.len() - 1, x.len() - 1);
     let mut bad = false;
     let mut put = |i: usize, j: usize, v: V| {
