@@ -730,3 +730,134 @@ fn ttv_on_unvalidated_trees_returns_errors_not_panics() {
         "only {tried} bad trees got past the O(ndim) checks"
     );
 }
+
+/// The TTV reference: `sum value * v[x[mode]]` by the other coordinates, from
+/// raw entries (duplicates included).
+fn ttv_reference(
+    entries: &[(Vec<usize>, f64)],
+    mode: usize,
+    v: &[f64],
+) -> std::collections::BTreeMap<Vec<usize>, f64> {
+    let mut want = std::collections::BTreeMap::<Vec<usize>, f64>::new();
+    for (c, x) in entries {
+        let key: Vec<usize> = (0..c.len()).filter(|&d| d != mode).map(|d| c[d]).collect();
+        *want.entry(key).or_default() += x * v[c[mode]];
+    }
+    want
+}
+
+fn assert_ttv_matches(
+    got: &CooTensor<f64, i64>,
+    want: &std::collections::BTreeMap<Vec<usize>, f64>,
+    what: &str,
+) {
+    let mut seen = Vec::new();
+    got.for_each(|c, x| seen.push((c.to_vec(), x))).unwrap();
+    assert_eq!(seen.len(), want.len(), "{what}: entry count");
+    for ((c, x), (wc, wx)) in seen.iter().zip(want) {
+        assert_eq!(c, wc, "{what}: coordinates");
+        assert!(
+            (x - wx).abs() <= 1e-9 * (1.0 + wx.abs()),
+            "{what} at {c:?}: {x} != {wx}"
+        );
+    }
+}
+
+#[test]
+fn ttv_with_an_accumulator_past_the_level_2_cache_matches_the_reference() {
+    // Accumulators of 2 MiB (512 x 512 f64 below the mode's level) with tens of
+    // leaves per cursor step: TTV fills and reads them back in blocks sized from
+    // the level-2 cache whenever that cache is at most 2 MiB (the EPYC's 512 KiB,
+    // the Xeon's 2 MiB, the 256 KiB fallback), one block per quarter of it
+    assert!(arrow_sparse::cache::cache_sizes().l2 <= 2 << 20);
+    let mut r = rng(41);
+    let mut draw = |shape: &[usize], nnz: usize| -> Vec<(Vec<usize>, f64)> {
+        (0..nnz)
+            .map(|_| {
+                (
+                    shape.iter().map(|&d| (r() % d as u64) as usize).collect(),
+                    (r() % 2001) as f64 / 100.0 - 10.0,
+                )
+            })
+            .collect()
+    };
+    // the mode at the root (one parent), and at level 1 below 4 parents (the
+    // accumulator reset between them), with leaves right below the blocked
+    // level (3-D) and one level further down (4-D)
+    let cases: [(&[usize], &[usize], usize, usize); 4] = [
+        (&[8, 512, 512], &[0, 1, 2], 0, 60_000),
+        (&[4, 6, 512, 512], &[0, 1, 2, 3], 1, 120_000),
+        (&[6, 64, 64, 64], &[0, 1, 2, 3], 0, 80_000),
+        (&[512, 6, 512], &[1, 0, 2], 1, 60_000),
+    ];
+    for (shape, order, mode, nnz) in cases {
+        let entries = draw(shape, nnz);
+        let v: Vec<f64> = (0..shape[mode]).map(|i| i as f64 * 0.25 - 0.5).collect();
+        let want = ttv_reference(&entries, mode, &v);
+        let coo = CooTensor::<f64, i64>::from_entries(shape.to_vec(), &entries).unwrap();
+        let t = coo.to_csf::<i32, i64>(order).unwrap();
+        let got = csf::ttv(&t, mode, &v).unwrap();
+        assert_ttv_matches(
+            &got,
+            &want,
+            &format!("shape {shape:?} order {order:?} mode {mode}"),
+        );
+    }
+}
+
+#[test]
+fn ttv_on_large_unsorted_or_out_of_range_trees() {
+    use arrow_sparse::{CsfTensor, TensorOptions, Validation};
+    let trusted = TensorOptions::default().with_validation(Validation::Trusted);
+    // 2 x 512 x 512, mode 0 at the root: 512 fibers per root, each with 40
+    // leaves; the fibers of root 1 come in decreasing order (a tree built
+    // without validation), which the blocked read-back cannot take
+    let (d1, d2, per) = (512usize, 512usize, 40usize);
+    let build = |last_fiber: i32| {
+        let mut ptr0 = vec![0i64];
+        let (mut idx1, mut ptr1, mut leaves) = (Vec::new(), vec![0i64], Vec::new());
+        let mut entries = Vec::new();
+        for i in 0..2usize {
+            let fibers: Vec<usize> = if i == 0 {
+                (0..d1).collect()
+            } else {
+                (0..d1).rev().collect()
+            };
+            for &j in &fibers {
+                idx1.push(j as i32);
+                for k in 0..per {
+                    let kk = (k * 13 + j) % d2;
+                    leaves.push((k * d2 / per) as i32 + (kk % (d2 / per)) as i32);
+                    let x = (i * 7 + j + k) as f64 * 0.5;
+                    entries.push((vec![i, j, *leaves.last().unwrap() as usize], x));
+                }
+                ptr1.push(leaves.len() as i64);
+            }
+            ptr0.push(idx1.len() as i64);
+        }
+        if let Some(l) = idx1.last_mut() {
+            *l = last_fiber;
+        }
+        let values: Vec<f64> = entries.iter().map(|e| e.1).collect();
+        let t = CsfTensor::<f64, i32, i64>::try_new_with(
+            vec![2, d1, d2],
+            vec![0, 1, 2],
+            vec![ptr0.into(), ptr1.into()],
+            vec![vec![0i32, 1].into(), idx1.into(), leaves.into()],
+            values.into(),
+            &trusted,
+        )
+        .unwrap();
+        (t, entries)
+    };
+    let v = [1.5, -2.0];
+    let (t, entries) = build(0);
+    let want = ttv_reference(&entries, 0, &v);
+    assert_ttv_matches(&csf::ttv(&t, 0, &v).unwrap(), &want, "unsorted fibers");
+    // a fiber coordinate past its extent is an error, not a dropped fiber
+    let (t, _) = build(d1 as i32 + 100);
+    assert!(matches!(
+        csf::ttv(&t, 0, &v),
+        Err(Error::IndexOutOfBounds { .. })
+    ));
+}

@@ -942,26 +942,127 @@ impl<V: Numeric, I: Index, P: Index> TtvAcc<'_, V, I, P> {
         }
         let (leaf_lo, leaf_hi) = self.leaf_range(l, lo, hi)?;
         let track = (leaf_hi - leaf_lo) < self.acc.len() / 8;
+        if !track {
+            return match self.block_rows(l, hi - lo, leaf_hi - leaf_lo) {
+                Some(rows) => self.blocked(l, lo, hi, v, rows),
+                None => self.sweep(l, lo, hi, v),
+            };
+        }
         for node in lo..hi {
-            let i = self.lv.idx[l][node].as_usize();
-            let w = *v.get(i).ok_or_else(|| Error::IndexOutOfBounds {
-                buffer: format!("indices[{l}]"),
-                position: node,
-                value: i as i128,
-                bound: v.len() as u64,
-            })?;
+            let w = self.weight_of(l, node, v)?;
             let (a, b) = self.lv.children(l, node)?;
-            if track {
-                self.add::<true>(l + 1, a, b, 0, w)?;
-            } else {
-                self.add::<false>(l + 1, a, b, 0, w)?;
+            self.add::<true>(l + 1, a, b, 0, w)?;
+        }
+        self.emit_touched()
+    }
+
+    /// The weight of node `node` at the mode's level `l`: `v` at its coordinate.
+    fn weight_of(&self, l: usize, node: usize, v: &[V]) -> Result<V> {
+        let i = self.lv.idx[l][node].as_usize();
+        v.get(i).copied().ok_or_else(|| Error::IndexOutOfBounds {
+            buffer: format!("indices[{l}]"),
+            position: node,
+            value: i as i128,
+            bound: v.len() as u64,
+        })
+    }
+
+    /// How many coordinates of level `l + 1` (the one below the mode's level
+    /// `l`) one block of [`blocked`](Self::blocked) covers, or `None` when the
+    /// accumulator should be filled in one sweep.
+    ///
+    /// A sweep scatters into the whole accumulator; when that is larger than the
+    /// level-2 cache, every addition waits on the last-level cache (or memory).
+    /// Blocks of about a quarter of the level-2 cache keep the scattered
+    /// additions and the read-back in it, at the price of one cursor step per
+    /// mode node and block; blocking is chosen only when those steps are few
+    /// against the leaves (at least 64 leaves per step on average), so that each
+    /// mode node's share of a block is still read as a run.
+    fn block_rows(&self, l: usize, mode_nodes: usize, leaves: usize) -> Option<usize> {
+        let acc_bytes = self.acc.len().saturating_mul(size_of::<V::Acc>());
+        let budget = crate::cache::cache_sizes().l2 / 4;
+        if l + 1 >= self.shape.len() || acc_bytes <= 2 * budget {
+            return None;
+        }
+        let row_bytes = self.stride[l + 1]
+            .saturating_mul(size_of::<V::Acc>())
+            .max(1);
+        let rows = (budget / row_bytes).max(1);
+        let blocks = self.shape[self.order[l + 1]].div_ceil(rows);
+        (blocks >= 2 && blocks.saturating_mul(mode_nodes).saturating_mul(64) <= leaves)
+            .then_some(rows)
+    }
+
+    /// The mode's level `l`, nodes `lo..hi`, in blocks of `rows` coordinates of
+    /// level `l + 1`: each block gathers every mode node's children in its range
+    /// (one cursor per mode node), then reads its part of the accumulator back.
+    /// The result is that of one sweep and one [`emit_scan`](Self::emit_scan),
+    /// in the same order. Needs each mode node's children sorted (checked first,
+    /// with their range; an unsorted tree takes the sweep).
+    fn blocked(&mut self, l: usize, lo: usize, hi: usize, v: &[V], rows: usize) -> Result<()> {
+        let n = self.shape.len();
+        let below = l + 1;
+        let ext = self.shape[self.order[below]];
+        let stride = self.stride[below];
+        // (cursor, end, weight) of each mode node
+        let mut cursors = alloc::with_capacity::<(usize, usize, V)>(hi - lo, "TTV cursors")?;
+        for node in lo..hi {
+            let w = self.weight_of(l, node, v)?;
+            let (a, b) = self.lv.children(l, node)?;
+            let xs = &self.lv.idx[below][a..b];
+            if let Some(k) = xs.iter().position(|x| x.as_usize() >= ext) {
+                return Err(oob(below, a + k, xs[k].as_usize(), ext));
             }
+            if xs.windows(2).any(|p| p[0] >= p[1]) {
+                // children out of order (an unvalidated tree): one sweep
+                return self.sweep(l, lo, hi, v);
+            }
+            cursors.push((a, b, w));
         }
-        if track {
-            self.emit_touched()
-        } else {
-            self.emit_scan()
+        let mut j0 = 0;
+        while j0 < ext {
+            let j1 = j0.saturating_add(rows).min(ext);
+            for cur in cursors.iter_mut() {
+                let (mut c, end, w) = *cur;
+                if below == n - 1 {
+                    // the children are leaves: one run of them
+                    let start = c;
+                    while c < end && self.lv.idx[below][c].as_usize() < j1 {
+                        c += 1;
+                    }
+                    self.add_leaves::<false>(start, c, 0, w)?;
+                } else {
+                    while c < end {
+                        let x = self.lv.idx[below][c].as_usize();
+                        if x >= j1 {
+                            break;
+                        }
+                        let (a, b) = self.lv.children(below, c)?;
+                        if below + 1 == n - 1 {
+                            self.add_leaves::<false>(a, b, x * stride, w)?;
+                        } else {
+                            self.add::<false>(below + 1, a, b, x * stride, w)?;
+                        }
+                        c += 1;
+                    }
+                }
+                cur.0 = c;
+            }
+            self.emit_scan_range(j0 * stride, j1 * stride)?;
+            j0 = j1;
         }
+        Ok(())
+    }
+
+    /// The mode's level `l`, nodes `lo..hi`, in one sweep over the accumulator,
+    /// read back by a scan.
+    fn sweep(&mut self, l: usize, lo: usize, hi: usize, v: &[V]) -> Result<()> {
+        for node in lo..hi {
+            let w = self.weight_of(l, node, v)?;
+            let (a, b) = self.lv.children(l, node)?;
+            self.add::<false>(l + 1, a, b, 0, w)?;
+        }
+        self.emit_scan()
     }
 
     /// Add the subtrees of nodes `lo..hi` at level `l > level` into the
@@ -1073,23 +1174,39 @@ impl<V: Numeric, I: Index, P: Index> TtvAcc<'_, V, I, P> {
 
     /// Read back every flagged position by a scan in order.
     fn emit_scan(&mut self) -> Result<()> {
+        self.emit_scan_range(0, self.acc.len())
+    }
+
+    /// Read back the flagged positions `lo..hi` of the accumulator by a scan in
+    /// order (coordinates by an odometer, no division but for `lo`'s).
+    fn emit_scan_range(&mut self, lo: usize, hi: usize) -> Result<()> {
         let (level, n) = (self.level, self.shape.len());
-        let count = self.seen.iter().filter(|&&f| f).count();
+        let count = self.seen[lo..hi].iter().filter(|&&f| f).count();
         alloc::grow(&mut self.coords, count * (n - 1), "TTV coordinates")?;
         alloc::grow(&mut self.values, count, "TTV values")?;
-        self.odometer[level + 1..n].fill(0);
+        let mut rem = lo;
+        for l in (level + 1..n).rev() {
+            let ext = self.shape[self.order[l]].max(1);
+            self.odometer[l] = rem % ext;
+            rem /= ext;
+        }
         let last_ext = self.shape[self.order[n - 1]];
-        let size = self.acc.len();
-        let mut key = 0;
-        while key < size {
+        let mut key = lo;
+        while key < hi {
             // one run of the last level at a time
-            for k in 0..last_ext {
+            let first = self.odometer[n - 1];
+            let run = last_ext.saturating_sub(first).min(hi - key);
+            for k in 0..run {
                 if self.seen[key + k] {
-                    self.odometer[n - 1] = k;
+                    self.odometer[n - 1] = first + k;
                     self.push_entry(key + k)?;
                 }
             }
-            key += last_ext;
+            key += run;
+            if run == 0 || first + run < last_ext {
+                break; // `hi` reached inside a run
+            }
+            self.odometer[n - 1] = 0;
             // carry into the levels above the last
             let mut l = n - 1;
             while l > level + 1 {
