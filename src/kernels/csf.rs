@@ -890,6 +890,13 @@ fn ttv_dense_accumulator<V: Numeric, I: Index, P: Index>(
     Ok(Some((st.coords, st.values)))
 }
 
+/// How many cursors ahead [`TtvAcc::blocked`] prefetches a node's runs.
+const PREFETCH_AHEAD: usize = 4;
+/// How much of a node's value run [`TtvAcc::blocked`] prefetches (half as much
+/// of its coordinates): the first lines, after which the hardware prefetcher
+/// follows the run.
+const PREFETCH_BYTES: usize = 512;
+
 /// The state of [`ttv_dense_accumulator`]'s walk.
 struct TtvAcc<'a, V: Numeric, I: Index, P: Index> {
     lv: Levels<'a, I, P>,
@@ -1022,7 +1029,16 @@ impl<V: Numeric, I: Index, P: Index> TtvAcc<'_, V, I, P> {
         let mut j0 = 0;
         while j0 < ext {
             let j1 = j0.saturating_add(rows).min(ext);
-            for cur in cursors.iter_mut() {
+            for k in 0..cursors.len() {
+                // the runs of the nodes a few cursors ahead, which the hardware
+                // prefetcher cannot tell from the other cursors' runs
+                if let Some(&(c, ..)) = cursors.get(k + PREFETCH_AHEAD) {
+                    self.prefetch_node(below, c, false);
+                }
+                if let Some(&(c, ..)) = cursors.get(k + PREFETCH_AHEAD / 2) {
+                    self.prefetch_node(below, c, true);
+                }
+                let cur = &mut cursors[k];
                 let (mut c, end, w) = *cur;
                 if below == n - 1 {
                     // the children are leaves: one run of them
@@ -1052,6 +1068,30 @@ impl<V: Numeric, I: Index, P: Index> TtvAcc<'_, V, I, P> {
             j0 = j1;
         }
         Ok(())
+    }
+
+    /// Prefetch the start of the runs that node `c` of level `below` begins:
+    /// its coordinate and child pointer (`children == false`), or the leaves and
+    /// values below it, found through that pointer (`children == true`, a few
+    /// cursors later, when the pointer is in the cache).
+    #[inline(always)]
+    fn prefetch_node(&self, below: usize, c: usize, children: bool) {
+        let n = self.shape.len();
+        if below == n - 1 {
+            if !children {
+                crate::buffer::prefetch_run(&self.lv.idx[below], c, PREFETCH_BYTES / 2);
+                crate::buffer::prefetch_run(self.vals, c, PREFETCH_BYTES);
+            }
+        } else if !children {
+            crate::buffer::prefetch_run(&self.lv.idx[below], c, 64);
+            crate::buffer::prefetch_run(&self.lv.ptr[below], c, 64);
+        } else if below + 1 == n - 1
+            && let Some(p) = self.lv.ptr[below].get(c)
+        {
+            let a = p.as_usize();
+            crate::buffer::prefetch_run(&self.lv.idx[n - 1], a, PREFETCH_BYTES / 2);
+            crate::buffer::prefetch_run(self.vals, a, PREFETCH_BYTES);
+        }
     }
 
     /// The mode's level `l`, nodes `lo..hi`, in one sweep over the accumulator,
