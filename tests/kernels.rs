@@ -796,13 +796,24 @@ fn ttv_with_an_accumulator_past_the_level_2_cache_matches_the_reference() {
         let want = ttv_reference(&entries, mode, &v);
         let coo = CooTensor::<f64, i64>::from_entries(shape.to_vec(), &entries).unwrap();
         let t = coo.to_csf::<i32, i64>(order).unwrap();
-        let got = csf::ttv(&t, mode, &v).unwrap();
-        assert_ttv_matches(
-            &got,
-            &want,
-            &format!("shape {shape:?} order {order:?} mode {mode}"),
-        );
+        let what = format!("shape {shape:?} order {order:?} mode {mode}");
+        assert_ttv_matches(&csf::ttv(&t, mode, &v).unwrap(), &want, &what);
+        assert_dense_ttv_matches(&csf::ttv_dense(&t, mode, &v).unwrap(), &want, &what);
     }
+}
+
+fn assert_dense_ttv_matches(
+    got: &DenseTensor<f64>,
+    want: &std::collections::BTreeMap<Vec<usize>, f64>,
+    what: &str,
+) {
+    let shape = got.shape().to_vec();
+    let mut expect = vec![0.0; shape.iter().product()];
+    for (c, x) in want {
+        let lin = c.iter().zip(&shape).fold(0, |a, (&c, &d)| a * d + c);
+        expect[lin] = *x;
+    }
+    assert!(close(&got.values()[..], &expect), "{what}: dense TTV");
 }
 
 #[test]
@@ -854,10 +865,19 @@ fn ttv_on_large_unsorted_or_out_of_range_trees() {
     let (t, entries) = build(0);
     let want = ttv_reference(&entries, 0, &v);
     assert_ttv_matches(&csf::ttv(&t, 0, &v).unwrap(), &want, "unsorted fibers");
+    assert_dense_ttv_matches(
+        &csf::ttv_dense(&t, 0, &v).unwrap(),
+        &want,
+        "unsorted fibers",
+    );
     // a fiber coordinate past its extent is an error, not a dropped fiber
     let (t, _) = build(d1 as i32 + 100);
     assert!(matches!(
         csf::ttv(&t, 0, &v),
+        Err(Error::IndexOutOfBounds { .. })
+    ));
+    assert!(matches!(
+        csf::ttv_dense(&t, 0, &v),
         Err(Error::IndexOutOfBounds { .. })
     ));
 }

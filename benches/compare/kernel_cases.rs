@@ -705,6 +705,25 @@ pub fn cases<'a, I: Index>(t: &'a Typed<'a, I>) -> Vec<Case<'a>> {
             ],
             || csf::ttv(&t.csf3, 0, &s.vt[..sh3[0]]).unwrap(),
         ),
+        // the same products with a dense result, as scipy's `v @ A` / `A @ v` give
+        case(
+            "csf/ttv_dense/3d_mode2",
+            csf_bytes(&t.csf3) + 8 * sh3[2],
+            vec![scipy(
+                "ttv3_mode2",
+                "scipy: the (d0*d1) x d2 CSR matrix @ v",
+            )],
+            || csf::ttv_dense(&t.csf3, 2, &s.vt[..sh3[2]]).unwrap(),
+        ),
+        case(
+            "csf/ttv_dense/3d_mode0",
+            csf_bytes(&t.csf3) + 8 * sh3[0],
+            vec![scipy(
+                "ttv3_mode0",
+                "scipy: v @ the d0 x (d1*d2) CSR matrix",
+            )],
+            || csf::ttv_dense(&t.csf3, 0, &s.vt[..sh3[0]]).unwrap(),
+        ),
         case(
             "csf/ttv/4d_mode3",
             csf_bytes(&t.csf4) + 8 * s.t4.shape[3],

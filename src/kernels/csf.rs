@@ -634,6 +634,32 @@ impl<V: Numeric, I: Index, P: Index> DenseTtv<'_, V, I, P> {
         Ok(())
     }
 
+    /// [`block_rows`] for the mode's level `l`, nodes `lo..hi`: `None` also
+    /// when the levels below are not the output's last dimensions in order (their
+    /// blocks would not be contiguous in the output).
+    fn block_rows(&self, out: usize, l: usize, lo: usize, hi: usize) -> Result<Option<usize>> {
+        let n = self.shape.len();
+        let mut span = 1usize;
+        for k in (l + 1..n).rev() {
+            if self.ostride[k] != span {
+                return Ok(None);
+            }
+            span = span.saturating_mul(self.shape[self.order[k]]);
+        }
+        if span.saturating_mul(size_of::<V::Acc>()) <= crate::cache::cache_sizes().l2 / 2 {
+            return Ok(None); // no need to count the leaves
+        }
+        let (a, b) = self.lv.leaf_range(l, lo, hi)?;
+        Ok(block_rows(
+            span.min(out),
+            size_of::<V::Acc>(),
+            self.ostride[l + 1],
+            self.shape[self.order[l + 1]],
+            hi - lo,
+            b - a,
+        ))
+    }
+
     /// The weight of coordinate `x` at the mode's level.
     #[inline(always)]
     fn weight(&self, x: usize) -> V::Acc {
@@ -678,6 +704,26 @@ impl<V: Numeric, I: Index, P: Index> DenseTtv<'_, V, I, P> {
         if l == n - 2 && self.mode_level != l {
             return self.leaf_parents(acc, lo, hi, idx, base, w);
         }
+        if l == self.mode_level
+            && let Some(rows) = self.block_rows(acc.len(), l, lo, hi)?
+            && let Some(mut cursors) = self.lv.block_cursors(l, lo, hi, |node| {
+                Ok(V::acc_mul(w, self.weight(idx[node - lo].as_usize())))
+            })?
+        {
+            // the output span below this parent in cache-sized blocks
+            let below = l + 1;
+            let ext = self.shape[self.order[below]];
+            return self.lv.view().walk_blocks(
+                self.vals,
+                below,
+                (rows, ext),
+                &mut cursors,
+                |step| match step {
+                    Block::Run(a, b, wc) => self.level(acc, below, a, b, base, wc),
+                    Block::Done(..) => Ok(()),
+                },
+            );
+        }
         for (node, &x) in (lo..hi).zip(idx) {
             let x = x.as_usize();
             let (a, b) = self.lv.children(l, node)?;
@@ -690,6 +736,51 @@ impl<V: Numeric, I: Index, P: Index> DenseTtv<'_, V, I, P> {
         Ok(())
     }
 }
+
+/// How many coordinates of the level below the mode's one block of a blocked
+/// TTV covers ([`Levels::walk_blocks`]), or `None` when the accumulator (`span`
+/// elements of `elem` bytes; `row` elements per coordinate of the level below,
+/// which has extent `ext`) should be filled in one sweep.
+///
+/// A sweep scatters into the whole accumulator; when that is larger than the
+/// level-2 cache, every addition waits on the last-level cache (or memory).
+/// Blocks of about a quarter of the level-2 cache keep the scattered additions
+/// (and any read-back) in it, at the price of one cursor step per mode node and
+/// block; blocking is chosen only when those steps are few against the leaves
+/// (at least 64 leaves per step on average), so that each mode node's share of
+/// a block is still read as a run.
+fn block_rows(
+    span: usize,
+    elem: usize,
+    row: usize,
+    ext: usize,
+    mode_nodes: usize,
+    leaves: usize,
+) -> Option<usize> {
+    let budget = crate::cache::cache_sizes().l2 / 4;
+    if row == 0 || span.saturating_mul(elem) <= 2 * budget {
+        return None;
+    }
+    let rows = (budget / row.saturating_mul(elem).max(1)).max(1);
+    let blocks = ext.div_ceil(rows);
+    (blocks >= 2 && blocks.saturating_mul(mode_nodes).saturating_mul(64) <= leaves).then_some(rows)
+}
+
+/// One step of [`Levels::walk_blocks`].
+enum Block<W> {
+    /// Nodes `a..b` of the level below the mode's, all in the current block,
+    /// children of one mode node of weight `W`.
+    Run(usize, usize, W),
+    /// The block of coordinates `j0..j1` is complete.
+    Done(usize, usize),
+}
+
+/// How many cursors ahead [`Levels::walk_blocks`] prefetches a node's runs.
+const PREFETCH_AHEAD: usize = 4;
+/// How much of a node's value run [`Levels::walk_blocks`] prefetches (half as
+/// much of its coordinates): the first lines, after which the hardware
+/// prefetcher follows the run.
+const PREFETCH_BYTES: usize = 512;
 
 /// Typed views of a CSF tree's levels.
 struct Levels<'a, I: Index, P: Index> {
@@ -708,6 +799,57 @@ impl<'a, I: Index, P: Index> Levels<'a, I, P> {
         }
     }
 
+    /// The same views, without the extents (for a walk that borrows the
+    /// owner mutably).
+    fn view(&self) -> LevelView<'a, I, P> {
+        LevelView {
+            ptr: self.ptr,
+            idx: self.idx,
+        }
+    }
+
+    /// The leaves below nodes `lo..hi` of level `l`: a range of the last level.
+    fn leaf_range(&self, mut l: usize, mut lo: usize, mut hi: usize) -> Result<(usize, usize)> {
+        let n = self.idx.len();
+        while l + 1 < n && lo < hi {
+            let (a, _) = self.children(l, lo)?;
+            let (_, b) = self.children(l, hi - 1)?;
+            (lo, hi, l) = (a, b.max(a), l + 1);
+        }
+        Ok((lo, hi))
+    }
+
+    /// The cursors of [`walk_blocks`](LevelView::walk_blocks) for nodes
+    /// `lo..hi` of level `l`: (first child, end of the children, `weight(node)`)
+    /// each, or `None` when some node's children (level `l + 1`) are not in
+    /// increasing coordinate order (possible only in a tree built without
+    /// validation). A child coordinate past its extent is an error: a blocked
+    /// walk would never reach it.
+    #[allow(clippy::type_complexity)]
+    fn block_cursors<W>(
+        &self,
+        l: usize,
+        lo: usize,
+        hi: usize,
+        mut weight: impl FnMut(usize) -> Result<W>,
+    ) -> Result<Option<Vec<(usize, usize, W)>>> {
+        let below = l + 1;
+        let ext = self.ext[below];
+        let mut cursors = alloc::with_capacity(hi - lo, "TTV cursors")?;
+        for node in lo..hi {
+            let (a, b) = self.children(l, node)?;
+            let xs = &self.idx[below][a..b];
+            if let Some(k) = xs.iter().position(|x| x.as_usize() >= ext) {
+                return Err(oob(below, a + k, xs[k].as_usize(), ext));
+            }
+            if xs.windows(2).any(|p| p[0] >= p[1]) {
+                return Ok(None);
+            }
+            cursors.push((a, b, weight(node)?));
+        }
+        Ok(Some(cursors))
+    }
+
     /// Children of `node` at `level`, checked.
     #[inline(always)]
     fn children(&self, level: usize, node: usize) -> Result<(usize, usize)> {
@@ -724,6 +866,82 @@ impl<'a, I: Index, P: Index> Levels<'a, I, P> {
             ));
         }
         Ok((lo, hi))
+    }
+}
+
+/// [`Levels`] without the extents: two shared references, free to use while
+/// the walk's owner is borrowed mutably.
+#[derive(Clone, Copy)]
+struct LevelView<'a, I: Index, P: Index> {
+    ptr: &'a [ScalarBuffer<P>],
+    idx: &'a [ScalarBuffer<I>],
+}
+
+impl<I: Index, P: Index> LevelView<'_, I, P> {
+    /// The blocked walk below a mode's level: for each block of `rows`
+    /// coordinates of level `below` (up to `ext`, its extent), each cursor's
+    /// nodes in the block as one [`Block::Run`], then [`Block::Done`]. Cursors
+    /// come from [`Levels::block_cursors`] (children in increasing order, in
+    /// range) and advance. The runs of the nodes a few cursors ahead are
+    /// prefetched: interleaved runs that the hardware prefetcher cannot tell
+    /// apart.
+    fn walk_blocks<V, W: Copy>(
+        self,
+        vals: &[V],
+        below: usize,
+        (rows, ext): (usize, usize),
+        cursors: &mut [(usize, usize, W)],
+        mut step: impl FnMut(Block<W>) -> Result<()>,
+    ) -> Result<()> {
+        let coords = &self.idx[below][..];
+        let mut j0 = 0;
+        while j0 < ext {
+            let j1 = j0.saturating_add(rows).min(ext);
+            for k in 0..cursors.len() {
+                if let Some(&(c, ..)) = cursors.get(k + PREFETCH_AHEAD) {
+                    self.prefetch_node(vals, below, c, false);
+                }
+                if let Some(&(c, ..)) = cursors.get(k + PREFETCH_AHEAD / 2) {
+                    self.prefetch_node(vals, below, c, true);
+                }
+                let (c, end, w) = cursors[k];
+                let mut e = c;
+                while e < end && coords[e].as_usize() < j1 {
+                    e += 1;
+                }
+                if e > c {
+                    step(Block::Run(c, e, w))?;
+                }
+                cursors[k].0 = e;
+            }
+            step(Block::Done(j0, j1))?;
+            j0 = j1;
+        }
+        Ok(())
+    }
+
+    /// Prefetch the start of the runs that node `c` of level `below` begins:
+    /// its coordinate and child pointer (`children == false`), or the leaves and
+    /// values below it, found through that pointer (`children == true`, a few
+    /// cursors later, when the pointer is in the cache).
+    #[inline(always)]
+    fn prefetch_node<V>(self, vals: &[V], below: usize, c: usize, children: bool) {
+        let n = self.idx.len();
+        if below + 1 == n {
+            if !children {
+                crate::buffer::prefetch_run(&self.idx[below], c, PREFETCH_BYTES / 2);
+                crate::buffer::prefetch_run(vals, c, PREFETCH_BYTES);
+            }
+        } else if !children {
+            crate::buffer::prefetch_run(&self.idx[below], c, 64);
+            crate::buffer::prefetch_run(&self.ptr[below], c, 64);
+        } else if below + 2 == n
+            && let Some(p) = self.ptr[below].get(c)
+        {
+            let a = p.as_usize();
+            crate::buffer::prefetch_run(&self.idx[n - 1], a, PREFETCH_BYTES / 2);
+            crate::buffer::prefetch_run(vals, a, PREFETCH_BYTES);
+        }
     }
 }
 
@@ -890,13 +1108,6 @@ fn ttv_dense_accumulator<V: Numeric, I: Index, P: Index>(
     Ok(Some((st.coords, st.values)))
 }
 
-/// How many cursors ahead [`TtvAcc::blocked`] prefetches a node's runs.
-const PREFETCH_AHEAD: usize = 4;
-/// How much of a node's value run [`TtvAcc::blocked`] prefetches (half as much
-/// of its coordinates): the first lines, after which the hardware prefetcher
-/// follows the run.
-const PREFETCH_BYTES: usize = 512;
-
 /// The state of [`ttv_dense_accumulator`]'s walk.
 struct TtvAcc<'a, V: Numeric, I: Index, P: Index> {
     lv: Levels<'a, I, P>,
@@ -920,17 +1131,6 @@ struct TtvAcc<'a, V: Numeric, I: Index, P: Index> {
 }
 
 impl<V: Numeric, I: Index, P: Index> TtvAcc<'_, V, I, P> {
-    /// The leaves below nodes `lo..hi` of level `l`: a range of the last level.
-    fn leaf_range(&self, mut l: usize, mut lo: usize, mut hi: usize) -> Result<(usize, usize)> {
-        let n = self.shape.len();
-        while l < n - 1 && lo < hi {
-            let (a, _) = self.lv.children(l, lo)?;
-            let (_, b) = self.lv.children(l, hi - 1)?;
-            (lo, hi, l) = (a, b.max(a), l + 1);
-        }
-        Ok((lo, hi))
-    }
-
     /// Visit the nodes of level `l <= level`; at the mode's level accumulate
     /// every child subtree, weighted, then emit.
     fn prefix(&mut self, l: usize, lo: usize, hi: usize, v: &[V]) -> Result<()> {
@@ -947,10 +1147,18 @@ impl<V: Numeric, I: Index, P: Index> TtvAcc<'_, V, I, P> {
             }
             return Ok(());
         }
-        let (leaf_lo, leaf_hi) = self.leaf_range(l, lo, hi)?;
+        let (leaf_lo, leaf_hi) = self.lv.leaf_range(l, lo, hi)?;
         let track = (leaf_hi - leaf_lo) < self.acc.len() / 8;
         if !track {
-            return match self.block_rows(l, hi - lo, leaf_hi - leaf_lo) {
+            let rows = block_rows(
+                self.acc.len(),
+                size_of::<V::Acc>(),
+                self.stride[l + 1],
+                self.shape[self.order[l + 1]],
+                hi - lo,
+                leaf_hi - leaf_lo,
+            );
+            return match rows {
                 Some(rows) => self.blocked(l, lo, hi, v, rows),
                 None => self.sweep(l, lo, hi, v),
             };
@@ -974,32 +1182,6 @@ impl<V: Numeric, I: Index, P: Index> TtvAcc<'_, V, I, P> {
         })
     }
 
-    /// How many coordinates of level `l + 1` (the one below the mode's level
-    /// `l`) one block of [`blocked`](Self::blocked) covers, or `None` when the
-    /// accumulator should be filled in one sweep.
-    ///
-    /// A sweep scatters into the whole accumulator; when that is larger than the
-    /// level-2 cache, every addition waits on the last-level cache (or memory).
-    /// Blocks of about a quarter of the level-2 cache keep the scattered
-    /// additions and the read-back in it, at the price of one cursor step per
-    /// mode node and block; blocking is chosen only when those steps are few
-    /// against the leaves (at least 64 leaves per step on average), so that each
-    /// mode node's share of a block is still read as a run.
-    fn block_rows(&self, l: usize, mode_nodes: usize, leaves: usize) -> Option<usize> {
-        let acc_bytes = self.acc.len().saturating_mul(size_of::<V::Acc>());
-        let budget = crate::cache::cache_sizes().l2 / 4;
-        if l + 1 >= self.shape.len() || acc_bytes <= 2 * budget {
-            return None;
-        }
-        let row_bytes = self.stride[l + 1]
-            .saturating_mul(size_of::<V::Acc>())
-            .max(1);
-        let rows = (budget / row_bytes).max(1);
-        let blocks = self.shape[self.order[l + 1]].div_ceil(rows);
-        (blocks >= 2 && blocks.saturating_mul(mode_nodes).saturating_mul(64) <= leaves)
-            .then_some(rows)
-    }
-
     /// The mode's level `l`, nodes `lo..hi`, in blocks of `rows` coordinates of
     /// level `l + 1`: each block gathers every mode node's children in its range
     /// (one cursor per mode node), then reads its part of the accumulator back.
@@ -1007,91 +1189,21 @@ impl<V: Numeric, I: Index, P: Index> TtvAcc<'_, V, I, P> {
     /// in the same order. Needs each mode node's children sorted (checked first,
     /// with their range; an unsorted tree takes the sweep).
     fn blocked(&mut self, l: usize, lo: usize, hi: usize, v: &[V], rows: usize) -> Result<()> {
-        let n = self.shape.len();
         let below = l + 1;
-        let ext = self.shape[self.order[below]];
         let stride = self.stride[below];
-        // (cursor, end, weight) of each mode node
-        let mut cursors = alloc::with_capacity::<(usize, usize, V)>(hi - lo, "TTV cursors")?;
-        for node in lo..hi {
-            let w = self.weight_of(l, node, v)?;
-            let (a, b) = self.lv.children(l, node)?;
-            let xs = &self.lv.idx[below][a..b];
-            if let Some(k) = xs.iter().position(|x| x.as_usize() >= ext) {
-                return Err(oob(below, a + k, xs[k].as_usize(), ext));
-            }
-            if xs.windows(2).any(|p| p[0] >= p[1]) {
-                // children out of order (an unvalidated tree): one sweep
-                return self.sweep(l, lo, hi, v);
-            }
-            cursors.push((a, b, w));
-        }
-        let mut j0 = 0;
-        while j0 < ext {
-            let j1 = j0.saturating_add(rows).min(ext);
-            for k in 0..cursors.len() {
-                // the runs of the nodes a few cursors ahead, which the hardware
-                // prefetcher cannot tell from the other cursors' runs
-                if let Some(&(c, ..)) = cursors.get(k + PREFETCH_AHEAD) {
-                    self.prefetch_node(below, c, false);
-                }
-                if let Some(&(c, ..)) = cursors.get(k + PREFETCH_AHEAD / 2) {
-                    self.prefetch_node(below, c, true);
-                }
-                let cur = &mut cursors[k];
-                let (mut c, end, w) = *cur;
-                if below == n - 1 {
-                    // the children are leaves: one run of them
-                    let start = c;
-                    while c < end && self.lv.idx[below][c].as_usize() < j1 {
-                        c += 1;
-                    }
-                    self.add_leaves::<false>(start, c, 0, w)?;
-                } else {
-                    while c < end {
-                        let x = self.lv.idx[below][c].as_usize();
-                        if x >= j1 {
-                            break;
-                        }
-                        let (a, b) = self.lv.children(below, c)?;
-                        if below + 1 == n - 1 {
-                            self.add_leaves::<false>(a, b, x * stride, w)?;
-                        } else {
-                            self.add::<false>(below + 1, a, b, x * stride, w)?;
-                        }
-                        c += 1;
-                    }
-                }
-                cur.0 = c;
-            }
-            self.emit_scan_range(j0 * stride, j1 * stride)?;
-            j0 = j1;
-        }
-        Ok(())
-    }
-
-    /// Prefetch the start of the runs that node `c` of level `below` begins:
-    /// its coordinate and child pointer (`children == false`), or the leaves and
-    /// values below it, found through that pointer (`children == true`, a few
-    /// cursors later, when the pointer is in the cache).
-    #[inline(always)]
-    fn prefetch_node(&self, below: usize, c: usize, children: bool) {
-        let n = self.shape.len();
-        if below == n - 1 {
-            if !children {
-                crate::buffer::prefetch_run(&self.lv.idx[below], c, PREFETCH_BYTES / 2);
-                crate::buffer::prefetch_run(self.vals, c, PREFETCH_BYTES);
-            }
-        } else if !children {
-            crate::buffer::prefetch_run(&self.lv.idx[below], c, 64);
-            crate::buffer::prefetch_run(&self.lv.ptr[below], c, 64);
-        } else if below + 1 == n - 1
-            && let Some(p) = self.lv.ptr[below].get(c)
-        {
-            let a = p.as_usize();
-            crate::buffer::prefetch_run(&self.lv.idx[n - 1], a, PREFETCH_BYTES / 2);
-            crate::buffer::prefetch_run(self.vals, a, PREFETCH_BYTES);
-        }
+        let Some(mut cursors) = self
+            .lv
+            .block_cursors(l, lo, hi, |node| self.weight_of(l, node, v))?
+        else {
+            // children out of order (an unvalidated tree): one sweep
+            return self.sweep(l, lo, hi, v);
+        };
+        let (lv, vals) = (self.lv.view(), self.vals);
+        let ext = self.shape[self.order[below]];
+        lv.walk_blocks(vals, below, (rows, ext), &mut cursors, |step| match step {
+            Block::Run(a, b, w) => self.add::<false>(below, a, b, 0, w),
+            Block::Done(j0, j1) => self.emit_scan_range(j0 * stride, j1 * stride),
+        })
     }
 
     /// The mode's level `l`, nodes `lo..hi`, in one sweep over the accumulator,
