@@ -37,7 +37,7 @@ cd "$REPO"
 args=()
 results=(--results "$REPO/benches/RESULTS.md")
 # the kernels of the targets (see the header)
-filter=(--filter "convert/coo_to_csr,convert/coo_to_csc,convert/transpose_csx,convert/dense_to_coo/2d,convert/dense_to_csr,convert/dense_to_csf/3d_libarrow,spmv/,csf/ttv,csf/mttkrp/,elementwise/,reduce/")
+filter=(--filter "convert/coo_to_csr,convert/coo_to_csc,convert/transpose_csx,convert/dense_to_coo/2d,convert/dense_to_csr,convert/dense_to_csf/3d_libarrow,spmv/,csf/ttv,csf/mttkrp/,csf/mttkrp_csr/,elementwise/,reduce/")
 size=()
 for a in "$@"; do
   case "$a" in
