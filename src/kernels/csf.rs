@@ -637,27 +637,23 @@ impl<V: Numeric, I: Index, P: Index> DenseTtv<'_, V, I, P> {
     /// [`block_rows`] for the mode's level `l`, nodes `lo..hi`: `None` also
     /// when the levels below are not the output's last dimensions in order (their
     /// blocks would not be contiguous in the output).
-    fn block_rows(&self, out: usize, l: usize, lo: usize, hi: usize) -> Result<Option<usize>> {
+    fn block_rows(&self, l: usize, lo: usize, hi: usize) -> Result<Option<usize>> {
         let n = self.shape.len();
         let mut span = 1usize;
         for k in (l + 1..n).rev() {
             if self.ostride[k] != span {
                 return Ok(None);
             }
-            span = span.saturating_mul(self.shape[self.order[k]]);
+            span = span.saturating_mul(self.lv.ext[k]);
         }
-        if span.saturating_mul(size_of::<V::Acc>()) <= crate::cache::cache_sizes().l2 / 2 {
-            return Ok(None); // no need to count the leaves
-        }
-        let (a, b) = self.lv.leaf_range(l, lo, hi)?;
-        Ok(block_rows(
-            span.min(out),
+        block_rows(
+            span,
             size_of::<V::Acc>(),
             self.ostride[l + 1],
-            self.shape[self.order[l + 1]],
+            self.lv.ext[l + 1],
             hi - lo,
-            b - a,
-        ))
+            || self.lv.leaf_range(l, lo, hi).map(|(a, b)| b - a),
+        )
     }
 
     /// The weight of coordinate `x` at the mode's level.
@@ -705,14 +701,14 @@ impl<V: Numeric, I: Index, P: Index> DenseTtv<'_, V, I, P> {
             return self.leaf_parents(acc, lo, hi, idx, base, w);
         }
         if l == self.mode_level
-            && let Some(rows) = self.block_rows(acc.len(), l, lo, hi)?
+            && let Some(rows) = self.block_rows(l, lo, hi)?
             && let Some(mut cursors) = self.lv.block_cursors(l, lo, hi, |node| {
                 Ok(V::acc_mul(w, self.weight(idx[node - lo].as_usize())))
             })?
         {
             // the output span below this parent in cache-sized blocks
             let below = l + 1;
-            let ext = self.shape[self.order[below]];
+            let ext = self.lv.ext[below];
             return self.lv.view().walk_blocks(
                 self.vals,
                 below,
@@ -749,21 +745,23 @@ impl<V: Numeric, I: Index, P: Index> DenseTtv<'_, V, I, P> {
 /// block; blocking is chosen only when those steps are few against the leaves
 /// (at least 64 leaves per step on average), so that each mode node's share of
 /// a block is still read as a run.
+/// `leaves` is asked for only when the span is large enough to block.
 fn block_rows(
     span: usize,
     elem: usize,
     row: usize,
     ext: usize,
     mode_nodes: usize,
-    leaves: usize,
-) -> Option<usize> {
+    leaves: impl FnOnce() -> Result<usize>,
+) -> Result<Option<usize>> {
     let budget = crate::cache::cache_sizes().l2 / 4;
     if row == 0 || span.saturating_mul(elem) <= 2 * budget {
-        return None;
+        return Ok(None);
     }
     let rows = (budget / row.saturating_mul(elem).max(1)).max(1);
     let blocks = ext.div_ceil(rows);
-    (blocks >= 2 && blocks.saturating_mul(mode_nodes).saturating_mul(64) <= leaves).then_some(rows)
+    let steps = blocks.saturating_mul(mode_nodes).saturating_mul(64);
+    Ok((blocks >= 2 && steps <= leaves()?).then_some(rows))
 }
 
 /// One step of [`Levels::walk_blocks`].
@@ -1154,10 +1152,10 @@ impl<V: Numeric, I: Index, P: Index> TtvAcc<'_, V, I, P> {
                 self.acc.len(),
                 size_of::<V::Acc>(),
                 self.stride[l + 1],
-                self.shape[self.order[l + 1]],
+                self.lv.ext[l + 1],
                 hi - lo,
-                leaf_hi - leaf_lo,
-            );
+                || Ok(leaf_hi - leaf_lo),
+            )?;
             return match rows {
                 Some(rows) => self.blocked(l, lo, hi, v, rows),
                 None => self.sweep(l, lo, hi, v),
@@ -1198,8 +1196,7 @@ impl<V: Numeric, I: Index, P: Index> TtvAcc<'_, V, I, P> {
             // children out of order (an unvalidated tree): one sweep
             return self.sweep(l, lo, hi, v);
         };
-        let (lv, vals) = (self.lv.view(), self.vals);
-        let ext = self.shape[self.order[below]];
+        let (lv, vals, ext) = (self.lv.view(), self.vals, self.lv.ext[below]);
         lv.walk_blocks(vals, below, (rows, ext), &mut cursors, |step| match step {
             Block::Run(a, b, w) => self.add::<false>(below, a, b, 0, w),
             Block::Done(j0, j1) => self.emit_scan_range(j0 * stride, j1 * stride),
@@ -1305,23 +1302,29 @@ impl<V: Numeric, I: Index, P: Index> TtvAcc<'_, V, I, P> {
 
     /// Read back the positions recorded in `touched`, in order.
     fn emit_touched(&mut self) -> Result<()> {
-        let (level, n) = (self.level, self.shape.len());
+        let n = self.shape.len();
         let mut touched = std::mem::take(&mut self.touched);
         touched.sort_unstable();
         alloc::grow(&mut self.coords, touched.len() * (n - 1), "TTV coordinates")?;
         alloc::grow(&mut self.values, touched.len(), "TTV values")?;
         for &key in &touched {
-            let mut rem = key;
-            for l in (level + 1..n).rev() {
-                let ext = self.shape[self.order[l]].max(1);
-                self.odometer[l] = rem % ext;
-                rem /= ext;
-            }
+            self.set_odometer(key);
             self.push_entry(key)?;
         }
         touched.clear();
         self.touched = touched;
         Ok(())
+    }
+
+    /// The coordinates of the levels below the mode's at accumulator position
+    /// `key`, into `odometer`.
+    fn set_odometer(&mut self, key: usize) {
+        let mut rem = key;
+        for l in (self.level + 1..self.shape.len()).rev() {
+            let ext = self.shape[self.order[l]].max(1);
+            self.odometer[l] = rem % ext;
+            rem /= ext;
+        }
     }
 
     /// Read back every flagged position by a scan in order.
@@ -1336,12 +1339,7 @@ impl<V: Numeric, I: Index, P: Index> TtvAcc<'_, V, I, P> {
         let count = self.seen[lo..hi].iter().filter(|&&f| f).count();
         alloc::grow(&mut self.coords, count * (n - 1), "TTV coordinates")?;
         alloc::grow(&mut self.values, count, "TTV values")?;
-        let mut rem = lo;
-        for l in (level + 1..n).rev() {
-            let ext = self.shape[self.order[l]].max(1);
-            self.odometer[l] = rem % ext;
-            rem /= ext;
-        }
+        self.set_odometer(lo);
         let last_ext = self.shape[self.order[n - 1]];
         let mut key = lo;
         while key < hi {
