@@ -39,6 +39,15 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static GLOBAL: Counting = Counting;
 
+/// Held by the test that reads the global counters and by the tests that
+/// allocate tens of megabytes on several threads, so that the counted window
+/// does not see their allocations.
+static GLOBAL_COUNT: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn exclusive() -> std::sync::MutexGuard<'static, ()> {
+    GLOBAL_COUNT.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 fn rng(seed: u64) -> impl FnMut() -> u64 {
     let mut s = seed.wrapping_mul(2).wrapping_add(1);
     move || {
@@ -422,6 +431,7 @@ fn fast_conversions_agree_with_dense() {
 /// SpMV straight on a memory-mapped tensor: no allocation proportional to nnz.
 #[test]
 fn spmv_on_a_mapped_file_copies_nothing() {
+    let _alone = exclusive();
     let (rows, cols, nnz) = (1000usize, 5000usize, 1_000_000usize);
     let coo = random_coo(&[rows, cols], nnz, 9);
     let csr: AnyTensor = coo.to_csx::<i32, i64>(CompressedAxis::Row).unwrap().into();
@@ -765,6 +775,7 @@ fn assert_ttv_matches(
 
 #[test]
 fn ttv_with_an_accumulator_past_the_level_2_cache_matches_the_reference() {
+    let _alone = exclusive();
     // Accumulators of 2 MiB (512 x 512 f64 below the mode's level) with tens of
     // leaves per cursor step: TTV fills and reads them back in blocks sized from
     // the level-2 cache whenever that cache is at most 2 MiB (the EPYC's 512 KiB,
@@ -818,6 +829,7 @@ fn assert_dense_ttv_matches(
 
 #[test]
 fn ttv_on_large_unsorted_or_out_of_range_trees() {
+    let _alone = exclusive();
     use arrow_sparse::{CsfTensor, TensorOptions, Validation};
     let trusted = TensorOptions::default().with_validation(Validation::Trusted);
     // 2 x 512 x 512, mode 0 at the root: 512 fibers per root, each with 40
