@@ -552,9 +552,9 @@ impl<V: Numeric, I: Index, P: Index> DenseTtv<'_, V, I, P> {
     /// nodes `lo..hi` in one flat loop: each leaf adds `value * w` at
     /// `base + x * stride(n - 2) + leaf * stride(n - 1)`, or, with the mode at
     /// the leaf level, each node adds its fiber's dot product with `v` (times
-    /// `w`) at `base + x * stride(n - 2)`. Out-of-range positions
-    /// (possible only in unvalidated trees) are clamped and reported after the
-    /// loop, so the loop itself has no early exit.
+    /// `w`) at `base + x * stride(n - 2)`. An out-of-range position
+    /// (possible only in unvalidated trees) is flagged, its fiber abandoned, and
+    /// reported after the loop.
     fn leaf_parents(
         &self,
         acc: &mut [V::Acc],
@@ -584,12 +584,8 @@ impl<V: Numeric, I: Index, P: Index> DenseTtv<'_, V, I, P> {
             ));
         }
         let leaf_ext = self.shape[self.order[l + 1]];
-        let top = acc.len().saturating_sub(1);
         let fiber_dot = self.mode_level == l + 1;
-        // v.len() is the mode's extent: with leaves present and the mode at the
-        // leaf level, an empty v means every leaf is out of range (flagged)
-        let vlast = self.v.len().saturating_sub(1);
-        let mut bad = (acc.is_empty() || (fiber_dot && self.v.is_empty())) && start < end;
+        let mut bad = false;
         let mut prev = start;
         for (node, &x) in (lo..hi).zip(idx) {
             let b = ptr[node + 1].as_usize();
@@ -603,24 +599,37 @@ impl<V: Numeric, I: Index, P: Index> DenseTtv<'_, V, I, P> {
             }
             let row = base + x.as_usize() * os;
             let (cs, vs) = (&leaves[prev..b], &self.vals[prev..b]);
+            // out-of-range leaves (only in unvalidated trees) are flagged and
+            // their fiber abandoned; a compare and a never-taken branch per leaf
+            // is cheaper than clamping the index (see `spmv::row_dot`)
             if fiber_dot {
-                // the mode is the leaf level: each fiber's dot product with v
+                // the mode is the leaf level (v.len() is its extent): each
+                // fiber's dot product with v
                 let mut dot = V::acc_zero();
                 for (&c, &val) in cs.iter().zip(vs) {
-                    let c = c.as_usize();
-                    bad |= c >= leaf_ext;
-                    dot = V::madd(dot, val, self.v[c.min(vlast)]);
+                    let Some(&vc) = self.v.get(c.as_usize()) else {
+                        bad = true;
+                        break;
+                    };
+                    dot = V::madd(dot, val, vc);
                 }
-                bad |= row > top;
-                let k = row.min(top);
-                acc[k] = V::acc_add(acc[k], V::acc_mul(dot, w));
+                match acc.get_mut(row) {
+                    Some(s) => *s = V::acc_add(*s, V::acc_mul(dot, w)),
+                    None => bad |= !cs.is_empty(),
+                }
             } else {
                 for (&c, &val) in cs.iter().zip(vs) {
                     let c = c.as_usize();
-                    let k = row + c * ols;
-                    bad |= (c >= leaf_ext) | (k > top);
-                    let k = k.min(top);
-                    acc[k] = V::acc_add(acc[k], V::acc_mul(val.to_acc(), w));
+                    let slot = if c < leaf_ext {
+                        acc.get_mut(row + c * ols)
+                    } else {
+                        None
+                    };
+                    let Some(s) = slot else {
+                        bad = true;
+                        break;
+                    };
+                    *s = V::acc_add(*s, V::acc_mul(val.to_acc(), w));
                 }
             }
             prev = b;
@@ -999,17 +1008,16 @@ fn ttv_fibers<V: Numeric, I: Index, P: Index>(
                 vals.get(a..b)
                     .ok_or_else(|| Error::invariant("CSF tree", Some(b), "leaf without a value"))?,
             );
-            let mut oob = v.is_empty() && a < b;
+            // an index past v (an unvalidated tree) ends the fiber and is
+            // reported (see `spmv::row_dot`)
+            let mut oob = false;
             let mut acc = V::acc_zero();
-            if let Some(last) = v.len().checked_sub(1) {
-                // clamped gathers (no bounds check), the largest index checked once
-                let mut top = 0usize;
-                for (&c, &x) in ls.iter().zip(vs) {
-                    let c = c.as_usize();
-                    top = top.max(c);
-                    acc = V::madd(acc, x, v[c.min(last)]);
-                }
-                oob = top > last;
+            for (&c, &x) in ls.iter().zip(vs) {
+                let Some(&vc) = v.get(c.as_usize()) else {
+                    oob = true;
+                    break;
+                };
+                acc = V::madd(acc, x, vc);
             }
             if oob {
                 return Err(Error::IndexOutOfBounds {

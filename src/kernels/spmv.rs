@@ -135,36 +135,25 @@ fn alpha_acc<V: Numeric>(scale: Scale<V>) -> V::Acc {
     scale.map_or(V::acc_one(), |(a, _)| a.to_acc())
 }
 
-/// One CSR row: `sum(values[k] * x[indices[k]])` in storage order. `x` must not
-/// be empty (see [`gather_view`]): an index past its end (possible only in a
-/// tensor built without validation) is clamped to the last element, so the loop
-/// needs neither a bounds check nor a branch, and the largest index seen is kept
-/// in `top` for one range check after the loop.
+/// One CSR row: `sum(values[k] * x[indices[k]])` in storage order. An index
+/// past the end of `x` (possible only in a tensor built without validation)
+/// sets `bad` and ends the row (the caller reports the error, so the partial
+/// sum is never returned). The check is a compare and a branch that is never
+/// taken on valid data; clamping the index instead (`x[j.min(len - 1)]`, with the
+/// largest index kept for one check after the loop) costs two conditional moves
+/// and a loop-carried maximum per entry, and measured 1.1-1.5x the time of this
+/// loop (standalone, 10^7 entries, one thread).
 #[inline(always)]
-fn row_dot<V: Numeric, I: Index>(idx: &[I], vals: &[V], x: &[V], top: &mut usize) -> V::Acc {
-    let last = x.len() - 1;
+fn row_dot<V: Numeric, I: Index>(idx: &[I], vals: &[V], x: &[V], bad: &mut bool) -> V::Acc {
     let mut acc = V::acc_zero();
     for (&j, &v) in idx.iter().zip(vals) {
-        let j = j.as_usize();
-        *top = (*top).max(j);
-        acc = V::madd(acc, v, x[j.min(last)]);
+        let Some(&xj) = x.get(j.as_usize()) else {
+            *bad = true;
+            break;
+        };
+        acc = V::madd(acc, v, xj);
     }
     acc
-}
-
-/// `x` for clamped gathers (`x[j.min(len - 1)]`, no bounds check): `x` itself,
-/// or for an empty `x` a one-element zero slice (then every stored index is out
-/// of range, which the caller reports from the largest index and the real length).
-#[inline(always)]
-fn gather_view<'a, V>(x: &'a [V], zero: &'a [V; 1]) -> &'a [V] {
-    if x.is_empty() { zero } else { x }
-}
-
-/// The same for clamped scatters into `acc`: an empty `acc` becomes the
-/// one-element `dummy`.
-#[inline(always)]
-fn scatter_view<'a, A>(acc: &'a mut [A], dummy: &'a mut [A; 1]) -> &'a mut [A] {
-    if acc.is_empty() { dummy } else { acc }
 }
 
 /// The entries `ptr[r]..ptr[r + 1]` of row `r`, or `None` when indptr is bad.
@@ -242,24 +231,20 @@ fn csr_mv<V: Numeric, I: Index, P: Index>(
 ) -> u8 {
     let nnz = vals.len().min(idx.len());
     let (idx, vals) = (&idx[..nnz], &vals[..nnz]);
-    let (cols, zero) = (x.len(), [V::default()]);
-    let x = gather_view(x, &zero);
     let leaf = |lo: usize, _hi: usize, out: &mut [V]| -> u8 {
-        let (mut flags, mut top) = (0u8, 0usize);
-        let mut has = false; // any entry at all (an empty x has no valid index)
+        let (mut flags, mut bad) = (0u8, false);
         for (r, yr) in out.iter_mut().enumerate() {
             let Some((a, b)) = range(ptr, lo + r, nnz) else {
                 flags |= BAD_PTR;
                 continue;
             };
-            has |= a < b;
-            let acc = row_dot(&idx[a..b], &vals[a..b], x, &mut top);
+            let acc = row_dot(&idx[a..b], &vals[a..b], x, &mut bad);
             match finish(acc, *yr, scale) {
                 Some(v) => *yr = v,
                 None => flags |= OVERFLOW,
             }
         }
-        flags | if has && top >= cols { OOB } else { 0 }
+        flags | if bad { OOB } else { 0 }
     };
     par_rows(ptr, nnz, y, 1, &leaf)
 }
@@ -276,26 +261,24 @@ fn csc_scatter<V: Numeric, I: Index, P: Index>(
 ) -> u8 {
     let nnz = vals.len().min(idx.len());
     let (idx, vals) = (&idx[..nnz], &vals[..nnz]);
-    // an empty output: every stored index is out of range (reported below)
-    let (rows, mut dummy) = (acc.len(), [V::acc_zero()]);
-    let acc = scatter_view(acc, &mut dummy);
-    let last = acc.len() - 1;
-    let (mut flags, mut top, mut has) = (0u8, 0usize, false);
+    let (mut flags, mut bad) = (0u8, false);
     for (j, &xj) in x.iter().enumerate().take(ptr.len().saturating_sub(1)) {
         let Some((a, b)) = range(ptr, j, nnz) else {
             flags |= BAD_PTR;
             continue;
         };
-        has |= a < b;
         let xj = V::acc_mul(alpha, xj.to_acc());
         for (&i, &v) in idx[a..b].iter().zip(&vals[a..b]) {
-            let i = i.as_usize();
-            top = top.max(i);
-            let s = &mut acc[i.min(last)];
+            // an index past the output (a tensor built without validation):
+            // flagged, the column abandoned (see `row_dot`)
+            let Some(s) = acc.get_mut(i.as_usize()) else {
+                bad = true;
+                break;
+            };
             *s = V::acc_add(*s, V::acc_mul(v.to_acc(), xj));
         }
     }
-    flags | if has && top >= rows { OOB } else { 0 }
+    flags | if bad { OOB } else { 0 }
 }
 
 /// Narrow accumulators into `y` (integer and float16 scatters).
@@ -464,21 +447,14 @@ fn coo_scatter<V: Numeric, I: Index>(
     alpha: V::Acc,
     sorted_flag: u8,
 ) -> u8 {
-    let (rows, cols) = (acc.len(), x.len());
-    // clamped scatter and gather targets that are never empty (no bounds checks);
-    // with an empty one every entry is out of range, and reported
-    let (mut dummy, zero) = ([V::acc_zero()], [V::default()]);
-    let (acc, x) = (scatter_view(acc, &mut dummy), gather_view(x, &zero));
-    let (rlast, clast) = (acc.len() - 1, x.len() - 1);
     let mut bad = false;
-    let mut put = |i: usize, j: usize, v: V| {
-        let i = i.wrapping_sub(row0);
-        bad |= (i >= rows) | (j >= cols);
-        let s = &mut acc[i.min(rlast)];
-        *s = V::acc_add(
-            *s,
-            V::acc_mul(V::acc_mul(alpha, v.to_acc()), x[j.min(clast)].to_acc()),
-        );
+    // out-of-range entries (a tensor built without validation) are flagged and
+    // skipped (see `row_dot`)
+    let mut put = |i: usize, j: usize, v: V| match (acc.get_mut(i.wrapping_sub(row0)), x.get(j)) {
+        (Some(s), Some(&xj)) => {
+            *s = V::acc_add(*s, V::acc_mul(V::acc_mul(alpha, v.to_acc()), xj.to_acc()));
+        }
+        _ => bad = true,
     };
     match c.layout {
         CoordLayout::RowMajor => {
@@ -1427,8 +1403,8 @@ mod tests {
 
     /// Indices past an operand's end (possible only in tensors built without
     /// validation) are flagged without any access out of bounds (no panic), also
-    /// when the operand or the output is empty (the clamped loops then work on a
-    /// one-element stand-in); in-range buffers give the exact products.
+    /// when the operand or the output is empty; in-range buffers give the exact
+    /// products.
     #[test]
     fn out_of_range_indices_are_flagged_even_with_empty_operands() {
         let (ptr, vals) = ([0i32, 1, 2], [1.0f64, 2.0]);
