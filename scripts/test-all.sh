@@ -69,28 +69,45 @@ no_skips() {
   fi
 }
 TEST_LOG="$(scratch)/test.log"
+TEST_ARGS=(--locked --features "$FEATURES" --lib --bins --tests --examples)
 
-step "unit, integration, interop (libarrow, pyarrow, scipy, DuckDB, Spark) and property tests"
-cargo test --locked --features "$FEATURES" --lib --bins --tests --examples --no-run
-# The fuzz targets' build (own target dir, sanitizer-coverage flags, about 6.5
-# CPU-minutes) starts once the test build is done, in the background and in its
-# own process group: the test run (subprocesses, Spark's JVM, memory probes) and
-# the Python extension's build leave about one of two cores idle for some 10
-# minutes (measured on the 2-core CI machine). The fuzz step waits for it and
-# shows its log if it failed.
+step "build: unit, integration, interop and property tests; then, in the background, the fuzz targets and the Python extension"
+cargo test "${TEST_ARGS[@]}" --no-run
+# Two builds run beside the tests (below), each in its own process group: the
+# test binaries (subprocesses, Spark's JVM, memory probes) leave part of the two
+# cores idle, and so does the Python extension's build (rustc's single-threaded
+# front end over one large crate).
+# - The fuzz targets (own target dir, sanitizer-coverage flags, about 6.5
+#   CPU-minutes); the fuzz step waits for it and shows its log if it failed.
+# - The Python extension, into the venv (`test-build`: the same arrow-sparse
+#   features as the tests, so it links the arrow-sparse they built; see
+#   python/Cargo.toml). It shares the target dir, which is free: the tests run
+#   from their executables (scripts/run-tests.py), not under `cargo test`,
+#   which would hold cargo's lock on it.
 FUZZ_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}/fuzz"
 FUZZ_BUILD_LOG="$SCRATCH/fuzz-build.log"
 FUZZ_TARGET_DIR="$FUZZ_TARGET_DIR" FUZZ_PROFILE=smoke \
   setsid bash fuzz/run-all.sh 0 >"$FUZZ_BUILD_LOG" 2>&1 &
 FUZZ_BUILD_PID=$!
-trap 'kill -- -"$FUZZ_BUILD_PID" 2>/dev/null || true; rm -rf "$SCRATCH"' EXIT
-cargo test --locked --features "$FEATURES" --lib --bins --tests --examples -- --include-ignored 2>&1 | tee "$TEST_LOG"
-no_skips "$TEST_LOG"
+PY_BUILD_LOG="$SCRATCH/python-build.log"
+ARROW_SPARSE_PY_FEATURES=test-build setsid bash scripts/setup-python.sh >"$PY_BUILD_LOG" 2>&1 &
+PY_BUILD_PID=$!
+trap 'kill -- -"$FUZZ_BUILD_PID" -"$PY_BUILD_PID" 2>/dev/null || true; rm -rf "$SCRATCH"' EXIT
+# waits for a background build; shows its log if it failed
+await() {
+  if ! wait "$2"; then
+    cat "$3" >&2
+    echo "test-all: the $1 build failed (log above)" >&2
+    exit 1
+  fi
+}
 
-step "Python package arrow_sparse (python/): build into the venv, pytest and doctests"
-# `test-build`: the same arrow-sparse features as the tests above, so the extension
-# links the arrow-sparse they built (python/Cargo.toml)
-ARROW_SPARSE_PY_FEATURES=test-build bash scripts/setup-python.sh
+step "unit, integration, interop (libarrow, pyarrow, scipy, DuckDB, Spark) and property tests: two test binaries at a time, every test run (none skipped)"
+python3 scripts/run-tests.py --jobs 2 --log-dir "$(scratch)" -- "${TEST_ARGS[@]}"
+
+step "Python package arrow_sparse (python/): built into the venv (above), pytest and doctests"
+await "Python extension's" "$PY_BUILD_PID" "$PY_BUILD_LOG"
+cat "$PY_BUILD_LOG"
 ARROW_SPARSE_CLI="${CARGO_TARGET_DIR:-$PWD/target}/debug/arrow-sparse" \
   "${ARROW_SPARSE_VENV:-.venv}/bin/python" -m pytest -q -p no:cacheprovider \
   --doctest-modules python/arrow_sparse python/tests
@@ -121,12 +138,8 @@ cargo run --locked --quiet --features "$FEATURES" --example io_roundtrip -- writ
 
 step "fuzz targets (smoke profile): ${FUZZ_SECONDS:-15} s each, two at a time, on the committed corpus plus new inputs (fuzz/run-all.sh; a crash, timeout or allocation above the cap fails)"
 # own target dir (sanitizer-coverage flags): the main build stays valid; built
-# in the background since the start (above)
-if ! wait "$FUZZ_BUILD_PID"; then
-  cat "$FUZZ_BUILD_LOG" >&2
-  echo "test-all: the fuzz targets' build failed (log above)" >&2
-  exit 1
-fi
+# in the background since the tests' build (above)
+await "fuzz targets'" "$FUZZ_BUILD_PID" "$FUZZ_BUILD_LOG"
 tail -n 1 "$FUZZ_BUILD_LOG"
 FUZZ_TARGET_DIR="$FUZZ_TARGET_DIR" FUZZ_JOBS=2 FUZZ_PROFILE=smoke FUZZ_TIMEOUT=30 TMPDIR="$(scratch)" \
   bash fuzz/run-all.sh "${FUZZ_SECONDS:-15}"
