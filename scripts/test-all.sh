@@ -31,6 +31,29 @@ scratch() { mktemp -d "$SCRATCH/XXXXXX"; }
 TMPDIR="$(scratch)"
 export TMPDIR
 
+# Two builds run in the background, each at a low priority (nice) and in its
+# own process group, so that they take only the CPU time the steps in the
+# foreground leave idle (the venv's downloads, the test binaries' subprocesses
+# and memory probes, single-threaded compiler phases) instead of slowing them:
+# - the fuzz targets (own target dir, sanitizer-coverage flags, about 6.5
+#   CPU-minutes), from here on; the fuzz step waits for it;
+# - the Python extension, once the tests are built (below).
+FUZZ_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}/fuzz"
+FUZZ_BUILD_LOG="$SCRATCH/fuzz-build.log"
+FUZZ_TARGET_DIR="$FUZZ_TARGET_DIR" FUZZ_PROFILE=smoke \
+  setsid nice -n 19 bash fuzz/run-all.sh 0 >"$FUZZ_BUILD_LOG" 2>&1 &
+FUZZ_BUILD_PID=$!
+PY_BUILD_PID=
+trap 'kill -- -"$FUZZ_BUILD_PID" ${PY_BUILD_PID:+-"$PY_BUILD_PID"} 2>/dev/null || true; rm -rf "$SCRATCH"' EXIT
+# waits for a background build; shows its log if it failed
+await() {
+  if ! wait "$2"; then
+    cat "$3" >&2
+    echo "test-all: the $1 build failed (log above)" >&2
+    exit 1
+  fi
+}
+
 step "interop environment (venv with pyarrow 26.0.1 and pyspark 4.0.5, C++ peer against its libarrow, libhdf5)"
 PEER="$(bash scripts/setup-interop.sh | tail -n 1)"
 export ARROW_SPARSE_PEER="$PEER"
@@ -71,36 +94,17 @@ no_skips() {
 TEST_LOG="$(scratch)/test.log"
 TEST_ARGS=(--locked --features "$FEATURES" --lib --bins --tests --examples)
 
-step "build: unit, integration, interop and property tests; then, in the background, the fuzz targets and the Python extension"
+step "build: unit, integration, interop and property tests; then, in the background, the Python extension"
 cargo test "${TEST_ARGS[@]}" --no-run
-# Two builds run beside the tests (below), each in its own process group: the
-# test binaries (subprocesses, Spark's JVM, memory probes) leave part of the two
-# cores idle, and so does the Python extension's build (rustc's single-threaded
-# front end over one large crate).
-# - The fuzz targets (own target dir, sanitizer-coverage flags, about 6.5
-#   CPU-minutes); the fuzz step waits for it and shows its log if it failed.
-# - The Python extension, into the venv (`test-build`: the same arrow-sparse
-#   features as the tests, so it links the arrow-sparse they built; see
-#   python/Cargo.toml). It shares the target dir, which is free: the tests run
-#   from their executables (scripts/run-tests.py), not under `cargo test`,
-#   which would hold cargo's lock on it.
-FUZZ_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}/fuzz"
-FUZZ_BUILD_LOG="$SCRATCH/fuzz-build.log"
-FUZZ_TARGET_DIR="$FUZZ_TARGET_DIR" FUZZ_PROFILE=smoke \
-  setsid bash fuzz/run-all.sh 0 >"$FUZZ_BUILD_LOG" 2>&1 &
-FUZZ_BUILD_PID=$!
+# The Python extension, into the venv (`test-build`: the same arrow-sparse
+# features as the tests, so it links the arrow-sparse they built; see
+# python/Cargo.toml), niced like the fuzz build but before it (it is needed
+# first). It shares the target dir, which is free: the tests run from their
+# executables (scripts/run-tests.py), not under `cargo test`, which would hold
+# cargo's lock on it.
 PY_BUILD_LOG="$SCRATCH/python-build.log"
-ARROW_SPARSE_PY_FEATURES=test-build setsid bash scripts/setup-python.sh >"$PY_BUILD_LOG" 2>&1 &
+ARROW_SPARSE_PY_FEATURES=test-build setsid nice -n 10 bash scripts/setup-python.sh >"$PY_BUILD_LOG" 2>&1 &
 PY_BUILD_PID=$!
-trap 'kill -- -"$FUZZ_BUILD_PID" -"$PY_BUILD_PID" 2>/dev/null || true; rm -rf "$SCRATCH"' EXIT
-# waits for a background build; shows its log if it failed
-await() {
-  if ! wait "$2"; then
-    cat "$3" >&2
-    echo "test-all: the $1 build failed (log above)" >&2
-    exit 1
-  fi
-}
 
 step "unit, integration, interop (libarrow, pyarrow, scipy, DuckDB, Spark) and property tests: two test binaries at a time, every test run (none skipped)"
 python3 scripts/run-tests.py --jobs 2 --log-dir "$(scratch)" -- "${TEST_ARGS[@]}"
@@ -138,7 +142,7 @@ cargo run --locked --quiet --features "$FEATURES" --example io_roundtrip -- writ
 
 step "fuzz targets (smoke profile): ${FUZZ_SECONDS:-15} s each, two at a time, on the committed corpus plus new inputs (fuzz/run-all.sh; a crash, timeout or allocation above the cap fails)"
 # own target dir (sanitizer-coverage flags): the main build stays valid; built
-# in the background since the tests' build (above)
+# in the background since the start (above)
 await "fuzz targets'" "$FUZZ_BUILD_PID" "$FUZZ_BUILD_LOG"
 tail -n 1 "$FUZZ_BUILD_LOG"
 FUZZ_TARGET_DIR="$FUZZ_TARGET_DIR" FUZZ_JOBS=2 FUZZ_PROFILE=smoke FUZZ_TIMEOUT=30 TMPDIR="$(scratch)" \
