@@ -38,10 +38,21 @@ export TMPDIR
 # - the fuzz targets (own target dir, sanitizer-coverage flags, about 6.5
 #   CPU-minutes), from here on; the fuzz step waits for it;
 # - the Python extension, once the tests are built (below).
+# `background NICE LOG COMMAND...` starts one: its own session (process group,
+# killed as a whole on exit) and, where the kernel groups the CPU time of each
+# session (sched_autogroup, on by default on desktop and many CI kernels), that
+# group's niceness set too; otherwise the new session would get as much CPU as
+# all the foreground steps together whatever its nice value.
+background() {
+  local n="$1" log="$2"
+  shift 2
+  setsid bash -c 'echo "$0" > /proc/self/autogroup 2>/dev/null || true; exec nice -n "$0" "$@"' \
+    "$n" "$@" >"$log" 2>&1 &
+}
 FUZZ_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}/fuzz"
 FUZZ_BUILD_LOG="$SCRATCH/fuzz-build.log"
 FUZZ_TARGET_DIR="$FUZZ_TARGET_DIR" FUZZ_PROFILE=smoke \
-  setsid nice -n 19 bash fuzz/run-all.sh 0 >"$FUZZ_BUILD_LOG" 2>&1 &
+  background 19 "$FUZZ_BUILD_LOG" bash fuzz/run-all.sh 0
 FUZZ_BUILD_PID=$!
 PY_BUILD_PID=
 trap 'kill -- -"$FUZZ_BUILD_PID" ${PY_BUILD_PID:+-"$PY_BUILD_PID"} 2>/dev/null || true; rm -rf "$SCRATCH"' EXIT
@@ -103,7 +114,7 @@ cargo test "${TEST_ARGS[@]}" --no-run
 # executables (scripts/run-tests.py), not under `cargo test`, which would hold
 # cargo's lock on it.
 PY_BUILD_LOG="$SCRATCH/python-build.log"
-ARROW_SPARSE_PY_FEATURES=test-build setsid nice -n 10 bash scripts/setup-python.sh >"$PY_BUILD_LOG" 2>&1 &
+ARROW_SPARSE_PY_FEATURES=test-build background 10 "$PY_BUILD_LOG" bash scripts/setup-python.sh
 PY_BUILD_PID=$!
 
 step "unit, integration, interop (libarrow, pyarrow, scipy, DuckDB, Spark) and property tests: two test binaries at a time, every test run (none skipped)"
