@@ -62,17 +62,18 @@ def binaries(cargo_args):
 
 
 def order(found):
+    """SLOW first, in its order; the rest in cargo's order (a stable sort)."""
     rank = {name: k for k, name in enumerate(SLOW)}
-    return sorted(found, key=lambda b: (rank.get(b[0], len(SLOW)), found.index(b)))
+    return sorted(found, key=lambda b: rank.get(b[0], len(SLOW)))
 
 
-def run_one(b, log_dir, timeout, extra):
+def run_one(b, log_dir, timeout):
     name, kind, exe, manifest = b
     log = os.path.join(log_dir, f"{kind}-{name}.log")
     start = time.monotonic()
     with open(log, "w") as out:
         # its own process group, so a timeout kills its subprocesses too
-        p = subprocess.Popen([exe, "--include-ignored", *extra], cwd=os.path.dirname(manifest),
+        p = subprocess.Popen([exe, "--include-ignored"], cwd=os.path.dirname(manifest),
                              stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                              start_new_session=True)
         try:
@@ -118,7 +119,7 @@ def main():
     start = time.monotonic()
     failed = []
     with ThreadPoolExecutor(max_workers=a.jobs) as pool:
-        futures = [pool.submit(run_one, b, log_dir, a.timeout, []) for b in found]
+        futures = [pool.submit(run_one, b, log_dir, a.timeout) for b in found]
         for f in as_completed(futures):
             name, kind, secs, passed, why, log = f.result()
             status = "ok" if why is None else f"FAILED ({why})"
