@@ -813,6 +813,111 @@ fn ttv_with_an_accumulator_past_the_level_2_cache_matches_the_reference() {
     }
 }
 
+/// TTV on trees of more than 2 * 2^15 leaves: on several threads the output
+/// is cut into parts (by root nodes, or by blocks of level-1 coordinates when
+/// the mode is the root's); the results on 1, 2, 3 and 7 threads are bitwise
+/// the same and match the reference, for every mode, a tree whose root is not
+/// the output's first dimension (not cut), a 2-D tree, and integer values
+/// (accumulated wide, then narrowed).
+#[test]
+fn ttv_results_do_not_depend_on_the_thread_count() {
+    let _alone = exclusive();
+    let mut r = rng(57);
+    let mut draw = |shape: &[usize], nnz: usize| -> Vec<(Vec<usize>, f64)> {
+        (0..nnz)
+            .map(|_| {
+                // skewed first coordinates: uneven work per root
+                let c: Vec<usize> = shape
+                    .iter()
+                    .enumerate()
+                    .map(|(d, &e)| {
+                        let u = (r() % e as u64) as usize;
+                        if d == 0 { u * u / e } else { u }
+                    })
+                    .collect();
+                (c, (r() % 2001) as f64 / 100.0 - 10.0)
+            })
+            .collect()
+    };
+    let pool = |n| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(n)
+            .build()
+            .unwrap()
+    };
+    let cases: [(&[usize], &[usize], usize); 3] = [
+        (&[40, 512, 512], &[0, 1, 2], 200_000),
+        (&[300, 40, 60], &[1, 0, 2], 150_000),
+        (&[3000, 700], &[0, 1], 150_000),
+    ];
+    for (shape, order, nnz) in cases {
+        let entries = draw(shape, nnz);
+        let coo = CooTensor::<f64, i64>::from_entries(shape.to_vec(), &entries).unwrap();
+        let t = coo.to_csf::<i32, i64>(order).unwrap();
+        // integers: the same tree with small integer values
+        let ints: Vec<(Vec<usize>, i64)> = entries
+            .iter()
+            .map(|(c, x)| (c.clone(), (*x * 10.0) as i64))
+            .collect();
+        let ti = CooTensor::<i64, i64>::from_entries(shape.to_vec(), &ints)
+            .unwrap()
+            .to_csf::<i32, i32>(order)
+            .unwrap();
+        for mode in 0..shape.len() {
+            let v: Vec<f64> = (0..shape[mode]).map(|i| i as f64 * 0.25 - 3.0).collect();
+            let vi: Vec<i64> = (0..shape[mode] as i64).map(|i| i % 7 - 3).collect();
+            let runs: Vec<_> = [1, 2, 3, 7]
+                .into_iter()
+                .map(|n| {
+                    pool(n).install(|| {
+                        (
+                            csf::ttv(&t, mode, &v).unwrap(),
+                            csf::ttv_dense(&t, mode, &v).unwrap(),
+                            csf::ttv_dense(&ti, mode, &vi).unwrap(),
+                            csf::ttv(&ti, mode, &vi).unwrap(),
+                        )
+                    })
+                })
+                .collect();
+            let what = format!("shape {shape:?} order {order:?} mode {mode}");
+            for w in runs.windows(2) {
+                assert!(
+                    w[0].0 == w[1].0,
+                    "{what}: ttv differs between thread counts"
+                );
+                assert!(w[0].1 == w[1].1, "{what}: ttv_dense differs");
+                assert!(w[0].2 == w[1].2, "{what}: integer ttv_dense differs");
+                assert!(w[0].3 == w[1].3, "{what}: integer ttv differs");
+            }
+            let want = ttv_reference(&entries, mode, &v);
+            assert_ttv_matches(&runs[0].0, &want, &what);
+            assert_dense_ttv_matches(&runs[0].1, &want, &what);
+            // the integer reference, exact
+            let mut want_i = std::collections::BTreeMap::<Vec<usize>, i64>::new();
+            for (c, x) in &ints {
+                let key: Vec<usize> = (0..c.len()).filter(|&d| d != mode).map(|d| c[d]).collect();
+                *want_i.entry(key).or_default() += x * vi[c[mode]];
+            }
+            let dense_i = &runs[0].2;
+            let oshape = dense_i.shape().to_vec();
+            let mut expect = vec![0i64; oshape.iter().product()];
+            for (c, x) in &want_i {
+                expect[c.iter().zip(&oshape).fold(0, |a, (&c, &d)| a * d + c)] = *x;
+            }
+            assert_eq!(
+                &dense_i.values()[..],
+                &expect[..],
+                "{what}: integer ttv_dense"
+            );
+            assert_eq!(
+                runs[0].3.to_dense().unwrap(),
+                *dense_i,
+                "{what}: integer ttv"
+            );
+        }
+    }
+}
+
 fn assert_dense_ttv_matches(
     got: &DenseTensor<f64>,
     want: &std::collections::BTreeMap<Vec<usize>, f64>,

@@ -369,6 +369,11 @@ pub fn mttkrp_csr<V: Numeric, I: Index, P: Index>(
 /// The output comes out sorted when the axis order without `mode` is
 /// increasing; otherwise it is sorted once at the end.
 ///
+/// With `mode` at the last level the root nodes are split between rayon's
+/// threads by their leaf counts, each range writing its own slice of the output
+/// (the result is the same on any number of threads); the other modes run on
+/// one thread.
+///
 /// ```
 /// use arrow_sparse::kernels::csf::ttv;
 /// use arrow_sparse::{Convert, CooTensor};
@@ -469,6 +474,14 @@ fn check_ttv(shape: &[usize], mode: usize, v_len: usize) -> Result<Vec<usize>> {
 /// coordinates name (for the mode at the last level, each fiber's dot product
 /// with `v` into one element). Floats accumulate in the output itself.
 ///
+/// On several threads (a tree of more than 65 536 leaves) the output is cut
+/// into parts filled in parallel: by root nodes when the root's dimension is
+/// the output's first (the mode below the root), by blocks of level-1
+/// coordinates when the mode is the root's and the blocked walk applies (the
+/// accumulator larger than half the level-2 cache); otherwise one thread. Each
+/// output element receives the same additions in the same order on any number
+/// of threads, so the result does not depend on it.
+///
 /// ```
 /// use arrow_sparse::kernels::csf::{ttv, ttv_dense};
 /// use arrow_sparse::{Convert, CooTensor};
@@ -512,10 +525,10 @@ pub fn ttv_dense<V: Numeric, I: Index, P: Index>(
     crate::buffer::advise_huge_pages_random(&values);
     let roots = t.indices().first().map_or(0, |r| r.len());
     if let Some(acc) = V::as_acc_mut(&mut values) {
-        walk.level(acc, 0, 0, roots, 0, V::acc_one())?;
+        walk.run(acc, roots)?;
     } else {
         let mut acc = alloc::filled_random(size, V::acc_zero(), "TTV accumulator")?;
-        walk.level(&mut acc, 0, 0, roots, 0, V::acc_one())?;
+        walk.run(&mut acc, roots)?;
         for (o, &a) in values.iter_mut().zip(&acc) {
             *o = narrow::<V>(a, "TTV sum")?;
         }
@@ -536,6 +549,114 @@ struct DenseTtv<'a, V: Numeric, I: Index, P: Index> {
 }
 
 impl<V: Numeric, I: Index, P: Index> DenseTtv<'_, V, I, P> {
+    /// The whole tree (`roots` root nodes) into `acc`, the output or its wide
+    /// accumulator. On a pool of several threads and a tree of more than
+    /// `2 * PAR_WORK` leaves the output is cut into parts filled in parallel
+    /// ([`par_nodes`]): by root nodes when the root's dimension is the output's
+    /// first (each root owns the output rows of its coordinate), by blocks of
+    /// level-1 coordinates when the mode is the root's and the walk is blocked
+    /// (each block owns its rows). Every output element receives the same
+    /// additions in the same order as on one thread, so the result does not
+    /// depend on the thread count. A part is handed its slice of `acc` and the
+    /// negated output offset of the slice's start as `base` (positions are
+    /// computed with wrapping additions, so that `base + x * stride` is the
+    /// position within the part).
+    fn run(&self, acc: &mut [V::Acc], roots: usize) -> Result<()> {
+        let one = V::acc_one();
+        let parallel =
+            rayon::current_num_threads() > 1 && self.vals.len() > 2 * super::spmv::PAR_WORK;
+        if !parallel || roots == 0 {
+            return self.level(acc, 0, 0, roots, 0, one);
+        }
+        let idx = self.coords(0, 0, roots)?;
+        let ext = self.lv.ext[0];
+        let span = self.ostride[0];
+        let increasing = idx.windows(2).all(|p| p[0] < p[1]);
+        if self.mode_level != 0 && increasing && span.checked_mul(ext) == Some(acc.len()) {
+            // root node k's rows start at idx[k] * span
+            let leaf_start = |k: usize| self.lv.descend(0, k, self.shape.len() - 1);
+            let size = acc.len();
+            let start = |k: usize| idx.get(k).map_or(size, |x| x.as_usize() * span);
+            return par_nodes(
+                0,
+                roots,
+                (acc, 0usize),
+                &leaf_start,
+                &|(part, off): (&mut [V::Acc], usize), _, mid| {
+                    let cut = start(mid).saturating_sub(off).min(part.len());
+                    let (a, b) = part.split_at_mut(cut);
+                    ((a, off), (b, off + cut))
+                },
+                &|lo, hi, (part, off)| self.level(part, 0, lo, hi, off.wrapping_neg(), one),
+            );
+        }
+        if self.mode_level == 0
+            && let Some(rows) = self.block_rows(0, 0, roots)?
+            && let Some(cursors) = self
+                .lv
+                .block_cursors(0, 0, roots, |node| Ok(self.weight(idx[node].as_usize())))?
+        {
+            return self.par_blocks(acc, rows, cursors);
+        }
+        self.level(acc, 0, 0, roots, 0, one)
+    }
+
+    /// The blocked walk below the root (the mode's level), its blocks of `rows`
+    /// level-1 coordinates split between threads: each part of consecutive
+    /// blocks owns those coordinates' rows of the output (the levels below the
+    /// root are the output's dimensions in order, see [`Self::block_rows`]) and
+    /// starts from its own cursors (each root's first child in the part, found
+    /// by binary search in the root's sorted children). The work of a part is
+    /// taken as proportional to its coordinates.
+    fn par_blocks(
+        &self,
+        acc: &mut [V::Acc],
+        rows: usize,
+        cursors: Vec<(usize, usize, V::Acc)>,
+    ) -> Result<()> {
+        let ext = self.lv.ext[1];
+        let span = self.ostride[1];
+        let blocks = ext.div_ceil(rows.max(1));
+        let coords = &self.lv.idx[1][..];
+        let leaves = self.vals.len() as u128;
+        let work = |k: usize| (leaves * k as u128 / blocks.max(1) as u128) as usize;
+        let first = |k: usize| k.saturating_mul(rows).min(ext);
+        type Part<'p, W> = (&'p mut [W], usize, Vec<(usize, usize, W)>);
+        par_nodes(
+            0,
+            blocks,
+            (acc, 0usize, cursors),
+            &work,
+            &|(part, off, cur): Part<'_, V::Acc>, _, mid| {
+                let jm = first(mid);
+                let cut = jm.saturating_mul(span).saturating_sub(off).min(part.len());
+                // each root's first child at or past jm (children are sorted)
+                let right: Vec<_> = cur
+                    .iter()
+                    .map(|&(c, end, w)| {
+                        let run = coords.get(c..end).unwrap_or(&[]);
+                        (c + run.partition_point(|x| x.as_usize() < jm), end, w)
+                    })
+                    .collect();
+                let (a, b) = part.split_at_mut(cut);
+                ((a, off, cur), (b, off + cut, right))
+            },
+            &|lo, hi, (part, off, mut cur): Part<'_, V::Acc>| {
+                let base = off.wrapping_neg();
+                self.lv.view().walk_blocks(
+                    self.vals,
+                    1,
+                    (rows, first(lo), first(hi)),
+                    &mut cur,
+                    |step| match step {
+                        Block::Run(a, b, wc) => self.level(part, 1, a, b, base, wc),
+                        Block::Done(..) => Ok(()),
+                    },
+                )
+            },
+        )
+    }
+
     /// The checked coordinates of nodes `lo..hi` of level `l`.
     fn coords(&self, l: usize, lo: usize, hi: usize) -> Result<&[I]> {
         let idx = self.lv.idx[l]
@@ -597,7 +718,8 @@ impl<V: Numeric, I: Index, P: Index> DenseTtv<'_, V, I, P> {
                     "bad child range",
                 ));
             }
-            let row = base + x.as_usize() * os;
+            // `base` may be a part's negated offset (see `run`): wrapping
+            let row = base.wrapping_add(x.as_usize() * os);
             let (cs, vs) = (&leaves[prev..b], &self.vals[prev..b]);
             // out-of-range leaves (only in unvalidated trees) are flagged and
             // their fiber abandoned; a compare and a never-taken branch per leaf
@@ -695,12 +817,25 @@ impl<V: Numeric, I: Index, P: Index> DenseTtv<'_, V, I, P> {
                 for (&x, &val) in idx.iter().zip(vals) {
                     dot = V::madd(dot, val, self.v[x.as_usize()]);
                 }
-                acc[base] = V::acc_add(acc[base], V::acc_mul(dot, w));
+                let Some(s) = acc.get_mut(base) else {
+                    return Err(Error::invariant(
+                        "CSF tree",
+                        Some(lo),
+                        "fiber outside its part of the output",
+                    ));
+                };
+                *s = V::acc_add(*s, V::acc_mul(dot, w));
             } else {
                 let os = self.ostride[l];
                 for (&x, &val) in idx.iter().zip(vals) {
-                    let k = base + x.as_usize() * os;
-                    acc[k] = V::acc_add(acc[k], V::acc_mul(val.to_acc(), w));
+                    let Some(s) = acc.get_mut(base.wrapping_add(x.as_usize() * os)) else {
+                        return Err(Error::invariant(
+                            "CSF tree",
+                            Some(lo),
+                            "leaf outside its part of the output",
+                        ));
+                    };
+                    *s = V::acc_add(*s, V::acc_mul(val.to_acc(), w));
                 }
             }
             return Ok(());
@@ -721,7 +856,7 @@ impl<V: Numeric, I: Index, P: Index> DenseTtv<'_, V, I, P> {
             return self.lv.view().walk_blocks(
                 self.vals,
                 below,
-                (rows, ext),
+                (rows, 0, ext),
                 &mut cursors,
                 |step| match step {
                     Block::Run(a, b, wc) => self.level(acc, below, a, b, base, wc),
@@ -735,11 +870,53 @@ impl<V: Numeric, I: Index, P: Index> DenseTtv<'_, V, I, P> {
             if l == self.mode_level {
                 self.level(acc, l + 1, a, b, base, V::acc_mul(w, self.weight(x)))?;
             } else {
-                self.level(acc, l + 1, a, b, base + x * os, w)?;
+                self.level(acc, l + 1, a, b, base.wrapping_add(x * os), w)?;
             }
         }
         Ok(())
     }
+}
+
+/// Runs `leaf(lo, hi, part)` on disjoint node ranges covering `lo..hi`. While
+/// a range's work (`work(k)`: the work before node `k`, non-decreasing on a
+/// valid tree) is more than [`PAR_WORK`](super::spmv::PAR_WORK) and the pool
+/// has several threads, the range is cut at the first node whose work reaches
+/// half of it, `split(part, lo, mid)` cuts the part in two, and the halves run
+/// in parallel (`rayon::join`). The cuts depend on the work only, never on the
+/// thread count, and never change what a node computes. With two errors, the
+/// earlier range's is returned.
+fn par_nodes<D: Send>(
+    lo: usize,
+    hi: usize,
+    part: D,
+    work: &(impl Fn(usize) -> usize + Sync),
+    split: &(impl Fn(D, usize, usize) -> (D, D) + Sync),
+    leaf: &(impl Fn(usize, usize, D) -> Result<()> + Sync),
+) -> Result<()> {
+    let (a, b) = (work(lo), work(hi));
+    if rayon::current_num_threads() <= 1
+        || hi.saturating_sub(lo) < 2
+        || b.saturating_sub(a) <= super::spmv::PAR_WORK
+    {
+        return leaf(lo, hi, part);
+    }
+    let target = a + (b - a) / 2;
+    let (mut l, mut h) = (lo + 1, hi);
+    while l < h {
+        let m = l + (h - l) / 2;
+        if work(m) < target {
+            l = m + 1;
+        } else {
+            h = m;
+        }
+    }
+    let mid = l.clamp(lo + 1, hi - 1);
+    let (pa, pb) = split(part, lo, mid);
+    let (ra, rb) = rayon::join(
+        || par_nodes(lo, mid, pa, work, split, leaf),
+        || par_nodes(mid, hi, pb, work, split, leaf),
+    );
+    ra.and(rb)
 }
 
 /// How many coordinates of the level below the mode's one block of a blocked
@@ -857,6 +1034,19 @@ impl<'a, I: Index, P: Index> Levels<'a, I, P> {
         Ok(Some(cursors))
     }
 
+    /// The first node of level `to` below position `k` of level `l` (`k` up
+    /// to the level's length): the child pointers followed down, each clamped
+    /// to the next level's length. Non-decreasing in `k` on a valid tree; on
+    /// any tree in range and without a panic.
+    fn descend(&self, mut l: usize, mut k: usize, to: usize) -> usize {
+        while l < to && l + 1 < self.idx.len() {
+            let len = self.idx[l + 1].len();
+            k = self.ptr[l].get(k).map_or(len, |p| p.as_usize().min(len));
+            l += 1;
+        }
+        k
+    }
+
     /// Children of `node` at `level`, checked.
     #[inline(always)]
     fn children(&self, level: usize, node: usize) -> Result<(usize, usize)> {
@@ -886,7 +1076,8 @@ struct LevelView<'a, I: Index, P: Index> {
 
 impl<I: Index, P: Index> LevelView<'_, I, P> {
     /// The blocked walk below a mode's level: for each block of `rows`
-    /// coordinates of level `below` (up to `ext`, its extent), each cursor's
+    /// coordinates of level `below` from `j_start` up to `j_end` (its extent,
+    /// or where a part of a parallel walk ends), each cursor's
     /// nodes in the block as one [`Block::Run`], then [`Block::Done`]. Cursors
     /// come from [`Levels::block_cursors`] (children in increasing order, in
     /// range) and advance. The runs of the nodes a few cursors ahead are
@@ -896,14 +1087,14 @@ impl<I: Index, P: Index> LevelView<'_, I, P> {
         self,
         vals: &[V],
         below: usize,
-        (rows, ext): (usize, usize),
+        (rows, j_start, j_end): (usize, usize, usize),
         cursors: &mut [(usize, usize, W)],
         mut step: impl FnMut(Block<W>) -> Result<()>,
     ) -> Result<()> {
         let coords = &self.idx[below][..];
-        let mut j0 = 0;
-        while j0 < ext {
-            let j1 = j0.saturating_add(rows).min(ext);
+        let mut j0 = j_start;
+        while j0 < j_end {
+            let j1 = j0.saturating_add(rows.max(1)).min(j_end);
             for k in 0..cursors.len() {
                 if let Some(&(c, ..)) = cursors.get(k + PREFETCH_AHEAD) {
                     self.prefetch_node(vals, below, c, false);
@@ -953,6 +1144,14 @@ impl<I: Index, P: Index> LevelView<'_, I, P> {
 }
 
 /// TTV along the last level: one output entry per fiber, in tree order.
+///
+/// The output is sized from the fiber count (the length of level `n - 2`) and
+/// each range of root nodes writes its own slice of it, the slice's start found
+/// by following the child pointers down from its first root; on a pool of
+/// several threads the roots are split between threads by their leaf counts
+/// ([`par_nodes`]). A range that writes fewer or more fibers than its slice
+/// holds (child ranges that skip or share nodes, only in a tree built without
+/// validation) is an error.
 fn ttv_fibers<V: Numeric, I: Index, P: Index>(
     t: &CsfTensor<V, I, P>,
     v: &[V],
@@ -960,26 +1159,82 @@ fn ttv_fibers<V: Numeric, I: Index, P: Index>(
     let n = t.ndim();
     let lv = Levels::of(t);
     let fibers = t.indices()[n - 2].len();
-    let mut coords = alloc::with_capacity::<i64>(fibers * (n - 1), "TTV coordinates")?;
-    let mut values = alloc::with_capacity::<V>(fibers, "TTV values")?;
-    let leaves = &t.indices()[n - 1][..];
-    let vals = &t.values()[..];
-    let mut path = alloc::filled(n, 0usize, "TTV path")?;
-    #[allow(clippy::too_many_arguments)]
-    fn go<V: Numeric, I: Index, P: Index>(
-        lv: &Levels<'_, I, P>,
+    let m = n - 1;
+    let len = fibers
+        .checked_mul(m)
+        .ok_or_else(|| Error::allocation("TTV coordinates", usize::MAX, 8))?;
+    let mut coords = alloc::zeroed::<i64>(len, "TTV coordinates")?;
+    let mut values = alloc::zeroed::<V>(fibers, "TTV values")?;
+    let roots = t.indices()[0].len();
+    let walk = FiberTtv {
+        lv: &lv,
+        leaves: &t.indices()[n - 1][..],
+        vals: &t.values()[..],
+        v,
+    };
+    let fiber_start = |k: usize| lv.descend(0, k, n - 2);
+    par_nodes(
+        0,
+        roots,
+        (&mut coords[..], &mut values[..]),
+        &|k| lv.descend(0, k, n - 1),
+        &|(c, x): (&mut [i64], &mut [V]), lo, mid| {
+            let cut = fiber_start(mid)
+                .saturating_sub(fiber_start(lo))
+                .min(x.len());
+            let (ca, cb) = c.split_at_mut(cut * m);
+            let (xa, xb) = x.split_at_mut(cut);
+            ((ca, xa), (cb, xb))
+        },
+        &|lo, hi, (c, x)| {
+            let mut path = alloc::filled(n, 0usize, "TTV path")?;
+            let mut out = FiberOut {
+                coords: c,
+                values: x,
+                at: 0,
+            };
+            walk.go(0, lo, hi, &mut path, &mut out)?;
+            if out.at != out.values.len() {
+                return Err(Error::invariant(
+                    "CSF tree",
+                    Some(lo),
+                    "child ranges skip nodes (the tensor was built without validation)",
+                ));
+            }
+            Ok(())
+        },
+    )?;
+    Ok((coords, values))
+}
+
+/// The read-only state of [`ttv_fibers`]'s walk.
+struct FiberTtv<'a, V: Numeric, I: Index, P: Index> {
+    lv: &'a Levels<'a, I, P>,
+    leaves: &'a [I],
+    vals: &'a [V],
+    v: &'a [V],
+}
+
+/// One part of [`ttv_fibers`]'s output and the next fiber's place in it.
+struct FiberOut<'o, V> {
+    coords: &'o mut [i64],
+    values: &'o mut [V],
+    at: usize,
+}
+
+impl<V: Numeric, I: Index, P: Index> FiberTtv<'_, V, I, P> {
+    /// Nodes `lo..hi` of `level`, their coordinates into `path`; below level
+    /// `n - 2`, one output entry per node.
+    fn go(
+        &self,
         level: usize,
         lo: usize,
         hi: usize,
         path: &mut [usize],
-        leaves: &[I],
-        vals: &[V],
-        v: &[V],
-        fibers: usize,
-        coords: &mut Vec<i64>,
-        values: &mut Vec<V>,
+        out: &mut FiberOut<'_, V>,
     ) -> Result<()> {
         let n = path.len();
+        let lv = self.lv;
         let ext = lv.ext[level];
         for node in lo..hi {
             path[level] = lv.idx[level][node].as_usize();
@@ -988,71 +1243,53 @@ fn ttv_fibers<V: Numeric, I: Index, P: Index>(
             }
             let (a, b) = lv.children(level, node)?;
             if level < n - 2 {
-                go(
-                    lv,
-                    level + 1,
-                    a,
-                    b,
-                    path,
-                    leaves,
-                    vals,
-                    v,
-                    fibers,
-                    coords,
-                    values,
-                )?;
+                self.go(level + 1, a, b, path, out)?;
                 continue;
             }
             let (ls, vs) = (
-                &leaves[a..b],
-                vals.get(a..b)
+                &self.leaves[a..b],
+                self.vals
+                    .get(a..b)
                     .ok_or_else(|| Error::invariant("CSF tree", Some(b), "leaf without a value"))?,
             );
             // an index past v (an unvalidated tree) ends the fiber and is
             // reported (see `spmv::row_dot`)
-            let mut oob = false;
+            let mut bad = false;
             let mut acc = V::acc_zero();
             for (&c, &x) in ls.iter().zip(vs) {
-                let Some(&vc) = v.get(c.as_usize()) else {
-                    oob = true;
+                let Some(&vc) = self.v.get(c.as_usize()) else {
+                    bad = true;
                     break;
                 };
                 acc = V::madd(acc, x, vc);
             }
-            if oob {
+            if bad {
                 return Err(Error::IndexOutOfBounds {
                     buffer: format!("indices[{}]", n - 1),
                     position: a,
                     value: ls.iter().map(|c| c.wide()).max().unwrap_or(0),
-                    bound: v.len() as u64,
+                    bound: self.v.len() as u64,
                 });
             }
-            if values.len() >= fibers {
+            let m = n - 1;
+            let (Some(slot), Some(cs)) = (
+                out.values.get_mut(out.at),
+                out.coords.get_mut(out.at * m..(out.at + 1) * m),
+            ) else {
                 return Err(Error::invariant(
                     "CSF tree",
                     Some(node),
                     "child ranges overlap (the tensor was built without validation)",
                 ));
+            };
+            *slot = narrow::<V>(acc, "TTV sum")?;
+            for (o, &c) in cs.iter_mut().zip(&path[..m]) {
+                *o = c as i64;
             }
-            coords.extend(path[..n - 1].iter().map(|&c| c as i64));
-            values.push(narrow::<V>(acc, "TTV sum")?);
+            out.at += 1;
         }
         Ok(())
     }
-    go(
-        &lv,
-        0,
-        0,
-        t.indices()[0].len(),
-        &mut path,
-        leaves,
-        vals,
-        v,
-        fibers,
-        &mut coords,
-        &mut values,
-    )?;
-    Ok((coords, values))
 }
 
 /// TTV along level `level < n - 1` with a dense accumulator over the levels
@@ -1205,10 +1442,16 @@ impl<V: Numeric, I: Index, P: Index> TtvAcc<'_, V, I, P> {
             return self.sweep(l, lo, hi, v);
         };
         let (lv, vals, ext) = (self.lv.view(), self.vals, self.lv.ext[below]);
-        lv.walk_blocks(vals, below, (rows, ext), &mut cursors, |step| match step {
-            Block::Run(a, b, w) => self.add::<false>(below, a, b, 0, w),
-            Block::Done(j0, j1) => self.emit_scan_range(j0 * stride, j1 * stride),
-        })
+        lv.walk_blocks(
+            vals,
+            below,
+            (rows, 0, ext),
+            &mut cursors,
+            |step| match step {
+                Block::Run(a, b, w) => self.add::<false>(below, a, b, 0, w),
+                Block::Done(j0, j1) => self.emit_scan_range(j0 * stride, j1 * stride),
+            },
+        )
     }
 
     /// The mode's level `l`, nodes `lo..hi`, in one sweep over the accumulator,
