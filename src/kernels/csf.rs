@@ -369,10 +369,13 @@ pub fn mttkrp_csr<V: Numeric, I: Index, P: Index>(
 /// The output comes out sorted when the axis order without `mode` is
 /// increasing; otherwise it is sorted once at the end.
 ///
-/// With `mode` at the last level the root nodes are split between rayon's
-/// threads by their leaf counts, each range writing its own slice of the output
-/// (the result is the same on any number of threads); the other modes run on
-/// one thread.
+/// On several threads (a tree of more than 65 536 leaves): with `mode` at the
+/// last level the root nodes are split between threads by their leaf counts,
+/// each range writing its own slice of the output; with `mode` at the root and
+/// a blocked accumulator (larger than half the level-2 cache, 3 or more
+/// levels) the blocks are split, each range of blocks with its own part of the
+/// accumulator and its own entries, appended in order. The result is the same
+/// on any number of threads. The other modes run on one thread.
 ///
 /// ```
 /// use arrow_sparse::kernels::csf::ttv;
@@ -617,7 +620,6 @@ impl<V: Numeric, I: Index, P: Index> DenseTtv<'_, V, I, P> {
         let ext = self.lv.ext[1];
         let span = self.ostride[1];
         let blocks = ext.div_ceil(rows.max(1));
-        let coords = &self.lv.idx[1][..];
         let leaves = self.vals.len() as u128;
         let work = |k: usize| (leaves * k as u128 / blocks.max(1) as u128) as usize;
         let first = |k: usize| k.saturating_mul(rows).min(ext);
@@ -630,14 +632,7 @@ impl<V: Numeric, I: Index, P: Index> DenseTtv<'_, V, I, P> {
             &|(part, off, cur): Part<'_, V::Acc>, _, mid| {
                 let jm = first(mid);
                 let cut = jm.saturating_mul(span).saturating_sub(off).min(part.len());
-                // each root's first child at or past jm (children are sorted)
-                let right: Vec<_> = cur
-                    .iter()
-                    .map(|&(c, end, w)| {
-                        let run = coords.get(c..end).unwrap_or(&[]);
-                        (c + run.partition_point(|x| x.as_usize() < jm), end, w)
-                    })
-                    .collect();
+                let right = self.lv.view().cursors_at(1, &cur, jm);
                 let (a, b) = part.split_at_mut(cut);
                 ((a, off, cur), (b, off + cut, right))
             },
@@ -967,6 +962,7 @@ const PREFETCH_AHEAD: usize = 4;
 const PREFETCH_BYTES: usize = 512;
 
 /// Typed views of a CSF tree's levels.
+#[derive(Clone)]
 struct Levels<'a, I: Index, P: Index> {
     ptr: &'a [ScalarBuffer<P>],
     idx: &'a [ScalarBuffer<I>],
@@ -1116,6 +1112,26 @@ impl<I: Index, P: Index> LevelView<'_, I, P> {
             j0 = j1;
         }
         Ok(())
+    }
+
+    /// Cursors of [`walk_blocks`](Self::walk_blocks) that start at coordinate
+    /// `j` of level `below`: each cursor moved to its node's first child at or
+    /// past `j` (binary search; the children are sorted, as the cursors
+    /// require).
+    fn cursors_at<W: Copy>(
+        self,
+        below: usize,
+        cursors: &[(usize, usize, W)],
+        j: usize,
+    ) -> Vec<(usize, usize, W)> {
+        let coords = &self.idx[below][..];
+        cursors
+            .iter()
+            .map(|&(c, end, w)| {
+                let run = coords.get(c..end).unwrap_or(&[]);
+                (c + run.partition_point(|x| x.as_usize() < j), end, w)
+            })
+            .collect()
     }
 
     /// Prefetch the start of the runs that node `c` of level `below` begins:
@@ -1341,6 +1357,8 @@ fn ttv_dense_accumulator<V: Numeric, I: Index, P: Index>(
         level,
         acc,
         seen,
+        off: 0,
+        whole: true,
         touched: Vec::new(),
         coords: Vec::new(),
         values: Vec::new(),
@@ -1363,6 +1381,12 @@ struct TtvAcc<'a, V: Numeric, I: Index, P: Index> {
     level: usize,
     acc: Vec<V::Acc>,
     seen: Vec<bool>,
+    /// The accumulator position of `acc[0]` (nonzero in a part of a parallel
+    /// walk, which holds only its part's positions).
+    off: usize,
+    /// The walk of the whole tree, which may split itself between threads
+    /// (`false` in the parts).
+    whole: bool,
     /// Positions first touched under the current parent (tracked mode only).
     touched: Vec<usize>,
     coords: Vec<i64>,
@@ -1442,6 +1466,14 @@ impl<V: Numeric, I: Index, P: Index> TtvAcc<'_, V, I, P> {
             return self.sweep(l, lo, hi, v);
         };
         let (lv, vals, ext) = (self.lv.view(), self.vals, self.lv.ext[below]);
+        if l == 0
+            && self.whole
+            && self.shape.len() >= 3
+            && rayon::current_num_threads() > 1
+            && vals.len() > 2 * super::spmv::PAR_WORK
+        {
+            return self.par_blocked(rows, cursors);
+        }
         lv.walk_blocks(
             vals,
             below,
@@ -1452,6 +1484,89 @@ impl<V: Numeric, I: Index, P: Index> TtvAcc<'_, V, I, P> {
                 Block::Done(j0, j1) => self.emit_scan_range(j0 * stride, j1 * stride),
             },
         )
+    }
+
+    /// [`blocked`](Self::blocked) with the mode at the root, its blocks split
+    /// between threads ([`par_nodes`], work taken as proportional to the
+    /// coordinates): each part of consecutive blocks walks them with its own
+    /// cursors ([`LevelView::cursors_at`]) into its own accumulator, which holds
+    /// only the part's positions (`off` set, positions computed with wrapping
+    /// additions from the negated offset), and emits its own entries; the
+    /// parts' entries are appended in block order. The entries and their order
+    /// are those of one thread. Needs 3 or more levels (with 2, the leaves are
+    /// the blocked level and are added at their absolute positions).
+    fn par_blocked(&mut self, rows: usize, cursors: Vec<(usize, usize, V)>) -> Result<()> {
+        let (lv, vals) = (self.lv.view(), self.vals);
+        let (stride, ext) = (self.stride[1], self.lv.ext[1]);
+        let blocks = ext.div_ceil(rows.max(1));
+        let leaves = vals.len() as u128;
+        let work = |k: usize| (leaves * k as u128 / blocks.max(1) as u128) as usize;
+        let first = |k: usize| k.saturating_mul(rows).min(ext);
+        let done = std::sync::Mutex::new(Vec::new());
+        let this = &*self;
+        par_nodes(
+            0,
+            blocks,
+            cursors,
+            &work,
+            &|cur: Vec<(usize, usize, V)>, _, mid| {
+                let right = lv.cursors_at(1, &cur, first(mid));
+                (cur, right)
+            },
+            &|lo, hi, mut cur| {
+                let (j0, j1) = (first(lo), first(hi));
+                let off = j0 * stride;
+                let mut part = this.part(off, (j1 - j0) * stride)?;
+                let base = off.wrapping_neg();
+                lv.walk_blocks(vals, 1, (rows, j0, j1), &mut cur, |step| match step {
+                    Block::Run(a, b, w) => part.add::<false>(1, a, b, base, w),
+                    Block::Done(a, b) => part.emit_scan_range(a * stride - off, b * stride - off),
+                })?;
+                let mut done = done.lock().unwrap_or_else(|e| e.into_inner());
+                done.push((lo, part.coords, part.values));
+                Ok(())
+            },
+        )?;
+        self.append(done.into_inner().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// A fresh walk state for one part of a parallel walk: the same tree and
+    /// mode, an accumulator of `len` positions starting at position `off`, no
+    /// entries.
+    fn part(&self, off: usize, len: usize) -> Result<Self> {
+        Ok(TtvAcc {
+            lv: self.lv.clone(),
+            shape: self.shape,
+            order: self.order,
+            stride: self.stride.clone(),
+            vals: self.vals,
+            level: self.level,
+            acc: alloc::filled_random(len, V::acc_zero(), "TTV accumulator")?,
+            seen: alloc::filled_random(len, false, "TTV accumulator")?,
+            off,
+            whole: false,
+            touched: Vec::new(),
+            coords: Vec::new(),
+            values: Vec::new(),
+            path: self.path.clone(),
+            odometer: self.odometer.clone(),
+        })
+    }
+
+    /// The entries of the parts of a parallel walk, each tagged with its first
+    /// node or block, appended in that order.
+    fn append(&mut self, mut parts: Vec<(usize, Vec<i64>, Vec<V>)>) -> Result<()> {
+        parts.sort_unstable_by_key(|p| p.0);
+        let (c, x) = parts
+            .iter()
+            .fold((0, 0), |(c, x), p| (c + p.1.len(), x + p.2.len()));
+        alloc::grow(&mut self.coords, c, "TTV coordinates")?;
+        alloc::grow(&mut self.values, x, "TTV values")?;
+        for (_, c, x) in parts {
+            self.coords.extend_from_slice(&c);
+            self.values.extend_from_slice(&x);
+        }
+        Ok(())
     }
 
     /// The mode's level `l`, nodes `lo..hi`, in one sweep over the accumulator,
@@ -1486,10 +1601,12 @@ impl<V: Numeric, I: Index, P: Index> TtvAcc<'_, V, I, P> {
                     return Err(oob(l, node, x, ext));
                 }
                 let (a, b) = self.lv.children(l, node)?;
+                // `base` may be a part's negated offset: wrapping
+                let at = base.wrapping_add(x * stride);
                 if l + 1 == n - 1 {
-                    self.add_leaves::<TRACK>(a, b, base + x * stride, w)?;
+                    self.add_leaves::<TRACK>(a, b, at, w)?;
                 } else {
-                    self.add::<TRACK>(l + 1, a, b, base + x * stride, w)?;
+                    self.add::<TRACK>(l + 1, a, b, at, w)?;
                 }
             }
             return Ok(());
@@ -1519,8 +1636,10 @@ impl<V: Numeric, I: Index, P: Index> TtvAcc<'_, V, I, P> {
         if let Some(k) = idx.iter().position(|x| x.as_usize() >= ext) {
             return Err(oob(l, lo + k, idx[k].as_usize(), ext));
         }
-        let acc = &mut self.acc[base..base + ext];
-        let seen = &mut self.seen[base..base + ext];
+        let outside = || Error::invariant("CSF tree", Some(lo), "leaves outside the accumulator");
+        let end = base.checked_add(ext).ok_or_else(outside)?;
+        let acc = self.acc.get_mut(base..end).ok_or_else(outside)?;
+        let seen = self.seen.get_mut(base..end).ok_or_else(outside)?;
         for (&x, &val) in idx.iter().zip(vals) {
             let x = x.as_usize();
             acc[x] = V::madd(acc[x], val, w);
@@ -1570,7 +1689,7 @@ impl<V: Numeric, I: Index, P: Index> TtvAcc<'_, V, I, P> {
     /// The coordinates of the levels below the mode's at accumulator position
     /// `key`, into `odometer`.
     fn set_odometer(&mut self, key: usize) {
-        let mut rem = key;
+        let mut rem = key + self.off;
         for l in (self.level + 1..self.shape.len()).rev() {
             let ext = self.shape[self.order[l]].max(1);
             self.odometer[l] = rem % ext;
