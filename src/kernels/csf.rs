@@ -895,17 +895,7 @@ fn par_nodes<D: Send>(
     {
         return leaf(lo, hi, part);
     }
-    let target = a + (b - a) / 2;
-    let (mut l, mut h) = (lo + 1, hi);
-    while l < h {
-        let m = l + (h - l) / 2;
-        if work(m) < target {
-            l = m + 1;
-        } else {
-            h = m;
-        }
-    }
-    let mid = l.clamp(lo + 1, hi - 1);
+    let mid = super::spmv::halving_cut(lo, hi, work);
     let (pa, pb) = split(part, lo, mid);
     let (ra, rb) = rayon::join(
         || par_nodes(lo, mid, pa, work, split, leaf),

@@ -194,20 +194,7 @@ pub(crate) fn par_rows<T: Send, P: Index>(
         if hi - lo < 2 || b.saturating_sub(a) <= PAR_WORK {
             return leaf(lo, hi, y);
         }
-        // the first row whose work reaches half of the range's work (work(r) is
-        // non-decreasing on a valid indptr), so both halves get about half of it and
-        // the recursion is O(log work) deep
-        let target = a + (b - a) / 2;
-        let (mut l, mut h) = (lo + 1, hi);
-        while l < h {
-            let m = l + (h - l) / 2;
-            if work(m) < target {
-                l = m + 1;
-            } else {
-                h = m;
-            }
-        }
-        let mid = l.clamp(lo + 1, hi - 1);
+        let mid = halving_cut(lo, hi, &work);
         let (ya, yb) = y.split_at_mut(((mid - lo) * w).min(y.len()));
         let (fa, fb) = rayon::join(
             || go(ptr, nnz, lo, mid, ya, w, leaf),
@@ -216,6 +203,26 @@ pub(crate) fn par_rows<T: Send, P: Index>(
         fa | fb
     }
     go(ptr, nnz, 0, rows, y, w, leaf)
+}
+
+/// Where to cut `lo..hi` (`hi - lo >= 2`) in two of about equal work: the
+/// first index past `lo` whose work before it (`work(k)`, non-decreasing on
+/// valid buffers) reaches half of the range's, kept inside `lo + 1..hi`, so
+/// that recursive halving is O(log work) deep. On buffers where `work` is not
+/// monotone the cut is still inside the range (only the balance suffers).
+pub(crate) fn halving_cut(lo: usize, hi: usize, work: &impl Fn(usize) -> usize) -> usize {
+    let (a, b) = (work(lo), work(hi));
+    let target = a + b.saturating_sub(a) / 2;
+    let (mut l, mut h) = (lo + 1, hi);
+    while l < h {
+        let m = l + (h - l) / 2;
+        if work(m) < target {
+            l = m + 1;
+        } else {
+            h = m;
+        }
+    }
+    l.clamp(lo + 1, hi.saturating_sub(1).max(lo + 1))
 }
 
 // ---------------------------------------------------------------- CSR / CSC
