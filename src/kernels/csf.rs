@@ -617,18 +617,15 @@ impl<V: Numeric, I: Index, P: Index> DenseTtv<'_, V, I, P> {
         rows: usize,
         cursors: Vec<(usize, usize, V::Acc)>,
     ) -> Result<()> {
-        let ext = self.lv.ext[1];
         let span = self.ostride[1];
-        let blocks = ext.div_ceil(rows.max(1));
-        let leaves = self.vals.len() as u128;
-        let work = |k: usize| (leaves * k as u128 / blocks.max(1) as u128) as usize;
-        let first = |k: usize| k.saturating_mul(rows).min(ext);
+        let bs = BlockSplit::new(rows, self.lv.ext[1], self.vals.len());
+        let first = |k| bs.first(k);
         type Part<'p, W> = (&'p mut [W], usize, Vec<(usize, usize, W)>);
         par_nodes(
             0,
-            blocks,
+            bs.blocks,
             (acc, 0usize, cursors),
-            &work,
+            &|k| bs.work(k),
             &|(part, off, cur): Part<'_, V::Acc>, _, mid| {
                 let jm = first(mid);
                 let cut = jm.saturating_mul(span).saturating_sub(off).min(part.len());
@@ -933,6 +930,38 @@ fn block_rows(
     let blocks = ext.div_ceil(rows);
     let steps = blocks.saturating_mul(mode_nodes).saturating_mul(64);
     Ok((blocks >= 2 && steps <= leaves()?).then_some(rows))
+}
+
+/// A blocked walk's blocks as the nodes of a parallel split ([`par_nodes`]):
+/// blocks of `rows` coordinates of a level of extent `ext`, the work before
+/// block `k` taken as proportional to its coordinates (of `leaves` in all).
+struct BlockSplit {
+    rows: usize,
+    ext: usize,
+    blocks: usize,
+    leaves: usize,
+}
+
+impl BlockSplit {
+    fn new(rows: usize, ext: usize, leaves: usize) -> Self {
+        let rows = rows.max(1);
+        BlockSplit {
+            rows,
+            ext,
+            blocks: ext.div_ceil(rows),
+            leaves,
+        }
+    }
+
+    /// The work before block `k`.
+    fn work(&self, k: usize) -> usize {
+        (self.leaves as u128 * k as u128 / self.blocks.max(1) as u128) as usize
+    }
+
+    /// The first coordinate of block `k` (the extent past the last block).
+    fn first(&self, k: usize) -> usize {
+        k.saturating_mul(self.rows).min(self.ext)
+    }
 }
 
 /// One step of [`Levels::walk_blocks`].
@@ -1348,7 +1377,6 @@ fn ttv_dense_accumulator<V: Numeric, I: Index, P: Index>(
         acc,
         seen,
         off: 0,
-        whole: true,
         touched: Vec::new(),
         coords: Vec::new(),
         values: Vec::new(),
@@ -1374,9 +1402,6 @@ struct TtvAcc<'a, V: Numeric, I: Index, P: Index> {
     /// The accumulator position of `acc[0]` (nonzero in a part of a parallel
     /// walk, which holds only its part's positions).
     off: usize,
-    /// The walk of the whole tree, which may split itself between threads
-    /// (`false` in the parts).
-    whole: bool,
     /// Positions first touched under the current parent (tracked mode only).
     touched: Vec<usize>,
     coords: Vec<i64>,
@@ -1457,7 +1482,6 @@ impl<V: Numeric, I: Index, P: Index> TtvAcc<'_, V, I, P> {
         };
         let (lv, vals, ext) = (self.lv.view(), self.vals, self.lv.ext[below]);
         if l == 0
-            && self.whole
             && self.shape.len() >= 3
             && rayon::current_num_threads() > 1
             && vals.len() > 2 * super::spmv::PAR_WORK
@@ -1487,18 +1511,16 @@ impl<V: Numeric, I: Index, P: Index> TtvAcc<'_, V, I, P> {
     /// the blocked level and are added at their absolute positions).
     fn par_blocked(&mut self, rows: usize, cursors: Vec<(usize, usize, V)>) -> Result<()> {
         let (lv, vals) = (self.lv.view(), self.vals);
-        let (stride, ext) = (self.stride[1], self.lv.ext[1]);
-        let blocks = ext.div_ceil(rows.max(1));
-        let leaves = vals.len() as u128;
-        let work = |k: usize| (leaves * k as u128 / blocks.max(1) as u128) as usize;
-        let first = |k: usize| k.saturating_mul(rows).min(ext);
+        let stride = self.stride[1];
+        let bs = BlockSplit::new(rows, self.lv.ext[1], vals.len());
+        let first = |k| bs.first(k);
         let done = std::sync::Mutex::new(Vec::new());
         let this = &*self;
         par_nodes(
             0,
-            blocks,
+            bs.blocks,
             cursors,
-            &work,
+            &|k| bs.work(k),
             &|cur: Vec<(usize, usize, V)>, _, mid| {
                 let right = lv.cursors_at(1, &cur, first(mid));
                 (cur, right)
@@ -1534,7 +1556,6 @@ impl<V: Numeric, I: Index, P: Index> TtvAcc<'_, V, I, P> {
             acc: alloc::filled_random(len, V::acc_zero(), "TTV accumulator")?,
             seen: alloc::filled_random(len, false, "TTV accumulator")?,
             off,
-            whole: false,
             touched: Vec::new(),
             coords: Vec::new(),
             values: Vec::new(),
