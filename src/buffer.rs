@@ -151,8 +151,39 @@ pub(crate) fn try_zeroed_vec<T: ArrowNativeType>(n: usize, what: &str) -> Result
     Ok(v)
 }
 
-/// Allocations of at least this many bytes ask for transparent huge pages.
-const HUGE_PAGE_MIN_BYTES: usize = 8 << 20;
+/// A vector of `n` zeros for a large dense operand (the `x` of SpMV, the `B` of
+/// SpMM, a TTV vector) or any buffer you fill and hand to kernels many times,
+/// allocated as numpy allocates its arrays: from fresh pages the OS zeroes on
+/// first touch, and, from 4 MiB up on Linux, advised to use transparent huge
+/// pages (`madvise(MADV_HUGEPAGE)`; `ARROW_SPARSE_HUGE_PAGES=0` turns it off).
+///
+/// A kernel reads such an operand at the positions the matrix's indices name,
+/// which for millions of columns are scattered over the whole vector: on 4 KiB
+/// pages nearly every read also misses the TLB (a 10^6-element `f64` vector
+/// spans about 1 950 pages of 4 KiB, and 4 or 5 of 2 MiB). Fill the vector in place (it keeps
+/// its pages); a `Vec` collected from an iterator gets whatever pages the
+/// allocator had. Contents and results never depend on the page size.
+///
+/// Fallible like every allocation of the crate: a size past the address space,
+/// or one the allocator refuses, is [`Error::Allocation`], never an abort.
+///
+/// ```
+/// use arrow_sparse::{buffer, kernels::spmv::spmv_csx, CompressedAxis, CsxMatrix};
+/// let a = CsxMatrix::<f64, i32>::try_new(vec![1, 3], CompressedAxis::Row, vec![0, 2].into(), vec![0, 2].into(), vec![2.0, 3.0].into())?;
+/// let mut x = buffer::zeroed_vec::<f64>(3)?;
+/// x.iter_mut().enumerate().for_each(|(i, v)| *v = i as f64);
+/// assert_eq!(spmv_csx(&a, &x)?, [6.0]);
+/// assert!(buffer::zeroed_vec::<f64>(usize::MAX).is_err());
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
+pub fn zeroed_vec<T: ArrowNativeType>(n: usize) -> Result<Vec<T>> {
+    try_zeroed_vec(n, "zeroed vector")
+}
+
+/// Allocations of at least this many bytes ask for transparent huge pages
+/// (numpy's threshold for its arrays, so that an output of ours and an array
+/// numpy made for the same data live in the same kind of pages).
+const HUGE_PAGE_MIN_BYTES: usize = 4 << 20;
 /// The size of a transparent huge page on x86-64 and most aarch64 kernels.
 const HUGE_PAGE: usize = 2 << 20;
 
@@ -169,7 +200,7 @@ fn huge_pages_enabled() -> bool {
 /// touching 128 MB then takes about half as long (one fault per 2 MiB instead of
 /// per 4 KiB), which is a visible part of a conversion or SpMM that writes its
 /// output once. Only advice: contents never change, errors are ignored, other
-/// systems and vectors under 8 MiB are left alone. `ARROW_SPARSE_HUGE_PAGES=0`
+/// systems and vectors under 4 MiB are left alone. `ARROW_SPARSE_HUGE_PAGES=0`
 /// turns it off.
 pub(crate) fn advise_huge_pages<T>(v: &Vec<T>) {
     advise_huge_pages_over(v, HUGE_PAGE_MIN_BYTES);
@@ -189,6 +220,16 @@ pub(crate) fn prefetch_run<T>(s: &[T], from: usize, bytes: usize) {
     while i < end {
         prefetch_line(&s[i]);
         i += step;
+    }
+}
+
+/// Ask the CPU to start loading the cache line of `s[i]` (nothing when `i` is out
+/// of bounds): a hint for a gather or scatter whose positions come from an
+/// index buffer, issued some entries ahead of the access.
+#[inline(always)]
+pub(crate) fn prefetch_at<T>(s: &[T], i: usize) {
+    if let Some(x) = s.get(i) {
+        prefetch_line(x);
     }
 }
 
@@ -560,7 +601,18 @@ mod tests {
         }
         let v = vec![0u64; 4 * HUGE_PAGE_MIN_BYTES / 8];
         advise_huge_pages(&v);
-        let probe = (v.as_ptr() as usize).next_multiple_of(HUGE_PAGE) + HUGE_PAGE / 2;
+        assert_advised(v.as_ptr() as usize);
+        // an operand of 5 MiB (numpy's threshold is 4 MiB), zeroed and advised
+        let x = zeroed_vec::<f64>((5 << 20) / 8).unwrap();
+        assert!(x.iter().all(|&v| v == 0.0));
+        assert_advised(x.as_ptr() as usize);
+    }
+
+    /// The first whole 2 MiB page from `at` on lies in a mapping with the `hg`
+    /// (MADV_HUGEPAGE) flag.
+    #[cfg(target_os = "linux")]
+    fn assert_advised(at: usize) {
+        let probe = at.next_multiple_of(HUGE_PAGE) + HUGE_PAGE / 2;
         let smaps = std::fs::read_to_string("/proc/self/smaps").unwrap();
         let mut inside = false;
         let mut flags = None;

@@ -219,8 +219,17 @@ pub fn argsort(shape: &[usize]) -> Vec<usize> {
 }
 
 /// Dense operand values: `1 + (i % 17) / 16`.
+///
+/// Allocated with `arrow_sparse::buffer::zeroed_vec` and filled in place, as
+/// numpy allocates the references' operand (huge pages from 4 MiB up): a kernel
+/// gathering from a 10^6-element vector otherwise also measures TLB misses the
+/// reference does not have.
 pub fn operand(n: usize) -> Vec<f64> {
-    (0..n).map(|i| 1.0 + (i % 17) as f64 / 16.0).collect()
+    let mut x = arrow_sparse::buffer::zeroed_vec::<f64>(n).expect("operand");
+    x.iter_mut()
+        .enumerate()
+        .for_each(|(i, v)| *v = 1.0 + (i % 17) as f64 / 16.0);
+    x
 }
 
 /// Human size label (`1e7`), as `datagen::size_label`.

@@ -30,9 +30,12 @@
 //! [`spmv`] write into the caller's buffers and allocate nothing for float64 /
 //! float32 values.
 //!
-//! On Linux, output buffers of 8 MiB and more are advised to use transparent huge
-//! pages (`madvise(MADV_HUGEPAGE)`) before they are first written; set the
-//! environment variable `ARROW_SPARSE_HUGE_PAGES=0` to turn that off.
+//! On Linux, output buffers of 4 MiB and more (numpy's threshold) are advised to
+//! use transparent huge pages (`madvise(MADV_HUGEPAGE)`) before they are first
+//! written; set the environment variable `ARROW_SPARSE_HUGE_PAGES=0` to turn that
+//! off. Large dense operands that a kernel gathers from (SpMV's `x`, SpMM's `B`)
+//! are read faster from huge pages too: allocate them with
+//! [`crate::buffer::zeroed_vec`] and fill them in place.
 //!
 //! ```
 //! use arrow_sparse::kernels::{reduce, spmv};

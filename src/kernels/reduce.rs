@@ -417,7 +417,8 @@ fn csx_dense_sums<V: Numeric>(m: &AnyCsx, kept: &Kept, size: usize) -> Result<Ve
             // an index past the accumulator (an unvalidated tensor) ends the
             // scatter and is reported; cheaper than clamping (see `spmv::row_dot`)
             let mut oob = false;
-            for (&j, &v) in idx[..nnz].iter().zip(vals) {
+            for (k, (&j, &v)) in (0usize..).zip(idx[..nnz].iter().zip(vals)) {
+                super::spmv::prefetch_ahead(acc, idx, k, 1);
                 let Some(s) = acc.get_mut(j.as_usize()) else {
                     oob = true;
                     break;
