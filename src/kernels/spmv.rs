@@ -154,11 +154,8 @@ fn row_dot<V: Numeric, I: Index>(
     bad: &mut bool,
 ) -> V::Acc {
     let mut acc = V::acc_zero();
-    let ahead = idx.get(a.saturating_add(AHEAD)..).unwrap_or_default();
-    for (t, (&j, &v)) in idx[a..b].iter().zip(&vals[a..b]).enumerate() {
-        if let Some(&jf) = ahead.get(t) {
-            crate::buffer::prefetch_at(x, jf.as_usize());
-        }
+    for (k, (&j, &v)) in (a..).zip(idx[a..b].iter().zip(&vals[a..b])) {
+        prefetch_ahead(x, idx, k, 1);
         let Some(&xj) = x.get(j.as_usize()) else {
             *bad = true;
             break;
@@ -1592,10 +1589,6 @@ mod tests {
         assert_eq!(acc, [4.0, 3.0]);
     }
 
-    /// The row split halves the work: on 200,000 rows of 10 entries the leaves
-    /// number about (work / PAR_WORK), not one per row. (The split once compared
-    /// the indptr with a target that included the row count, peeled one row off at
-    /// a time, and overflowed the stack of a debug build on a 2·10^6-nnz matrix.)
     #[test]
     fn prefetches_never_panic_on_any_index_or_position() {
         let x = [1.0f64; 300];
@@ -1623,6 +1616,10 @@ mod tests {
         prefetch_ahead::<f64, i32>(&[], &[5], 0, 1);
     }
 
+    /// The row split halves the work: on 200,000 rows of 10 entries the leaves
+    /// number about (work / PAR_WORK), not one per row. (The split once compared
+    /// the indptr with a target that included the row count, peeled one row off at
+    /// a time, and overflowed the stack of a debug build on a 2·10^6-nnz matrix.)
     #[test]
     fn par_rows_splits_the_work_in_halves() {
         let rows = 200_000usize;
