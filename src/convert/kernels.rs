@@ -124,6 +124,8 @@ fn bands(offsets: &[usize], parts: usize) -> Vec<(usize, usize)> {
 trait Source<I, V>: Sync {
     /// Number of entries.
     fn len(&self) -> usize;
+    /// An upper bound (exclusive) of the minor indices of valid input.
+    fn minor_extent(&self) -> usize;
     /// Calls `f(key)` for entries `lo..hi`, in order.
     fn keys(&self, lo: usize, hi: usize, f: impl FnMut(usize));
     /// Calls `f(key, minor, value)` for entries `lo..hi`, in order.
@@ -137,12 +139,16 @@ struct CooSource<'a, I, V> {
     nnz: usize,
     major: usize,
     minor: usize,
+    minor_extent: usize,
     vals: &'a [V],
 }
 
 impl<I: Index, V: Value> Source<I, V> for CooSource<'_, I, V> {
     fn len(&self) -> usize {
         self.nnz
+    }
+    fn minor_extent(&self) -> usize {
+        self.minor_extent
     }
     fn keys(&self, lo: usize, hi: usize, mut f: impl FnMut(usize)) {
         match self.layout {
@@ -188,6 +194,9 @@ struct CsxSource<'a, I, P, V> {
 impl<I: Index, P: Index, V: Value> Source<I, V> for CsxSource<'_, I, P, V> {
     fn len(&self) -> usize {
         self.idx.len()
+    }
+    fn minor_extent(&self) -> usize {
+        self.ptr.len().saturating_sub(1)
     }
     fn keys(&self, lo: usize, hi: usize, mut f: impl FnMut(usize)) {
         self.idx[lo..hi].iter().for_each(|x| f(x.as_usize()));
@@ -259,28 +268,33 @@ fn plan(n: usize, extent: usize, out_bytes: usize, caches: CacheSizes) -> Option
     })
 }
 
-/// Stable counting scatter: every entry (in storage order) goes to the next free
-/// slot of its key, whose first slot is `offsets[key]`. Large inputs run as a
-/// two-pass radix partition sized from the cache ([`plan`]); the result is the
-/// same either way and does not depend on the number of threads.
-fn scatter<I: Index, V: Value>(
-    src: &impl Source<I, V>,
-    offsets: &[usize],
-) -> Result<(Vec<I>, Vec<V>)> {
-    scatter_with(src, offsets, cache_sizes())
+/// Stable counting scatter by key: every entry (in storage order) goes to the
+/// next free slot of its key, keys in increasing order. Returns the start offsets
+/// (`offsets[key]`, `extent + 1` of them, the last one the total) with the
+/// scattered minor indices and values. Keys at or beyond `extent` are an error.
+/// Large inputs run as a two-pass radix partition sized from the cache ([`plan`]);
+/// the result is the same either way and does not depend on the number of threads.
+fn scatter<I: Index, V: Value>(src: &impl Source<I, V>, extent: usize) -> Result<Scattered<I, V>> {
+    scatter_with(src, extent, cache_sizes())
 }
+
+/// The offsets, minor indices and values a scatter returns.
+type Scattered<I, V> = (Vec<usize>, Vec<I>, Vec<V>);
 
 fn scatter_with<I: Index, V: Value>(
     src: &impl Source<I, V>,
-    offsets: &[usize],
+    extent: usize,
     caches: CacheSizes,
-) -> Result<(Vec<I>, Vec<V>)> {
+) -> Result<Scattered<I, V>> {
     let n = src.len();
-    let extent = offsets.len() - 1;
     let out_bytes = std::mem::size_of::<I>() + std::mem::size_of::<V>();
     match plan(n, extent, out_bytes, caches) {
-        Some(p) => partitioned_scatter(src, offsets, p),
-        None => direct_scatter(src, offsets),
+        Some(p) => partitioned_scatter(src, extent, p),
+        None => {
+            let offsets = histogram_of(src, extent)?;
+            let (idx, val) = direct_scatter(src, &offsets)?;
+            Ok((offsets, idx, val))
+        }
     }
 }
 
@@ -346,27 +360,66 @@ fn direct_scatter<I: Index, V: Value>(
     Ok((idx, val))
 }
 
-/// The two-pass partitioned (radix) scatter.
+/// Where pass 1 of the partitioned scatter keeps each entry's key (relative to
+/// its bucket) for pass 2: packed above the minor index in the index slot when
+/// both fit in the index type's non-negative range (no scratch at all), else in
+/// a `u32` array beside the output.
+fn packed_minor_bits<I: Index>(minor_extent: usize, shift: u32) -> Option<u32> {
+    let room = 8 * std::mem::size_of::<I>() as u32 - 1;
+    let minor_bits = usize::BITS - minor_extent.saturating_sub(1).leading_zeros();
+    (minor_bits + shift <= room).then_some(minor_bits)
+}
+
+/// The two-pass partitioned (radix) scatter, with the per-key histogram folded
+/// into its second pass.
 ///
-/// Every bucket (`key >> shift`) owns a segment of the output: the slots of its
-/// keys, `offsets[first key]..offsets[last key + 1]`. Pass 1 cuts the entries into
-/// `T` chunks (one per thread); each chunk writes its entries, in storage order,
-/// to its own part of each bucket's segment (chunks in order), with the key
-/// relative to its bucket in a `u32` array beside the output: one sequential
-/// write stream per bucket. Pass 2 takes the buckets one at a time (in parallel):
-/// it copies the segment and its keys into a buffer of the thread's and scatters
-/// them back into the segment with per-key cursors, all in cache. Both passes are
-/// stable, so the output is the one the direct scatter gives. Scratch: the keys
-/// (4 bytes per entry) and one segment-sized buffer per thread, so a conversion
-/// inside a reader stays within the reader's budget (`format/SPEC.md` section 11).
+/// Every bucket (`key >> shift`) owns a segment of the output, in bucket order.
+/// Pass 0 counts the entries of every bucket (and checks every key against
+/// `extent`): a sequential read and a few thousand counters, where a per-key
+/// histogram would increment counters all over a key-sized array. Pass 1 cuts
+/// the entries into `T` chunks (one per thread); each chunk writes its entries,
+/// in storage order, to its own part of each bucket's segment (chunks in order):
+/// one sequential write stream per bucket. The key relative to its bucket travels
+/// with the entry, packed above the minor index when both fit the index type
+/// ([`packed_minor_bits`]; CSR -> CSC of a 10^6 x 10^6 matrix with `i32` indices
+/// needs 20 + 10 bits), else in a `u32` array beside the output. Pass 2 takes the
+/// buckets one at a time (in parallel): it counts the keys of the segment, writes
+/// those keys' offsets, copies the segment into a buffer of the thread's and
+/// scatters it back with per-key cursors, all in cache. Both passes are stable,
+/// so the output is the one the direct scatter gives. Scratch: one segment-sized
+/// buffer per thread, plus 4 bytes per entry when the key is not packed, so a
+/// conversion inside a reader stays within the reader's budget (`format/SPEC.md`
+/// section 11).
 fn partitioned_scatter<I: Index, V: Value>(
     src: &impl Source<I, V>,
-    offsets: &[usize],
+    extent: usize,
     plan: Plan,
-) -> Result<(Vec<I>, Vec<V>)> {
+) -> Result<Scattered<I, V>> {
+    match packed_minor_bits::<I>(src.minor_extent(), plan.shift) {
+        Some(bits) => partitioned_scatter_as::<I, V, true>(src, extent, plan, bits),
+        None => partitioned_scatter_as::<I, V, false>(src, extent, plan, 0),
+    }
+}
+
+/// [`partitioned_scatter`] with the keys packed into the index slots (`PACK`,
+/// above `minor_bits` bits of minor index) or kept in a scratch array.
+///
+/// Skewed keys (power-law rows) make a few buckets far larger than the cache.
+/// Such a bucket (more than [`HEAVY`] times the mean) is not sorted in pass 2:
+/// pass 1 gives each of its keys a write stream of its own (a *slot*; every
+/// other bucket is one slot), so its entries land in their final places
+/// directly. The heaviest buckets get this first, as long as the slots stay
+/// within three times the bucket count (the plan sized the buckets' write
+/// streams to a quarter of the level-2 cache).
+fn partitioned_scatter_as<I: Index, V: Value, const PACK: bool>(
+    src: &impl Source<I, V>,
+    extent: usize,
+    plan: Plan,
+    minor_bits: u32,
+) -> Result<Scattered<I, V>> {
     let n = src.len();
-    let extent = offsets.len() - 1;
     let Plan { shift, buckets } = plan;
+    let minor_mask = (1usize << minor_bits) - 1;
     let keys_of = |b: usize| ((b << shift).min(extent), ((b + 1) << shift).min(extent));
     let chunks = if n >= PARALLEL_MIN {
         rayon::current_num_threads().clamp(1, 64)
@@ -374,39 +427,103 @@ fn partitioned_scatter<I: Index, V: Value>(
         1
     };
     let bounds: Vec<usize> = (0..=chunks).map(|c| c * n / chunks).collect();
-    // per-chunk bucket counts (one chunk: the offsets already say)
-    let counts: Vec<Vec<usize>> = if chunks == 1 {
-        vec![
-            (0..buckets)
-                .map(|b| {
-                    let (lo, hi) = keys_of(b);
-                    offsets[hi] - offsets[lo]
-                })
-                .collect(),
-        ]
+    let per_chunk = |f: &(dyn Fn(usize) -> Result<Vec<usize>> + Sync)| -> Result<Vec<Vec<usize>>> {
+        if chunks > 1 {
+            let each: Vec<Result<Vec<usize>>> = (0..chunks).into_par_iter().map(f).collect();
+            each.into_iter().collect()
+        } else {
+            Ok(vec![f(0)?])
+        }
+    };
+    // pass 0: per-chunk bucket counts; the first key out of range, in storage
+    // order, is the error (as the per-key histogram reports it)
+    let bucket_counts = per_chunk(&|c: usize| {
+        let mut cnt = crate::alloc::filled(buckets, 0usize, "bucket counts")?;
+        let mut bad: Option<(usize, usize)> = None;
+        let mut k = bounds[c];
+        src.keys(bounds[c], bounds[c + 1], |key| {
+            if key < extent {
+                cnt[key >> shift] += 1;
+            } else {
+                bad.get_or_insert((k, key));
+            }
+            k += 1;
+        });
+        match bad {
+            // `as_usize` sign-extended negative coordinates: report them as such
+            Some((k, key)) => Err(Error::IndexOutOfBounds {
+                buffer: "coordinates".into(),
+                position: k,
+                value: key as isize as i128,
+                bound: extent as u64,
+            }),
+            None => Ok(cnt),
+        }
+    })?;
+    let totals: Vec<usize> = (0..buckets)
+        .map(|b| bucket_counts.iter().map(|c| c[b]).sum())
+        .collect();
+    // the slots: (first slot, key mask) per bucket
+    let heavy = heavy_buckets(&totals, n, shift, extent);
+    let mut slot_of = Vec::with_capacity(buckets);
+    let mut slots = 0usize;
+    for (b, &h) in heavy.iter().enumerate() {
+        let (lo, hi) = keys_of(b);
+        slot_of.push((slots, if h { usize::MAX } else { 0 }));
+        slots += if h { hi - lo } else { 1 };
+    }
+    // an entry's slot, with its key relative to its bucket (0 in a heavy bucket,
+    // whose pass-1 output is final)
+    let slot = |key: usize| {
+        let b = key >> shift;
+        let (first, mask) = slot_of[b];
+        let rel = key - (b << shift);
+        (rel & !mask, first + (rel & mask))
+    };
+    let counts = if slots == buckets {
+        bucket_counts
     } else {
-        (0..chunks)
-            .into_par_iter()
-            .map(|c| {
-                let mut cnt = vec![0usize; buckets];
-                src.keys(bounds[c], bounds[c + 1], |k| cnt[k >> shift] += 1);
-                cnt
-            })
-            .collect()
+        // pass 0b: per-chunk slot counts (keys were checked above)
+        per_chunk(&|c: usize| {
+            let mut cnt = crate::alloc::filled(slots, 0usize, "slot counts")?;
+            src.keys(bounds[c], bounds[c + 1], |key| cnt[slot(key).1] += 1);
+            Ok(cnt)
+        })?
     };
     let (mut idx, mut val) = outputs::<I, V>(n)?;
-    let mut keys = crate::alloc::zeroed::<u32>(n, "scatter keys")?;
+    let mut keys = crate::alloc::zeroed::<u32>(if PACK { 0 } else { n }, "scatter keys")?;
     advise_huge_pages(&keys);
-    {
-        // chunk c's part of every bucket's segment, bucket by bucket
+    if chunks == 1 {
+        // one chunk: a cursor per slot into the whole output (no per-slot parts)
+        let mut cur = crate::alloc::with_capacity::<usize>(slots, "slot cursors")?;
+        let mut at = 0usize;
+        for &len in &counts[0] {
+            cur.push(at);
+            at += len;
+        }
+        let (ok, oi, ov) = (&mut keys[..], &mut idx[..], &mut val[..]);
+        src.entries(0, n, |key, m, v| {
+            let (rel, s) = slot(key);
+            let p = cur[s];
+            cur[s] = p + 1;
+            if PACK {
+                oi[p] = I::usize_as((rel << minor_bits) | (m.as_usize() & minor_mask));
+            } else {
+                ok[p] = rel as u32;
+                oi[p] = m;
+            }
+            ov[p] = v;
+        });
+    } else {
+        // chunk c's part of every slot's segment, slot by slot
         type Part<'a, I, V> = (&'a mut [u32], &'a mut [I], &'a mut [V]);
         let mut parts: Vec<Vec<Part<'_, I, V>>> =
-            (0..chunks).map(|_| Vec::with_capacity(buckets)).collect();
+            (0..chunks).map(|_| Vec::with_capacity(slots)).collect();
         let (mut rk, mut ri, mut rv) = (&mut keys[..], &mut idx[..], &mut val[..]);
-        for b in 0..buckets {
+        for s in 0..slots {
             for (part, cnt) in parts.iter_mut().zip(&counts) {
-                let len = cnt[b];
-                let (k, k2) = rk.split_at_mut(len);
+                let len = cnt[s];
+                let (k, k2) = rk.split_at_mut(if PACK { 0 } else { len });
                 let (i, i2) = ri.split_at_mut(len);
                 let (v, v2) = rv.split_at_mut(len);
                 part.push((k, i, v));
@@ -414,60 +531,115 @@ fn partitioned_scatter<I: Index, V: Value>(
             }
         }
         let pass1 = |(c, mut part): (usize, Vec<Part<'_, I, V>>)| {
-            let mut cur = vec![0usize; buckets];
+            let mut cur = vec![0usize; slots];
             src.entries(bounds[c], bounds[c + 1], |key, m, v| {
-                let b = key >> shift;
-                let p = cur[b];
-                cur[b] = p + 1;
-                let (pk, pi, pv) = &mut part[b];
-                pk[p] = (key - (b << shift)) as u32;
-                pi[p] = m;
+                let (rel, s) = slot(key);
+                let p = cur[s];
+                cur[s] = p + 1;
+                let (pk, pi, pv) = &mut part[s];
+                if PACK {
+                    pi[p] = I::usize_as((rel << minor_bits) | (m.as_usize() & minor_mask));
+                } else {
+                    pk[p] = rel as u32;
+                    pi[p] = m;
+                }
                 pv[p] = v;
             });
         };
-        if chunks > 1 {
-            parts.into_par_iter().enumerate().for_each(pass1);
-        } else {
-            parts.into_iter().enumerate().for_each(pass1);
-        }
+        parts.into_par_iter().enumerate().for_each(pass1);
     }
-    // pass 2: each bucket's segment, sorted by key in cache; buckets in groups of
-    // about equal size, one group per task, one buffer per group
-    type Seg<'a, I, V> = (usize, (&'a [u32], &'a mut [I], &'a mut [V]));
+    // pass 2: each light bucket's segment, counted and sorted by key in cache (a
+    // heavy bucket's entries are in place; only its offsets are written); buckets
+    // in groups of about equal entries, one group per task, one buffer per group
+    let mut offsets = alloc_zeroed(extent + 1, "offsets")?;
+    offsets[extent] = n;
+    // a heavy bucket's keys' starts, from its slots' counts
+    let slot_len = |s: usize| counts.iter().map(|c| c[s]).sum::<usize>();
+    type Seg<'a, I, V> = (
+        usize,
+        usize,
+        &'a mut [usize],
+        (&'a [u32], &'a mut [I], &'a mut [V]),
+    );
     let mut segs: Vec<Seg<'_, I, V>> = Vec::with_capacity(buckets);
     let (mut rk, mut ri, mut rv) = (&keys[..], idx.as_mut_slice(), val.as_mut_slice());
+    let mut ro = &mut offsets[..extent];
+    let mut start = 0usize;
     for b in 0..buckets {
         let (lo, hi) = keys_of(b);
-        let len = offsets[hi] - offsets[lo];
-        let (k, k2) = rk.split_at(len);
+        let len = totals[b];
+        let (o, o2) = ro.split_at_mut(hi - lo);
         let (i, i2) = ri.split_at_mut(len);
         let (v, v2) = rv.split_at_mut(len);
-        segs.push((b, (k, i, v)));
-        (rk, ri, rv) = (k2, i2, v2);
+        let (k, k2) = rk.split_at(if PACK { 0 } else { len });
+        (rk, ri, rv, ro) = (k2, i2, v2, o2);
+        if heavy[b] {
+            let mut at = start;
+            for (j, o) in o.iter_mut().enumerate() {
+                *o = at;
+                at += slot_len(slot_of[b].0 + j);
+            }
+        } else {
+            segs.push((b, start, o, (k, i, v)));
+        }
+        start += len;
     }
-    let groups = chunks.min(buckets).max(1);
+    let groups = chunks.min(segs.len()).max(1);
+    let light: usize = segs.iter().map(|s| s.3.1.len()).sum::<usize>().max(1);
     let mut grouped: Vec<Vec<Seg<'_, I, V>>> = (0..groups).map(|_| Vec::new()).collect();
-    for (g, seg) in segs.into_iter().enumerate() {
-        grouped[g * groups / buckets].push(seg);
+    let mut before = 0usize;
+    for seg in segs {
+        let len = seg.3.1.len();
+        // the group holding this segment's middle entry
+        grouped[((before + len / 2) * groups / light).min(groups - 1)].push(seg);
+        before += len;
     }
     let pass2 = |group: Vec<Seg<'_, I, V>>| -> Result<()> {
-        let longest = group.iter().map(|s| s.1.0.len()).max().unwrap_or(0);
+        let longest = group.iter().map(|s| s.3.1.len()).max().unwrap_or(0);
         let mut bi = crate::alloc::with_capacity::<I>(longest, "scatter buffer")?;
         let mut bv = crate::alloc::with_capacity::<V>(longest, "scatter buffer")?;
-        let mut cur = crate::alloc::with_capacity::<usize>(1usize << shift, "scatter cursors")?;
-        for (b, (sk, si, sv)) in group {
+        let mut cur =
+            crate::alloc::with_capacity::<usize>((1usize << shift) + 1, "scatter cursors")?;
+        for (b, start, offs, (sk, si, sv)) in group {
             let (lo, hi) = keys_of(b);
             bi.clear();
             bi.extend_from_slice(si);
             bv.clear();
             bv.extend_from_slice(sv);
+            // the bucket's per-key counts, turned into cursors and offsets
             cur.clear();
-            cur.extend(offsets[lo..hi].iter().map(|o| o - offsets[lo]));
-            for ((&k, &m), &v) in sk.iter().zip(&bi).zip(&bv) {
-                let p = cur[k as usize];
-                cur[k as usize] = p + 1;
-                si[p] = m;
-                sv[p] = v;
+            cur.resize(hi - lo + 1, 0);
+            if PACK {
+                for x in &bi {
+                    cur[(x.as_usize() >> minor_bits) + 1] += 1;
+                }
+            } else {
+                for &k in sk {
+                    cur[k as usize + 1] += 1;
+                }
+            }
+            for j in 1..cur.len() {
+                cur[j] += cur[j - 1];
+            }
+            for (o, &c) in offs.iter_mut().zip(&cur) {
+                *o = start + c;
+            }
+            if PACK {
+                for (&x, &v) in bi.iter().zip(&bv) {
+                    let x = x.as_usize();
+                    let k = x >> minor_bits;
+                    let p = cur[k];
+                    cur[k] = p + 1;
+                    si[p] = I::usize_as(x & minor_mask);
+                    sv[p] = v;
+                }
+            } else {
+                for ((&k, &m), &v) in sk.iter().zip(&bi).zip(&bv) {
+                    let p = cur[k as usize];
+                    cur[k as usize] = p + 1;
+                    si[p] = m;
+                    sv[p] = v;
+                }
             }
         }
         Ok(())
@@ -477,7 +649,31 @@ fn partitioned_scatter<I: Index, V: Value>(
     } else {
         grouped.into_iter().try_for_each(pass2)?;
     }
-    Ok((idx, val))
+    Ok((offsets, idx, val))
+}
+
+/// A bucket with more than `HEAVY` times the mean bucket's entries is heavy.
+const HEAVY: usize = 4;
+
+/// Which buckets get a slot per key: the heaviest first, each more than
+/// [`HEAVY`] times the mean, while the slots stay within three times the bucket
+/// count.
+fn heavy_buckets(totals: &[usize], n: usize, shift: u32, extent: usize) -> Vec<bool> {
+    let buckets = totals.len();
+    let mut heavy = vec![false; buckets];
+    let floor = HEAVY * n.div_ceil(buckets.max(1));
+    let mut order: Vec<usize> = (0..buckets).filter(|&b| totals[b] > floor).collect();
+    order.sort_by_key(|&b| (std::cmp::Reverse(totals[b]), b));
+    let mut extra = 0usize;
+    for b in order {
+        let width = ((b + 1) << shift).min(extent) - (b << shift).min(extent);
+        if extra + width - 1 > 2 * buckets {
+            break;
+        }
+        extra += width - 1;
+        heavy[b] = true;
+    }
+    heavy
 }
 
 fn indptr_from<P: Index>(offsets: &[usize]) -> Result<Vec<P>> {
@@ -550,10 +746,10 @@ pub fn coo_to_csx<V: Value, I: Index, P: Index>(
             nnz,
             major,
             minor,
+            minor_extent: coo.shape()[minor],
             vals: &coo.values()[..],
         };
-        let offsets = histogram_of(&src, extent)?;
-        let (idx, val) = scatter(&src, &offsets)?;
+        let (offsets, idx, val) = scatter(&src, extent)?;
         CsxMatrix::try_new_with(
             coo.shape().to_vec(),
             axis,
@@ -727,8 +923,7 @@ pub fn transpose_csx<V: Value, I: Index, P: Index>(
     }
     // the row of each entry comes from indptr as the scatter walks the rows
     let src = CsxSource { ptr, idx, vals };
-    let offsets = histogram_of(&src, m.shape()[minor])?;
-    let (new_idx, new_val) = scatter(&src, &offsets)?;
+    let (offsets, new_idx, new_val) = scatter(&src, m.shape()[minor])?;
     CsxMatrix::try_new_with(
         m.shape().to_vec(),
         other,
@@ -1243,8 +1438,11 @@ mod tests {
         assert!(pt.is_none_or(|pt| pt.shift >= p.shift), "{pt:?} {p:?}");
     }
 
-    /// The partitioned scatter gives exactly the direct scatter's output, on
-    /// caches small enough to force many buckets, in pools of 1 and 3 threads.
+    /// The partitioned scatter gives exactly the direct scatter's output and the
+    /// per-key histogram's offsets, with the keys packed into the index slots and
+    /// kept apart, on caches small enough to force many buckets, in pools of 1
+    /// and 3 threads, for uniform keys and for keys so skewed that some buckets
+    /// get a slot per key.
     #[test]
     fn partitioned_scatter_equals_the_direct_one() {
         let tiny = CacheSizes {
@@ -1252,6 +1450,7 @@ mod tests {
             last_level: 64 << 10,
             from_system: false,
         };
+        let mut cases = Vec::new();
         for (n, shape) in [(5_000, [400usize, 3_000]), (300_000, [500, 70_000])] {
             let coo = random(n, &shape, n as u64 + 3);
             // shuffle the canonical entries (a fixed rotation and stride)
@@ -1264,30 +1463,150 @@ mod tests {
                 coords.extend_from_slice(&c[2 * k..2 * k + 2]);
             }
             let vals: Vec<f64> = order.iter().map(|&k| coo.values()[k]).collect();
+            cases.push((coords, vals, shape, false));
+        }
+        // skewed: 3 entries in 5 on the first 8 keys of either axis, the rest
+        // spread; the tiny cache gives 16 buckets of 32 keys, so one heavy bucket
+        // fits the slot budget
+        let (m, shape) = (300_000usize, [500usize, 490]);
+        let coords: Vec<i64> = (0..m)
+            .flat_map(|k| {
+                let spread = [(k * 7919 % 500) as i64, (k * 104_729 % 490) as i64];
+                if k % 5 < 3 {
+                    [(k % 8) as i64, (k / 8 % 8) as i64]
+                } else {
+                    spread
+                }
+            })
+            .collect();
+        let vals: Vec<f64> = (0..m).map(|k| k as f64).collect();
+        cases.push((coords, vals, shape, true));
+        for (coords, vals, shape, skewed) in &cases {
+            let m = vals.len();
             for axis in [0usize, 1] {
                 let src = CooSource {
-                    coords: &coords,
+                    coords,
                     layout: CoordLayout::RowMajor,
                     nnz: m,
                     major: axis,
                     minor: 1 - axis,
-                    vals: &vals,
+                    minor_extent: shape[1 - axis],
+                    vals,
                 };
-                let offsets = histogram_of(&src, shape[axis]).unwrap();
-                let p = plan(m, shape[axis], 16, tiny).expect("partitioned");
+                let extent = shape[axis];
+                let offsets = histogram_of(&src, extent).unwrap();
+                let p = plan(m, extent, 16, tiny).expect("partitioned");
                 assert!(p.buckets > 1);
-                let direct = direct_scatter(&src, &offsets).unwrap();
+                let totals: Vec<usize> = (0..p.buckets)
+                    .map(|b| offsets[((b + 1) << p.shift).min(extent)] - offsets[b << p.shift])
+                    .collect();
+                let heavy = heavy_buckets(&totals, m, p.shift, extent);
+                assert_eq!(heavy.iter().any(|&h| h), *skewed, "{p:?}");
+                let bits = packed_minor_bits::<i64>(shape[1 - axis], p.shift).expect("packs");
+                let (idx, val) = direct_scatter(&src, &offsets).unwrap();
+                let direct = (offsets, idx, val);
                 for threads in [1, 3] {
                     let pool = rayon::ThreadPoolBuilder::new()
                         .num_threads(threads)
                         .build()
                         .unwrap();
-                    let part = pool.install(|| partitioned_scatter(&src, &offsets, p).unwrap());
-                    assert!(part == direct, "n {n} axis {axis} threads {threads}");
-                    let via = pool.install(|| scatter_with(&src, &offsets, tiny).unwrap());
+                    let packed = pool.install(|| {
+                        partitioned_scatter_as::<_, _, true>(&src, extent, p, bits).unwrap()
+                    });
+                    assert!(packed == direct, "m {m} axis {axis} threads {threads}");
+                    let apart = pool.install(|| {
+                        partitioned_scatter_as::<_, _, false>(&src, extent, p, 0).unwrap()
+                    });
+                    assert!(apart == direct, "m {m} axis {axis} threads {threads}");
+                    let via = pool.install(|| scatter_with(&src, extent, tiny).unwrap());
                     assert!(via == direct);
                 }
             }
         }
+    }
+
+    /// Only buckets far above the mean get a slot per key, the heaviest first,
+    /// within the slot budget.
+    #[test]
+    fn heavy_buckets_are_the_largest_within_the_budget() {
+        // 8 buckets of 4 keys (the last of 2), 800 entries: the mean is 100
+        let totals = [450, 10, 401, 400, 30, 9, 0, 0];
+        assert_eq!(
+            heavy_buckets(&totals, 800, 2, 30),
+            [true, false, true, false, false, false, false, false]
+        );
+        assert_eq!(heavy_buckets(&[100; 8], 800, 2, 30), [false; 8]);
+        // 3 buckets of 4 keys: room for 6 extra slots, the two largest
+        assert_eq!(
+            heavy_buckets(&[500, 600, 700], 30, 2, 12),
+            [false, true, true]
+        );
+        // 2 buckets of 8 keys: 7 extra slots exceed the room for 4
+        assert_eq!(heavy_buckets(&[900, 0], 100, 3, 16), [false, false]);
+        assert_eq!(heavy_buckets(&[900, 0], 100, 1, 4), [true, false]);
+    }
+
+    /// Keys are packed above the minor index only while both fit the index type's
+    /// non-negative range.
+    #[test]
+    fn keys_pack_only_into_spare_index_bits() {
+        // 10^6 rows need 20 bits; 10 more for the key fit i32's 31
+        assert_eq!(packed_minor_bits::<i32>(1_000_000, 10), Some(20));
+        assert_eq!(packed_minor_bits::<i32>(1 << 20, 11), Some(20));
+        assert_eq!(packed_minor_bits::<i32>((1 << 20) + 1, 11), None);
+        assert_eq!(packed_minor_bits::<i64>(1 << 40, 23), Some(40));
+        assert_eq!(packed_minor_bits::<u8>(2, 7), None);
+        assert_eq!(packed_minor_bits::<u8>(2, 6), Some(1));
+        assert_eq!(packed_minor_bits::<i16>(1, 15), Some(0));
+        assert_eq!(packed_minor_bits::<i16>(2, 15), None);
+        assert_eq!(packed_minor_bits::<i16>(2, 14), Some(1));
+    }
+
+    /// An out-of-range key is the same error, at the same position, whichever way
+    /// the scatter runs and however many threads it has; minor indices beyond the
+    /// stated extent (a trusted tensor that lied) never panic.
+    #[test]
+    fn scatters_report_the_first_bad_key_and_never_panic() {
+        let tiny = CacheSizes {
+            l2: 16 << 10,
+            last_level: 64 << 10,
+            from_system: false,
+        };
+        let m = 300_000usize;
+        let extent = 70_000usize;
+        let mut coords: Vec<i32> = (0..m)
+            .flat_map(|k| [((k * 7919) % extent) as i32, (k % 500) as i32 * 1000])
+            .collect();
+        coords[2 * 200_000] = 70_000;
+        coords[2 * 250_000] = -3;
+        let vals = vec![1.0f64; m];
+        let source = |coords| CooSource {
+            coords,
+            layout: CoordLayout::RowMajor,
+            nnz: m,
+            major: 0,
+            minor: 1,
+            minor_extent: 500,
+            vals: &vals,
+        };
+        let src = source(&coords);
+        assert!(plan(m, extent, 12, tiny).is_some());
+        let want = histogram_of(&src, extent).unwrap_err().to_string();
+        assert!(want.contains("200000"), "{want}");
+        for threads in [1, 2, 3] {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            let got = pool.install(|| scatter_with(&src, extent, tiny).unwrap_err());
+            assert_eq!(got.to_string(), want);
+        }
+        // keys valid, minors 1000x beyond the stated extent
+        let mut valid = coords.clone();
+        valid[2 * 200_000] = 1;
+        valid[2 * 250_000] = 2;
+        let src = source(&valid);
+        let (offsets, idx, _) = scatter_with(&src, extent, tiny).unwrap();
+        assert_eq!((offsets.len(), idx.len()), (extent + 1, m));
     }
 }
