@@ -42,6 +42,17 @@ fn coord_fn<I: Index>(
     }
 }
 
+/// The error for the entry at `position` whose key is not below `extent`.
+fn key_out_of_range(position: usize, key: usize, extent: usize) -> Error {
+    Error::IndexOutOfBounds {
+        buffer: "coordinates".into(),
+        position,
+        // `as_usize` sign-extended negative coordinates: report them as such
+        value: key as isize as i128,
+        bound: extent as u64,
+    }
+}
+
 /// Per-key counts turned into start offsets (`offsets[key]`), with the total.
 fn histogram_of<I: Index, V: Value>(src: &impl Source<I, V>, extent: usize) -> Result<Vec<usize>> {
     let mut counts = alloc_zeroed(extent + 1, "histogram")?;
@@ -56,13 +67,7 @@ fn histogram_of<I: Index, V: Value>(src: &impl Source<I, V>, extent: usize) -> R
         k += 1;
     });
     if let Some((k, c)) = bad {
-        // `as_usize` sign-extended negative coordinates: report them as such
-        return Err(Error::IndexOutOfBounds {
-            buffer: "coordinates".into(),
-            position: k,
-            value: c as isize as i128,
-            bound: extent as u64,
-        });
+        return Err(key_out_of_range(k, c, extent));
     }
     for i in 1..=extent {
         counts[i] += counts[i - 1];
@@ -80,12 +85,7 @@ fn histogram(
     for k in 0..n {
         let c = key(k);
         if c >= extent {
-            return Err(Error::IndexOutOfBounds {
-                buffer: "coordinates".into(),
-                position: k,
-                value: c as isize as i128,
-                bound: extent as u64,
-            });
+            return Err(key_out_of_range(k, c, extent));
         }
         counts[c + 1] += 1;
     }
@@ -450,13 +450,7 @@ fn partitioned_scatter_as<I: Index, V: Value, const PACK: bool>(
             k += 1;
         });
         match bad {
-            // `as_usize` sign-extended negative coordinates: report them as such
-            Some((k, key)) => Err(Error::IndexOutOfBounds {
-                buffer: "coordinates".into(),
-                position: k,
-                value: key as isize as i128,
-                bound: extent as u64,
-            }),
+            Some((k, key)) => Err(key_out_of_range(k, key, extent)),
             None => Ok(cnt),
         }
     })?;
@@ -493,6 +487,17 @@ fn partitioned_scatter_as<I: Index, V: Value, const PACK: bool>(
     let (mut idx, mut val) = outputs::<I, V>(n)?;
     let mut keys = crate::alloc::zeroed::<u32>(if PACK { 0 } else { n }, "scatter keys")?;
     advise_huge_pages(&keys);
+    // pass 1's write of one entry (key relative to its bucket, minor index, value)
+    // at `p`: the key packed above the minor index, or into its own scratch
+    let put = |ok: &mut [u32], oi: &mut [I], ov: &mut [V], p: usize, (rel, m, v): (usize, I, V)| {
+        if PACK {
+            oi[p] = I::usize_as((rel << minor_bits) | (m.as_usize() & minor_mask));
+        } else {
+            ok[p] = rel as u32;
+            oi[p] = m;
+        }
+        ov[p] = v;
+    };
     if chunks == 1 {
         // one chunk: a cursor per slot into the whole output (no per-slot parts)
         let mut cur = crate::alloc::with_capacity::<usize>(slots, "slot cursors")?;
@@ -506,13 +511,7 @@ fn partitioned_scatter_as<I: Index, V: Value, const PACK: bool>(
             let (rel, s) = slot(key);
             let p = cur[s];
             cur[s] = p + 1;
-            if PACK {
-                oi[p] = I::usize_as((rel << minor_bits) | (m.as_usize() & minor_mask));
-            } else {
-                ok[p] = rel as u32;
-                oi[p] = m;
-            }
-            ov[p] = v;
+            put(ok, oi, ov, p, (rel, m, v));
         });
     } else {
         // chunk c's part of every slot's segment, slot by slot
@@ -537,13 +536,7 @@ fn partitioned_scatter_as<I: Index, V: Value, const PACK: bool>(
                 let p = cur[s];
                 cur[s] = p + 1;
                 let (pk, pi, pv) = &mut part[s];
-                if PACK {
-                    pi[p] = I::usize_as((rel << minor_bits) | (m.as_usize() & minor_mask));
-                } else {
-                    pk[p] = rel as u32;
-                    pi[p] = m;
-                }
-                pv[p] = v;
+                put(pk, pi, pv, p, (rel, m, v));
             });
         };
         parts.into_par_iter().enumerate().for_each(pass1);
