@@ -146,7 +146,7 @@ fn alpha_acc<V: Numeric>(scale: Scale<V>) -> V::Acc {
 /// (standalone, 10^7 entries, one thread). Each entry also prefetches the
 /// element of `x` that the entry [`AHEAD`] places further on reads (see there).
 #[inline(always)]
-fn row_dot<V: Numeric, I: Index>(
+fn row_dot<V: Numeric, I: Index, const PF: bool>(
     idx: &[I],
     vals: &[V],
     (a, b): (usize, usize),
@@ -155,7 +155,9 @@ fn row_dot<V: Numeric, I: Index>(
 ) -> V::Acc {
     let mut acc = V::acc_zero();
     for (k, (&j, &v)) in (a..).zip(idx[a..b].iter().zip(&vals[a..b])) {
-        prefetch_ahead(x, idx, k, 1);
+        if PF {
+            prefetch_ahead(x, idx, k, 1);
+        }
         let Some(&xj) = x.get(j.as_usize()) else {
             *bad = true;
             break;
@@ -176,9 +178,19 @@ fn row_dot<V: Numeric, I: Index>(
 /// at a few nanoseconds per entry; measured 48 and 128 both 2.4-2.9x faster than
 /// none, 16 only 1.5-1.7x (10^7 entries, 10^6 columns, one thread, best of 15).
 /// With the target in cache the prefetch costs an index load and a hint per
-/// entry and measured no slower. The distance is a count of entries, not a
-/// size: it depends on the memory latency, not on the cache sizes.
+/// entry: 10% of SpMV's time with a 256 KiB `x` (2^15 columns), so SpMV's
+/// gathers (CSR) and scatters (CSC) skip it when their target fits in half the
+/// level-2 cache ([`prefetches`]). The distance is a count of
+/// entries, not a size: it depends on the memory latency, not on the cache
+/// sizes.
 pub(crate) const AHEAD: usize = 128;
+
+/// Whether gathers from or scatters into `target` prefetch (see [`AHEAD`]):
+/// when it is larger than half this core's level-2 cache (private to the core,
+/// so not shared with other programs as the last level is).
+pub(crate) fn prefetches<T>(target: &[T]) -> bool {
+    size_of_val(target) > crate::cache::cache_sizes().l2 / 2
+}
 
 /// How much of a row (SpMM's rows of `B` or `C`) is prefetched ahead: four
 /// cache lines, a whole row of up to 32 `f64`; the hardware prefetcher follows
@@ -288,6 +300,22 @@ fn csr_mv<V: Numeric, I: Index, P: Index>(
     y: &mut [V],
     scale: Scale<V>,
 ) -> u8 {
+    if prefetches(x) {
+        csr_mv_as::<V, I, P, true>(ptr, idx, vals, x, y, scale)
+    } else {
+        csr_mv_as::<V, I, P, false>(ptr, idx, vals, x, y, scale)
+    }
+}
+
+/// [`csr_mv`] with (`PF`) or without the prefetch of `x`.
+fn csr_mv_as<V: Numeric, I: Index, P: Index, const PF: bool>(
+    ptr: &[P],
+    idx: &[I],
+    vals: &[V],
+    x: &[V],
+    y: &mut [V],
+    scale: Scale<V>,
+) -> u8 {
     let nnz = vals.len().min(idx.len());
     let (idx, vals) = (&idx[..nnz], &vals[..nnz]);
     let leaf = |lo: usize, _hi: usize, out: &mut [V]| -> u8 {
@@ -297,7 +325,7 @@ fn csr_mv<V: Numeric, I: Index, P: Index>(
                 flags |= BAD_PTR;
                 continue;
             };
-            let acc = row_dot(idx, vals, (a, b), x, &mut bad);
+            let acc = row_dot::<V, I, PF>(idx, vals, (a, b), x, &mut bad);
             match finish(acc, *yr, scale) {
                 Some(v) => *yr = v,
                 None => flags |= OVERFLOW,
@@ -318,6 +346,22 @@ fn csc_scatter<V: Numeric, I: Index, P: Index>(
     acc: &mut [V::Acc],
     alpha: V::Acc,
 ) -> u8 {
+    if prefetches(acc) {
+        csc_scatter_as::<V, I, P, true>(ptr, idx, vals, x, acc, alpha)
+    } else {
+        csc_scatter_as::<V, I, P, false>(ptr, idx, vals, x, acc, alpha)
+    }
+}
+
+/// [`csc_scatter`] with (`PF`) or without the prefetch of `acc`.
+fn csc_scatter_as<V: Numeric, I: Index, P: Index, const PF: bool>(
+    ptr: &[P],
+    idx: &[I],
+    vals: &[V],
+    x: &[V],
+    acc: &mut [V::Acc],
+    alpha: V::Acc,
+) -> u8 {
     let nnz = vals.len().min(idx.len());
     let (idx, vals) = (&idx[..nnz], &vals[..nnz]);
     let (mut flags, mut bad) = (0u8, false);
@@ -328,7 +372,9 @@ fn csc_scatter<V: Numeric, I: Index, P: Index>(
         };
         let xj = V::acc_mul(alpha, xj.to_acc());
         for (k, (&i, &v)) in (a..).zip(idx[a..b].iter().zip(&vals[a..b])) {
-            prefetch_ahead(acc, idx, k, 1);
+            if PF {
+                prefetch_ahead(acc, idx, k, 1);
+            }
             // an index past the output (a tensor built without validation):
             // flagged, the column abandoned (see `row_dot`)
             let Some(s) = acc.get_mut(i.as_usize()) else {
@@ -1493,12 +1539,11 @@ mod tests {
         let (ptr, vals) = ([0i32, 1, 2], [1.0f64, 2.0]);
         let x3 = [1.0, 2.0, 3.0];
         for (idx, x) in [([0i32, 5], &x3[..]), ([0, 0], &[][..]), ([3, 1], &x3[..])] {
+            // with and without the prefetch (chosen from x's size by `csr_mv`)
             let mut y = [0.0; 2];
-            assert_eq!(
-                csr_mv(&ptr, &idx, &vals, x, &mut y, None) & OOB,
-                OOB,
-                "{idx:?} {x:?}"
-            );
+            let with = csr_mv_as::<f64, i32, i32, true>(&ptr, &idx, &vals, x, &mut y, None);
+            let without = csr_mv_as::<f64, i32, i32, false>(&ptr, &idx, &vals, x, &mut y, None);
+            assert_eq!((with & OOB, without & OOB), (OOB, OOB), "{idx:?} {x:?}");
         }
         let mut y = [0.0; 2];
         assert_eq!(csr_mv(&ptr, &[0i32, 2], &vals, &x3, &mut y, None), 0);
@@ -1520,14 +1565,10 @@ mod tests {
 
         // CSC: 1 column holding rows 1 and 7 of 2; an empty output
         let mut acc = [0.0; 2];
-        let f = csc_scatter(
-            &[0i32, 2],
-            &[1i32, 7],
-            &[1.0f64, 1.0],
-            &[2.0],
-            &mut acc,
-            1.0,
-        );
+        let (p2, i2, v2) = ([0i32, 2], [1i32, 7], [1.0f64, 1.0]);
+        let f = csc_scatter_as::<f64, i32, i32, true>(&p2, &i2, &v2, &[2.0], &mut acc, 1.0);
+        assert_eq!(f & OOB, OOB);
+        let f = csc_scatter_as::<f64, i32, i32, false>(&p2, &i2, &v2, &[2.0], &mut acc, 1.0);
         assert_eq!(f & OOB, OOB);
         let mut none: [f64; 0] = [];
         assert_eq!(
@@ -1620,6 +1661,16 @@ mod tests {
     /// number about (work / PAR_WORK), not one per row. (The split once compared
     /// the indptr with a target that included the row count, peeled one row off at
     /// a time, and overflowed the stack of a debug build on a 2·10^6-nnz matrix.)
+    /// Targets up to half the level-2 cache are not prefetched; larger ones are.
+    #[test]
+    fn only_targets_larger_than_half_the_level_2_cache_are_prefetched() {
+        let half = crate::cache::cache_sizes().l2 / 2;
+        assert!(!prefetches(&vec![0u8; half]));
+        assert!(prefetches(&vec![0u8; half + 1]));
+        assert!(!prefetches(&vec![0.0f64; half / 8]));
+        assert!(prefetches(&vec![0.0f64; half / 8 + 1]));
+    }
+
     #[test]
     fn par_rows_splits_the_work_in_halves() {
         let rows = 200_000usize;
