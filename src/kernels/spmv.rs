@@ -300,24 +300,9 @@ fn csr_mv<V: Numeric, I: Index, P: Index>(
     y: &mut [V],
     scale: Scale<V>,
 ) -> u8 {
-    if prefetches(x) {
-        csr_mv_as::<V, I, P, true>(ptr, idx, vals, x, y, scale)
-    } else {
-        csr_mv_as::<V, I, P, false>(ptr, idx, vals, x, y, scale)
-    }
-}
-
-/// [`csr_mv`] with (`PF`) or without the prefetch of `x`.
-fn csr_mv_as<V: Numeric, I: Index, P: Index, const PF: bool>(
-    ptr: &[P],
-    idx: &[I],
-    vals: &[V],
-    x: &[V],
-    y: &mut [V],
-    scale: Scale<V>,
-) -> u8 {
     let nnz = vals.len().min(idx.len());
     let (idx, vals) = (&idx[..nnz], &vals[..nnz]);
+    let pf = prefetches(x);
     let leaf = |lo: usize, _hi: usize, out: &mut [V]| -> u8 {
         let (mut flags, mut bad) = (0u8, false);
         for (r, yr) in out.iter_mut().enumerate() {
@@ -325,7 +310,11 @@ fn csr_mv_as<V: Numeric, I: Index, P: Index, const PF: bool>(
                 flags |= BAD_PTR;
                 continue;
             };
-            let acc = row_dot::<V, I, PF>(idx, vals, (a, b), x, &mut bad);
+            let acc = if pf {
+                row_dot::<V, I, true>(idx, vals, (a, b), x, &mut bad)
+            } else {
+                row_dot::<V, I, false>(idx, vals, (a, b), x, &mut bad)
+            };
             match finish(acc, *yr, scale) {
                 Some(v) => *yr = v,
                 None => flags |= OVERFLOW,
@@ -346,24 +335,9 @@ fn csc_scatter<V: Numeric, I: Index, P: Index>(
     acc: &mut [V::Acc],
     alpha: V::Acc,
 ) -> u8 {
-    if prefetches(acc) {
-        csc_scatter_as::<V, I, P, true>(ptr, idx, vals, x, acc, alpha)
-    } else {
-        csc_scatter_as::<V, I, P, false>(ptr, idx, vals, x, acc, alpha)
-    }
-}
-
-/// [`csc_scatter`] with (`PF`) or without the prefetch of `acc`.
-fn csc_scatter_as<V: Numeric, I: Index, P: Index, const PF: bool>(
-    ptr: &[P],
-    idx: &[I],
-    vals: &[V],
-    x: &[V],
-    acc: &mut [V::Acc],
-    alpha: V::Acc,
-) -> u8 {
     let nnz = vals.len().min(idx.len());
     let (idx, vals) = (&idx[..nnz], &vals[..nnz]);
+    let pf = prefetches(acc);
     let (mut flags, mut bad) = (0u8, false);
     for (j, &xj) in x.iter().enumerate().take(ptr.len().saturating_sub(1)) {
         let Some((a, b)) = range(ptr, j, nnz) else {
@@ -371,20 +345,38 @@ fn csc_scatter_as<V: Numeric, I: Index, P: Index, const PF: bool>(
             continue;
         };
         let xj = V::acc_mul(alpha, xj.to_acc());
-        for (k, (&i, &v)) in (a..).zip(idx[a..b].iter().zip(&vals[a..b])) {
-            if PF {
-                prefetch_ahead(acc, idx, k, 1);
-            }
-            // an index past the output (a tensor built without validation):
-            // flagged, the column abandoned (see `row_dot`)
-            let Some(s) = acc.get_mut(i.as_usize()) else {
-                bad = true;
-                break;
-            };
-            *s = V::acc_add(*s, V::acc_mul(v.to_acc(), xj));
+        if pf {
+            column_scatter::<V, I, true>(idx, vals, (a, b), xj, acc, &mut bad);
+        } else {
+            column_scatter::<V, I, false>(idx, vals, (a, b), xj, acc, &mut bad);
         }
     }
     flags | if bad { OOB } else { 0 }
+}
+
+/// Add `values[k] * xj` into `acc[indices[k]]` for entries `a..b` (one column
+/// of a CSC matrix), prefetching `acc` ahead when `PF`. An index past `acc`
+/// (a tensor built without validation) sets `bad` and ends the column (see
+/// [`row_dot`]).
+#[inline(always)]
+fn column_scatter<V: Numeric, I: Index, const PF: bool>(
+    idx: &[I],
+    vals: &[V],
+    (a, b): (usize, usize),
+    xj: V::Acc,
+    acc: &mut [V::Acc],
+    bad: &mut bool,
+) {
+    for (k, (&i, &v)) in (a..).zip(idx[a..b].iter().zip(&vals[a..b])) {
+        if PF {
+            prefetch_ahead(acc, idx, k, 1);
+        }
+        let Some(s) = acc.get_mut(i.as_usize()) else {
+            *bad = true;
+            break;
+        };
+        *s = V::acc_add(*s, V::acc_mul(v.to_acc(), xj));
+    }
 }
 
 /// Narrow accumulators into `y` (integer and float16 scatters).
@@ -1538,13 +1530,25 @@ mod tests {
     fn out_of_range_indices_are_flagged_even_with_empty_operands() {
         let (ptr, vals) = ([0i32, 1, 2], [1.0f64, 2.0]);
         let x3 = [1.0, 2.0, 3.0];
-        for (idx, x) in [([0i32, 5], &x3[..]), ([0, 0], &[][..]), ([3, 1], &x3[..])] {
-            // with and without the prefetch (chosen from x's size by `csr_mv`)
+        // an x larger than half the level-2 cache is prefetched (`prefetches`)
+        let big = vec![1.0f64; crate::cache::cache_sizes().l2 / 2 / 8 + 1];
+        let past = big.len() as i32;
+        let cases = [([0i32, 5], &x3[..]), ([0, 0], &[][..]), ([3, 1], &x3[..])];
+        for (idx, x) in cases.into_iter().chain([([0, past], &big[..])]) {
             let mut y = [0.0; 2];
-            let with = csr_mv_as::<f64, i32, i32, true>(&ptr, &idx, &vals, x, &mut y, None);
-            let without = csr_mv_as::<f64, i32, i32, false>(&ptr, &idx, &vals, x, &mut y, None);
-            assert_eq!((with & OOB, without & OOB), (OOB, OOB), "{idx:?} {x:?}");
+            assert_eq!(
+                csr_mv(&ptr, &idx, &vals, x, &mut y, None) & OOB,
+                OOB,
+                "{idx:?} {}",
+                x.len()
+            );
         }
+        let mut y = [0.0; 2];
+        assert_eq!(
+            csr_mv(&ptr, &[0i32, past - 1], &vals, &big, &mut y, None),
+            0
+        );
+        assert_eq!(y, [1.0, 2.0]);
         let mut y = [0.0; 2];
         assert_eq!(csr_mv(&ptr, &[0i32, 2], &vals, &x3, &mut y, None), 0);
         assert_eq!(y, [1.0, 6.0]);
@@ -1564,12 +1568,19 @@ mod tests {
         assert_eq!(y, [0.0, 0.0]);
 
         // CSC: 1 column holding rows 1 and 7 of 2; an empty output
+        let (p2, v2) = ([0i32, 2], [1.0f64, 1.0]);
         let mut acc = [0.0; 2];
-        let (p2, i2, v2) = ([0i32, 2], [1i32, 7], [1.0f64, 1.0]);
-        let f = csc_scatter_as::<f64, i32, i32, true>(&p2, &i2, &v2, &[2.0], &mut acc, 1.0);
+        let f = csc_scatter(&p2, &[1i32, 7], &v2, &[2.0], &mut acc, 1.0);
         assert_eq!(f & OOB, OOB);
-        let f = csc_scatter_as::<f64, i32, i32, false>(&p2, &i2, &v2, &[2.0], &mut acc, 1.0);
+        // an output larger than half the level-2 cache is prefetched
+        let mut acc = vec![0.0; big.len()];
+        let f = csc_scatter(&p2, &[1i32, past], &v2, &[2.0], &mut acc, 1.0);
         assert_eq!(f & OOB, OOB);
+        assert_eq!(
+            csc_scatter(&p2, &[1i32, past - 1], &v2, &[2.0], &mut acc, 1.0),
+            0
+        );
+        assert_eq!((acc[1], acc[big.len() - 1]), (4.0, 2.0));
         let mut none: [f64; 0] = [];
         assert_eq!(
             csc_scatter(&[0i32, 1], &[0i32], &[1.0f64], &[2.0], &mut none, 1.0) & OOB,
