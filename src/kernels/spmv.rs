@@ -143,8 +143,9 @@ fn alpha_acc<V: Numeric>(scale: Scale<V>) -> V::Acc {
 /// data; clamping the index instead (`x[j.min(len - 1)]`, with the largest index
 /// kept for one check after the loop) costs two conditional moves and a
 /// loop-carried maximum per entry, and measured 1.1-1.5x the time of this loop
-/// (standalone, 10^7 entries, one thread). Each entry also prefetches the
-/// element of `x` that the entry [`AHEAD`] places further on reads (see there).
+/// (standalone, 10^7 entries, one thread). With `PF`, each entry also
+/// prefetches the element of `x` that the entry [`AHEAD`] places further on
+/// reads (see there).
 #[inline(always)]
 fn row_dot<V: Numeric, I: Index, const PF: bool>(
     idx: &[I],
@@ -180,9 +181,8 @@ fn row_dot<V: Numeric, I: Index, const PF: bool>(
 /// With the target in cache the prefetch costs an index load and a hint per
 /// entry: 10% of SpMV's time with a 256 KiB `x` (2^15 columns), so SpMV's
 /// gathers (CSR) and scatters (CSC) skip it when their target fits in half the
-/// level-2 cache ([`prefetches`]). The distance is a count of
-/// entries, not a size: it depends on the memory latency, not on the cache
-/// sizes.
+/// level-2 cache ([`prefetches`]). The distance is a count of entries, not a
+/// size: it depends on the memory latency, not on the cache sizes.
 pub(crate) const AHEAD: usize = 128;
 
 /// Whether gathers from or scatters into `target` prefetch (see [`AHEAD`]):
@@ -1668,10 +1668,6 @@ mod tests {
         prefetch_ahead::<f64, i32>(&[], &[5], 0, 1);
     }
 
-    /// The row split halves the work: on 200,000 rows of 10 entries the leaves
-    /// number about (work / PAR_WORK), not one per row. (The split once compared
-    /// the indptr with a target that included the row count, peeled one row off at
-    /// a time, and overflowed the stack of a debug build on a 2·10^6-nnz matrix.)
     /// Targets up to half the level-2 cache are not prefetched; larger ones are.
     #[test]
     fn only_targets_larger_than_half_the_level_2_cache_are_prefetched() {
@@ -1682,6 +1678,10 @@ mod tests {
         assert!(prefetches(&vec![0.0f64; half / 8 + 1]));
     }
 
+    /// The row split halves the work: on 200,000 rows of 10 entries the leaves
+    /// number about (work / PAR_WORK), not one per row. (The split once compared
+    /// the indptr with a target that included the row count, peeled one row off at
+    /// a time, and overflowed the stack of a debug build on a 2·10^6-nnz matrix.)
     #[test]
     fn par_rows_splits_the_work_in_halves() {
         let rows = 200_000usize;
