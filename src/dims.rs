@@ -586,7 +586,9 @@ fn ravel(coords: &[usize], shape: &[usize]) -> usize {
         .fold(0, |acc, (&c, &d)| acc * d + c)
 }
 
-fn unravel(mut linear: usize, shape: &[usize], out: &mut [usize]) {
+/// The multi-index of row-major position `linear` within `shape`, into `out`
+/// (0 along an empty dimension).
+pub(crate) fn unravel(mut linear: usize, shape: &[usize], out: &mut [usize]) {
     for (o, &d) in out.iter_mut().zip(shape).rev() {
         if d == 0 {
             *o = 0;
@@ -594,6 +596,18 @@ fn unravel(mut linear: usize, shape: &[usize], out: &mut [usize]) {
             *o = linear % d;
             linear /= d;
         }
+    }
+}
+
+/// Step the multi-index `idx` to the next row-major position within `shape`
+/// (wrapping to all zeros after the last one): an odometer, no division.
+pub(crate) fn advance(idx: &mut [usize], shape: &[usize]) {
+    for d in (0..idx.len().min(shape.len())).rev() {
+        idx[d] += 1;
+        if idx[d] < shape[d] {
+            return;
+        }
+        idx[d] = 0;
     }
 }
 

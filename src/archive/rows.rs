@@ -514,27 +514,13 @@ fn level_needs_starts(t: &AnyTensor, l: &AnyLevel) -> Result<bool> {
 }
 
 /// The multi-index of row-major position `k`.
-pub(crate) fn unravel(mut k: usize, shape: &[usize]) -> Vec<usize> {
+pub(crate) fn unravel(k: usize, shape: &[usize]) -> Vec<usize> {
     let mut idx = vec![0usize; shape.len()];
-    for d in (0..shape.len()).rev() {
-        if shape[d] > 0 {
-            idx[d] = k % shape[d];
-            k /= shape[d];
-        }
-    }
+    crate::dims::unravel(k, shape, &mut idx);
     idx
 }
 
-/// Step a multi-index to the next row-major position (wrapping at the end).
-pub(crate) fn advance(idx: &mut [usize], shape: &[usize]) {
-    for d in (0..shape.len()).rev() {
-        idx[d] += 1;
-        if idx[d] < shape[d] {
-            return;
-        }
-        idx[d] = 0;
-    }
-}
+pub(crate) use crate::dims::advance;
 
 /// The values at `offsets` (element offsets into `values`) as an Arrow array.
 fn gather(values: &ValueBuffer, offsets: &[usize]) -> Result<ArrayRef> {

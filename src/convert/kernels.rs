@@ -1156,14 +1156,12 @@ fn dense_block<V: Value, I: Index>(
 ) -> usize {
     let ndim = shape.len();
     let last = shape[ndim - 1];
-    // the coordinates of the block's first element
-    let mut at = vec![I::usize_as(0); ndim];
-    let mut rem = lo;
-    for d in (0..ndim).rev() {
-        at[d] = I::usize_as(rem % shape[d]);
-        rem /= shape[d];
-    }
-    let (lead, _) = at.split_at_mut(ndim - 1);
+    // the coordinates of the block's first element; the leading ones also in
+    // the index type, refreshed once per row
+    let mut at = vec![0usize; ndim];
+    crate::dims::unravel(lo, shape, &mut at);
+    let (row_at, lead_shape) = (&mut at[..ndim - 1], &shape[..ndim - 1]);
+    let mut lead: Vec<I> = row_at.iter().map(|&x| I::usize_as(x)).collect();
     let mut col0 = lo % last;
     let mut k = 0usize;
     let mut rest = block;
@@ -1179,7 +1177,7 @@ fn dense_block<V: Value, I: Index>(
                 else {
                     return k; // more non-zeros than counted (the caller reports it)
                 };
-                c[..ndim - 1].copy_from_slice(lead);
+                c[..ndim - 1].copy_from_slice(&lead);
                 c[ndim - 1] = I::usize_as(col0 + g * 64 + j);
                 *v = group[j];
                 k += 1;
@@ -1188,13 +1186,9 @@ fn dense_block<V: Value, I: Index>(
         rest = next;
         col0 = 0;
         // the next row: carry through the leading coordinates
-        for d in (0..ndim - 1).rev() {
-            let x = lead[d].as_usize() + 1;
-            if x < shape[d] {
-                lead[d] = I::usize_as(x);
-                break;
-            }
-            lead[d] = I::usize_as(0);
+        crate::dims::advance(row_at, lead_shape);
+        for (l, &x) in lead.iter_mut().zip(row_at.iter()) {
+            *l = I::usize_as(x);
         }
     }
     k

@@ -5,6 +5,7 @@ use arrow_buffer::ScalarBuffer;
 
 use super::{AnyLevel, LevelFormat, LevelKind, LevelType, Plain, coordinate_view, rule};
 use crate::buffer::{IndexBuffer, ValueBuffer, with_index_slice};
+use crate::dims::advance;
 use crate::error::{Error, Result};
 use crate::tensor::levels::{Level, Strided};
 use crate::tensor::{
@@ -557,15 +558,4 @@ fn gather_dense(d: &AnyDense, order: &[usize], sizes: &[usize]) -> Result<ValueB
         }
         Ok(ValueBuffer::from(ScalarBuffer::from(out)))
     })
-}
-
-/// Row-major odometer step of `idx` within `shape`.
-fn advance(idx: &mut [usize], shape: &[usize]) {
-    for d in (0..idx.len()).rev() {
-        idx[d] += 1;
-        if idx[d] < shape[d] {
-            return;
-        }
-        idx[d] = 0;
-    }
 }
