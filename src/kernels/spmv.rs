@@ -180,8 +180,9 @@ fn row_dot<V: Numeric, I: Index, const PF: bool>(
 /// none, 16 only 1.5-1.7x (10^7 entries, 10^6 columns, one thread, best of 15).
 /// With the target in cache the prefetch costs an index load and a hint per
 /// entry: 10% of SpMV's time with a 256 KiB `x` (2^15 columns), so SpMV's
-/// gathers (CSR) and scatters (CSC) skip it when their target fits in half the
-/// level-2 cache ([`prefetches`]). The distance is a count of entries, not a
+/// gathers (CSR, COO) and scatters (CSC, COO in no row order) skip it when
+/// their target fits in half the level-2 cache ([`prefetches`]), and a COO
+/// whose rows are in order never prefetches its output (read forward). The distance is a count of entries, not a
 /// size: it depends on the memory latency, not on the cache sizes.
 pub(crate) const AHEAD: usize = 128;
 
@@ -300,22 +301,50 @@ fn csr_mv<V: Numeric, I: Index, P: Index>(
     y: &mut [V],
     scale: Scale<V>,
 ) -> u8 {
+    // the choices that hold for every row made once: each row then runs the
+    // loop body of its own variant, with nothing per row to load or test
+    match (prefetches(x), scale.is_some()) {
+        (false, false) => csr_rows::<V, I, P, false, false>(ptr, idx, vals, x, y, scale),
+        (false, true) => csr_rows::<V, I, P, false, true>(ptr, idx, vals, x, y, scale),
+        (true, false) => csr_rows::<V, I, P, true, false>(ptr, idx, vals, x, y, scale),
+        (true, true) => csr_rows::<V, I, P, true, true>(ptr, idx, vals, x, y, scale),
+    }
+}
+
+/// [`csr_mv`] with its choices as parameters: `PF`, prefetch `x` (see
+/// [`prefetches`]); `SCALED`, `scale` is `Some` (else each row's sum is
+/// stored as it is). Rows are read from consecutive pairs of `ptr`, checked
+/// (`a <= b <= nnz`, else the row is skipped and flagged) without indexing
+/// `ptr` per row.
+#[inline(always)]
+fn csr_rows<V: Numeric, I: Index, P: Index, const PF: bool, const SCALED: bool>(
+    ptr: &[P],
+    idx: &[I],
+    vals: &[V],
+    x: &[V],
+    y: &mut [V],
+    scale: Scale<V>,
+) -> u8 {
     let nnz = vals.len().min(idx.len());
     let (idx, vals) = (&idx[..nnz], &vals[..nnz]);
-    let pf = prefetches(x);
     let leaf = |lo: usize, _hi: usize, out: &mut [V]| -> u8 {
         let (mut flags, mut bad) = (0u8, false);
-        for (r, yr) in out.iter_mut().enumerate() {
-            let Some((a, b)) = range(ptr, lo + r, nnz) else {
+        let Some(bounds) = ptr.get(lo..lo + out.len() + 1) else {
+            return BAD_PTR;
+        };
+        for (pair, yr) in bounds.windows(2).zip(out.iter_mut()) {
+            let (a, b) = (pair[0].as_usize(), pair[1].as_usize());
+            if a > b || b > nnz {
                 flags |= BAD_PTR;
                 continue;
-            };
-            let acc = if pf {
-                row_dot::<V, I, true>(idx, vals, (a, b), x, &mut bad)
+            }
+            let acc = row_dot::<V, I, PF>(idx, vals, (a, b), x, &mut bad);
+            let v = if SCALED {
+                finish(acc, *yr, scale)
             } else {
-                row_dot::<V, I, false>(idx, vals, (a, b), x, &mut bad)
+                V::from_acc(acc)
             };
-            match finish(acc, *yr, scale) {
+            match v {
                 Some(v) => *yr = v,
                 None => flags |= OVERFLOW,
             }
@@ -532,7 +561,12 @@ impl<I: Index> Coords<'_, I> {
     }
 }
 
-/// Scatter `alpha * v * x[col]` into `acc[row - row0]` for entries `lo..hi`.
+/// Scatter `alpha * v * x[col]` into `acc[row - row0]` for entries `lo..hi`;
+/// `sorted_flag` is returned when some entry falls outside `acc` or `x`.
+/// `pf_acc`: prefetch the output elements ahead (for entries in no row order
+/// and an output larger than half the level-2 cache; rows in order walk the
+/// output forward, which the hardware prefetcher follows); the operand is
+/// prefetched when it is larger than half the level-2 cache ([`prefetches`]).
 #[allow(clippy::too_many_arguments)]
 fn coo_scatter<V: Numeric, I: Index>(
     c: Coords<'_, I>,
@@ -544,10 +578,34 @@ fn coo_scatter<V: Numeric, I: Index>(
     acc: &mut [V::Acc],
     alpha: V::Acc,
     sorted_flag: u8,
+    pf_acc: bool,
 ) -> u8 {
+    let e = (c, vals, lo, hi, row0);
+    // the choices made once, each loop variant without a test per entry
+    let bad = match (pf_acc, prefetches(x)) {
+        (false, false) => coo_entries::<V, I, false, false>(e, x, acc, alpha),
+        (false, true) => coo_entries::<V, I, false, true>(e, x, acc, alpha),
+        (true, false) => coo_entries::<V, I, true, false>(e, x, acc, alpha),
+        (true, true) => coo_entries::<V, I, true, true>(e, x, acc, alpha),
+    };
+    if bad { sorted_flag } else { 0 }
+}
+
+/// The loop of [`coo_scatter`] over entries `lo..hi` of `c` / `vals` (rows
+/// offset by `row0`), prefetching the output (`PF_ACC`) and the operand
+/// (`PF_X`) elements of the entry [`AHEAD`] places further on. Returns whether
+/// some entry fell outside `acc` or `x` (skipped; a tensor built without
+/// validation).
+#[inline(always)]
+#[allow(clippy::type_complexity)]
+fn coo_entries<V: Numeric, I: Index, const PF_ACC: bool, const PF_X: bool>(
+    (c, vals, lo, hi, row0): (Coords<'_, I>, &[V], usize, usize, usize),
+    x: &[V],
+    acc: &mut [V::Acc],
+    alpha: V::Acc,
+) -> bool {
     let mut bad = false;
-    // out-of-range entries (a tensor built without validation) are flagged and
-    // skipped (see `row_dot`)
+    // out-of-range entries are flagged and skipped (see `row_dot`)
     let mut put = |acc: &mut [V::Acc], i: usize, j: usize, v: V| match (
         acc.get_mut(i.wrapping_sub(row0)),
         x.get(j),
@@ -557,15 +615,17 @@ fn coo_scatter<V: Numeric, I: Index>(
         }
         _ => bad = true,
     };
-    // each entry prefetches the output element and the operand element of the
-    // entry AHEAD places further on (see `AHEAD`)
     match c.layout {
         CoordLayout::RowMajor => {
             let pairs = c.c[2 * lo..2 * hi].chunks_exact(2).zip(&vals[lo..hi]);
             for (k, (rc, &v)) in (lo..).zip(pairs) {
                 let p = k.wrapping_add(AHEAD).wrapping_mul(2);
-                prefetch_indexed(acc, c.c, p, row0, 1);
-                prefetch_indexed(x, c.c, p.wrapping_add(1), 0, 1);
+                if PF_ACC {
+                    prefetch_indexed(acc, c.c, p, row0, 1);
+                }
+                if PF_X {
+                    prefetch_indexed(x, c.c, p.wrapping_add(1), 0, 1);
+                }
                 put(acc, rc[0].as_usize(), rc[1].as_usize(), v);
             }
         }
@@ -574,13 +634,17 @@ fn coo_scatter<V: Numeric, I: Index>(
             let entries = rows[lo..hi].iter().zip(&cols[lo..hi]).zip(&vals[lo..hi]);
             for (k, ((&i, &j), &v)) in (lo..).zip(entries) {
                 let p = k.wrapping_add(AHEAD);
-                prefetch_indexed(acc, rows, p, row0, 1);
-                prefetch_indexed(x, cols, p, 0, 1);
+                if PF_ACC {
+                    prefetch_indexed(acc, rows, p, row0, 1);
+                }
+                if PF_X {
+                    prefetch_indexed(x, cols, p, 0, 1);
+                }
                 put(acc, i.as_usize(), j.as_usize(), v);
             }
         }
     }
-    if bad { sorted_flag } else { 0 }
+    bad
 }
 
 /// The scatter of a COO matrix into `acc` (one element per row): entries in
@@ -596,7 +660,8 @@ fn coo_scatter_all<V: Numeric, I: Index>(
     let nnz = c.nnz;
     if !canonical || rayon::current_num_threads() <= 1 || nnz <= PAR_WORK {
         // out-of-range rows or columns: a tensor built without validation
-        return coo_scatter(c, vals, 0, nnz, 0, x, acc, alpha, OOB);
+        let pf_acc = !canonical && prefetches(acc);
+        return coo_scatter(c, vals, 0, nnz, 0, x, acc, alpha, OOB, pf_acc);
     }
     // entries lo..hi have rows row0..row0 + out.len(): split at a row boundary
     #[allow(clippy::too_many_arguments)]
@@ -613,7 +678,7 @@ fn coo_scatter_all<V: Numeric, I: Index>(
         // a row outside the range means the rows were not sorted after all (or,
         // in a tensor built without validation, out of range)
         if hi - lo <= PAR_WORK {
-            return coo_scatter(c, vals, lo, hi, row0, x, out, alpha, UNSORTED | OOB);
+            return coo_scatter(c, vals, lo, hi, row0, x, out, alpha, UNSORTED | OOB, false);
         }
         let half = lo + (hi - lo) / 2;
         let r = c.row(half);
@@ -625,7 +690,7 @@ fn coo_scatter_all<V: Numeric, I: Index>(
             mid = first_at_or_after(rmid);
         }
         if mid == lo || mid == hi || rmid < row0 || rmid - row0 > out.len() {
-            return coo_scatter(c, vals, lo, hi, row0, x, out, alpha, UNSORTED | OOB);
+            return coo_scatter(c, vals, lo, hi, row0, x, out, alpha, UNSORTED | OOB, false);
         }
         let (oa, ob) = out.split_at_mut(rmid - row0);
         let (fa, fb) = rayon::join(
@@ -1600,45 +1665,67 @@ mod tests {
         );
         assert_eq!(acc, [6.0, 2.0]);
 
-        // COO (row-major pairs): a column past x, a row past the output, empty sides
-        let c = |v: &'static [i32]| Coords {
-            c: v,
-            layout: CoordLayout::RowMajor,
-            nnz: v.len() / 2,
-        };
-        let mut acc = [0.0; 2];
-        assert_eq!(
-            coo_scatter(c(&[0, 3]), &[1.0f64], 0, 1, 0, &x3, &mut acc, 1.0, OOB),
-            OOB
-        );
-        assert_eq!(
-            coo_scatter(c(&[2, 0]), &[1.0f64], 0, 1, 0, &x3, &mut acc, 1.0, OOB),
-            OOB
-        );
-        assert_eq!(
-            coo_scatter(c(&[0, 0]), &[1.0f64], 0, 1, 0, &[], &mut acc, 1.0, OOB),
-            OOB
-        );
-        assert_eq!(
-            coo_scatter(c(&[0, 0]), &[1.0f64], 0, 1, 0, &x3, &mut none, 1.0, OOB),
-            OOB
-        );
-        let mut acc = [0.0; 2];
-        assert_eq!(
-            coo_scatter(
-                c(&[1, 2, 0, 1]),
-                &[1.0f64, 2.0],
-                0,
-                2,
-                0,
-                &x3,
-                &mut acc,
-                1.0,
-                OOB
-            ),
-            0
-        );
-        assert_eq!(acc, [4.0, 3.0]);
+        // COO (row-major pairs): a column past x, a row past the output, empty
+        // sides, with the output prefetched or not; a column past an x large
+        // enough to be prefetched; exact products through both x
+        fn c(v: &[i32]) -> Coords<'_, i32> {
+            Coords {
+                c: v,
+                layout: CoordLayout::RowMajor,
+                nnz: v.len() / 2,
+            }
+        }
+        let wide: Vec<f64> = x3.iter().chain(&big[3..]).copied().collect();
+        for pf in [false, true] {
+            let run = |pairs: &[i32], x: &[f64], acc: &mut [f64]| {
+                let vals = vec![1.0f64; pairs.len() / 2];
+                coo_scatter(c(pairs), &vals, 0, vals.len(), 0, x, acc, 1.0, OOB, pf)
+            };
+            let mut acc = [0.0; 2];
+            assert_eq!(run(&[0, 3], &x3, &mut acc), OOB);
+            assert_eq!(run(&[2, 0], &x3, &mut acc), OOB);
+            assert_eq!(run(&[0, 0], &[], &mut acc), OOB);
+            assert_eq!(run(&[0, 0], &x3, &mut none), OOB);
+            assert_eq!(run(&[0, past], &big, &mut acc), OOB);
+            assert_eq!(acc, [0.0; 2]);
+            for x in [&x3[..], &wide[..]] {
+                let mut acc = [0.0; 2];
+                assert_eq!(run(&[1, 2, 0, 1, 0, 0], x, &mut acc), 0);
+                assert_eq!(acc, [3.0, 3.0]);
+            }
+        }
+    }
+
+    /// Row pointers that decrease, point past the entries or are too few
+    /// (possible only in matrices built without validation) flag the row (or
+    /// the rows) as a bad indptr, without a panic; the other rows get their
+    /// exact sums, scaled or not, on one thread and on several.
+    #[test]
+    fn bad_row_pointers_are_flagged_and_other_rows_computed() {
+        let (idx, vals, x) = ([0i32, 1, 1], [1.0f64, 2.0, 4.0], [10.0, 100.0]);
+        for threads in [1, 3] {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            pool.install(|| {
+                // rows: [0, 2) ok, [2, 1) decreasing, [1, 9) past the entries, [1, 3) ok
+                let ptr = [0i32, 2, 1, 9];
+                let mut y = [0.0; 3];
+                assert_eq!(csr_mv(&ptr, &idx, &vals, &x, &mut y, None), BAD_PTR);
+                assert_eq!(y, [210.0, 0.0, 0.0]);
+                let ptr = [0i32, 2, 1, 3];
+                let mut y = [1.0; 3];
+                let flags = csr_mv(&ptr, &idx, &vals, &x, &mut y, Some((2.0, 1.0)));
+                assert_eq!((flags, y), (BAD_PTR, [421.0, 1.0, 1201.0]));
+                // fewer pointers than rows + 1
+                let mut y = [0.0; 3];
+                assert_eq!(csr_mv(&ptr[..2], &idx, &vals, &x, &mut y, None), BAD_PTR);
+                let mut y = [0.0; 2];
+                assert_eq!(csr_mv(&[0i32, 1, 3], &idx, &vals, &x, &mut y, None), 0);
+                assert_eq!(y, [10.0, 600.0]);
+            });
+        }
     }
 
     #[test]
