@@ -1432,6 +1432,11 @@ impl<V: Numeric, I: Index, P: Index> TtvAcc<'_, V, I, P> {
         let (leaf_lo, leaf_hi) = self.lv.leaf_range(l, lo, hi)?;
         let track = (leaf_hi - leaf_lo) < self.acc.len() / 8;
         if !track {
+            // at most one entry per accumulator position and per leaf: room
+            // for that many up front (n - 1 coordinates and a value per
+            // position, whose pages are touched only as entries are written),
+            // so that the scans do not grow and copy the outputs block by block
+            self.reserve_entries(self.acc.len().min(leaf_hi - leaf_lo));
             let rows = block_rows(
                 self.acc.len(),
                 size_of::<V::Acc>(),
@@ -1451,6 +1456,23 @@ impl<V: Numeric, I: Index, P: Index> TtvAcc<'_, V, I, P> {
             self.add::<true>(l + 1, a, b, 0, w)?;
         }
         self.emit_touched()
+    }
+
+    /// Room for `count` entries in the outputs while they are still empty,
+    /// allocated at once (advised to use huge pages when large, see
+    /// [`alloc::with_capacity`]). A hint: when the room cannot be had, or the
+    /// outputs already hold entries, the scans grow them as they go (and
+    /// report an allocation failure then).
+    fn reserve_entries(&mut self, count: usize) {
+        let m = self.shape.len() - 1;
+        if self.values.capacity() == 0
+            && let (Ok(coords), Ok(values)) = (
+                alloc::with_capacity(count.saturating_mul(m), "TTV coordinates"),
+                alloc::with_capacity(count, "TTV values"),
+            )
+        {
+            (self.coords, self.values) = (coords, values);
+        }
     }
 
     /// The weight of node `node` at the mode's level `l`: `v` at its coordinate.
@@ -1529,6 +1551,8 @@ impl<V: Numeric, I: Index, P: Index> TtvAcc<'_, V, I, P> {
                 let (j0, j1) = (first(lo), first(hi));
                 let off = j0 * stride;
                 let mut part = this.part(off, (j1 - j0) * stride)?;
+                // at most one entry per position of the part
+                part.reserve_entries(part.acc.len());
                 let base = off.wrapping_neg();
                 lv.walk_blocks(vals, 1, (rows, j0, j1), &mut cur, |step| match step {
                     Block::Run(a, b, w) => part.add::<false>(1, a, b, base, w),
