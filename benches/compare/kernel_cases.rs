@@ -95,7 +95,8 @@ impl Shared {
         let d2 = data::draw(&data::dense2_shape(n), n, sparsity, 16);
         let d3 = data::draw(&data::dense3_shape(n), n, sparsity, 17);
         let dense = |e: &Entries| {
-            DenseTensor::try_new(e.shape.clone(), data::densify(e).into()).expect("dense")
+            DenseTensor::try_new(e.shape.clone(), numpy_like(data::densify(e)).into())
+                .expect("dense")
         };
         let (dense2, dense3) = (dense(&d2), dense(&d3));
         let cols = m.shape[1];
@@ -140,7 +141,19 @@ impl Shared {
 }
 
 fn cast<I: Index>(v: &[i64]) -> Vec<I> {
-    v.iter().map(|&x| I::usize_as(x as usize)).collect()
+    numpy_like(v.iter().map(|&x| I::usize_as(x as usize)).collect())
+}
+
+/// `v` moved into memory allocated the way numpy allocates the arrays scipy
+/// works on (fresh zeroed pages, advised to use transparent huge pages from
+/// 4 MiB on Linux: [`arrow_sparse::buffer::zeroed_vec`]), so that the inputs
+/// of both sides live in the same kind of pages. (On 4 KiB pages the
+/// streaming kernels lose a few percent to TLB misses that scipy's inputs do
+/// not have.) Our kernels' outputs, used as inputs of later cases, already are.
+fn numpy_like<T: arrow_buffer::ArrowNativeType>(v: Vec<T>) -> Vec<T> {
+    let mut out = arrow_sparse::buffer::zeroed_vec::<T>(v.len()).expect("input buffer");
+    out.copy_from_slice(&v);
+    out
 }
 
 /// Canonical row-major COO of `e`.
@@ -150,7 +163,7 @@ pub fn coo_canonical<I: Index>(e: &Entries) -> CooTensor<f64, I> {
         CoordLayout::RowMajor,
         EntryOrder::Canonical,
         cast::<I>(&e.coords).into(),
-        e.values.clone().into(),
+        numpy_like(e.values.clone()).into(),
     )
     .expect("canonical COO")
 }
@@ -166,8 +179,8 @@ fn coo_column_major<I: Index>(e: &Entries) -> CooTensor<f64, I> {
         e.shape.clone(),
         CoordLayout::ColumnMajor,
         EntryOrder::Canonical,
-        c.into(),
-        e.values.clone().into(),
+        numpy_like(c).into(),
+        numpy_like(e.values.clone()).into(),
     )
     .expect("column-major COO")
 }
@@ -184,8 +197,8 @@ fn coo_shuffled<I: Index>(e: &Entries, perm: &[usize]) -> CooTensor<f64, I> {
         e.shape.clone(),
         CoordLayout::RowMajor,
         EntryOrder::Any,
-        c.into(),
-        v.into(),
+        numpy_like(c).into(),
+        numpy_like(v).into(),
     )
     .expect("shuffled COO")
 }
@@ -200,14 +213,14 @@ pub fn csr<I: Index>(e: &Entries) -> CsxMatrix<f64, I, I> {
     for r in 0..rows {
         indptr[r + 1] += indptr[r];
     }
-    let indptr: Vec<I> = indptr.into_iter().map(I::usize_as).collect();
-    let indices: Vec<I> = (0..e.nnz()).map(|k| I::usize_as(e.at(k, 1))).collect();
+    let indptr: Vec<I> = numpy_like(indptr.into_iter().map(I::usize_as).collect());
+    let indices: Vec<I> = numpy_like((0..e.nnz()).map(|k| I::usize_as(e.at(k, 1))).collect());
     CsxMatrix::try_new(
         e.shape.clone(),
         CompressedAxis::Row,
         indptr.into(),
         indices.into(),
-        e.values.clone().into(),
+        numpy_like(e.values.clone()).into(),
     )
     .expect("CSR")
 }
@@ -229,7 +242,7 @@ pub fn matricize<I: Index>(e: &Entries, mode: usize) -> CsxMatrix<f64, I, I> {
         CoordLayout::RowMajor,
         EntryOrder::Any,
         cast::<I>(&c).into(),
-        e.values.clone().into(),
+        numpy_like(e.values.clone()).into(),
     )
     .expect("matricized COO");
     convert::coo_to_csx::<f64, I, I>(&flat, CompressedAxis::Row).expect("matricized CSR")
@@ -277,7 +290,7 @@ impl<'s, I: Index> Typed<'s, I> {
             CompressedAxis::Row,
             csr.indptr().clone(),
             csr.indices().clone(),
-            near.into(),
+            numpy_like(near).into(),
             &TensorOptions::trusted(),
         )
         .expect("CSR near");
