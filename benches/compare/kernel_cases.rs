@@ -144,7 +144,7 @@ fn cast<I: Index>(v: &[i64]) -> Vec<I> {
     numpy_like(v.iter().map(|&x| I::usize_as(x as usize)).collect())
 }
 
-/// `v` moved into memory allocated the way numpy allocates the arrays scipy
+/// `v` copied into memory allocated the way numpy allocates the arrays scipy
 /// works on (fresh zeroed pages, advised to use transparent huge pages from
 /// 4 MiB on Linux: [`arrow_sparse::buffer::zeroed_vec`]), so that the inputs
 /// of both sides live in the same kind of pages. (On 4 KiB pages the

@@ -303,24 +303,23 @@ fn csr_mv<V: Numeric, I: Index, P: Index>(
 ) -> u8 {
     // the choices that hold for every row made once: each row then runs the
     // loop body of its own variant, with nothing per row to load or test
+    let m = (ptr, idx, vals);
     match (prefetches(x), scale.is_some()) {
-        (false, false) => csr_rows::<V, I, P, false, false>(ptr, idx, vals, x, y, scale),
-        (false, true) => csr_rows::<V, I, P, false, true>(ptr, idx, vals, x, y, scale),
-        (true, false) => csr_rows::<V, I, P, true, false>(ptr, idx, vals, x, y, scale),
-        (true, true) => csr_rows::<V, I, P, true, true>(ptr, idx, vals, x, y, scale),
+        (false, false) => csr_rows::<V, I, P, false, false>(m, x, y, scale),
+        (false, true) => csr_rows::<V, I, P, false, true>(m, x, y, scale),
+        (true, false) => csr_rows::<V, I, P, true, false>(m, x, y, scale),
+        (true, true) => csr_rows::<V, I, P, true, true>(m, x, y, scale),
     }
 }
 
-/// [`csr_mv`] with its choices as parameters: `PF`, prefetch `x` (see
-/// [`prefetches`]); `SCALED`, `scale` is `Some` (else each row's sum is
-/// stored as it is). Rows are read from consecutive pairs of `ptr`, checked
-/// (`a <= b <= nnz`, else the row is skipped and flagged) without indexing
-/// `ptr` per row.
+/// [`csr_mv`] on its buffers `(ptr, idx, vals)`, with its choices as
+/// parameters: `PF`, prefetch `x` (see [`prefetches`]); `SCALED`, `scale` is
+/// `Some` (else each row's sum is stored as it is). Rows are read from
+/// consecutive pairs of `ptr`, checked (`a <= b <= nnz`, else the row is
+/// skipped and flagged) without indexing `ptr` per row.
 #[inline(always)]
 fn csr_rows<V: Numeric, I: Index, P: Index, const PF: bool, const SCALED: bool>(
-    ptr: &[P],
-    idx: &[I],
-    vals: &[V],
+    (ptr, idx, vals): (&[P], &[I], &[V]),
     x: &[V],
     y: &mut [V],
     scale: Scale<V>,
@@ -597,7 +596,6 @@ fn coo_scatter<V: Numeric, I: Index>(
 /// some entry fell outside `acc` or `x` (skipped; a tensor built without
 /// validation).
 #[inline(always)]
-#[allow(clippy::type_complexity)]
 fn coo_entries<V: Numeric, I: Index, const PF_ACC: bool, const PF_X: bool>(
     (c, vals, lo, hi, row0): (Coords<'_, I>, &[V], usize, usize, usize),
     x: &[V],
