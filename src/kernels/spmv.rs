@@ -182,8 +182,9 @@ fn row_dot<V: Numeric, I: Index, const PF: bool>(
 /// entry: 10% of SpMV's time with a 256 KiB `x` (2^15 columns), so SpMV's
 /// gathers (CSR, COO) and scatters (CSC, COO in no row order) skip it when
 /// their target fits in half the level-2 cache ([`prefetches`]), and a COO
-/// whose rows are in order never prefetches its output (read forward). The distance is a count of entries, not a
-/// size: it depends on the memory latency, not on the cache sizes.
+/// whose rows are in order never prefetches its output (read forward). The
+/// distance is a count of entries, not a size: it depends on the memory
+/// latency, not on the cache sizes.
 pub(crate) const AHEAD: usize = 128;
 
 /// Whether gathers from or scatters into `target` prefetch (see [`AHEAD`]):
@@ -224,7 +225,14 @@ fn prefetch_indexed<T, I: Index>(target: &[T], idx: &[I], p: usize, off: usize, 
 /// The entries `ptr[r]..ptr[r + 1]` of row `r`, or `None` when indptr is bad.
 #[inline(always)]
 fn range<P: Index>(ptr: &[P], r: usize, nnz: usize) -> Option<(usize, usize)> {
-    let (a, b) = (ptr[r].as_usize(), ptr[r + 1].as_usize());
+    entries(ptr[r], ptr[r + 1], nnz)
+}
+
+/// The entries `a..b` of a row whose pointers are `a` and `b`, or `None` when
+/// they decrease or point past the `nnz` entries (a bad indptr).
+#[inline(always)]
+fn entries<P: Index>(a: P, b: P, nnz: usize) -> Option<(usize, usize)> {
+    let (a, b) = (a.as_usize(), b.as_usize());
     (a <= b && b <= nnz).then_some((a, b))
 }
 
@@ -332,11 +340,10 @@ fn csr_rows<V: Numeric, I: Index, P: Index, const PF: bool, const SCALED: bool>(
             return BAD_PTR;
         };
         for (pair, yr) in bounds.windows(2).zip(out.iter_mut()) {
-            let (a, b) = (pair[0].as_usize(), pair[1].as_usize());
-            if a > b || b > nnz {
+            let Some((a, b)) = entries(pair[0], pair[1], nnz) else {
                 flags |= BAD_PTR;
                 continue;
-            }
+            };
             let acc = row_dot::<V, I, PF>(idx, vals, (a, b), x, &mut bad);
             let v = if SCALED {
                 finish(acc, *yr, scale)
