@@ -753,9 +753,12 @@ pub fn coo_to_csx<V: Value, I: Index, P: Index>(
 
 /// The indptr of entries whose row coordinates `rows[stride * k]` are sorted, and
 /// (for `stride == 2`, interleaved `[row, col]` pairs) the column coordinates
-/// `rows[2 k + 1]`, in one pass. `indptr[q]` is the first entry whose row is at
-/// least `q`. Runs in parts on all threads for large inputs: the part holding
-/// entries `a..b` writes exactly `indptr[row(a - 1) + 1 ..= row(b - 1)]`, a
+/// `rows[2 k + 1]`, in one pass without a branch per row: each entry `k` of row
+/// `r` stores `k + 1` at `indptr[r + 1]` (the last store of a row is its end),
+/// then one running maximum over the indptr gives the rows without entries the
+/// end of the row before. Runs in parts on all threads for large inputs; each
+/// part starts where a row starts (found by binary search), so that the part
+/// holding entries `a..b` owns `indptr[row(a - 1) + 2 ..= row(b - 1) + 1]`, a
 /// range of its own. Unsorted or out-of-range rows are an error (the canonical
 /// flag of a tensor built without validation was wrong).
 fn sorted_indptr<I: Index, P: Index>(
@@ -764,16 +767,8 @@ fn sorted_indptr<I: Index, P: Index>(
     extent: usize,
 ) -> Result<(Vec<P>, Vec<I>)> {
     let nnz = rows.len() / stride;
-    let alloc = |what: &str, n: usize| {
-        Error::overflow(format!("{what} allocation"), n.to_string(), "memory")
-    };
-    let mut indptr: Vec<P> = Vec::new();
-    indptr
-        .try_reserve_exact(extent + 1)
-        .map_err(|_| alloc("indptr", extent + 1))?;
-    indptr.resize(extent + 1, P::usize_as(0));
-    // nnz elements, like the input: `vec!` of zeros is a zeroed allocation
-    // (fresh pages, no write pass before the real one)
+    // zeroed allocations (fresh pages, no write pass before the real one)
+    let mut indptr: Vec<P> = crate::alloc::zeroed(extent.saturating_add(1), "indptr")?;
     let mut cols: Vec<I> =
         crate::alloc::zeroed::<I>(if stride == 2 { nnz } else { 0 }, "CSR indices")?;
     let unsorted = |k: usize| {
@@ -792,58 +787,99 @@ fn sorted_indptr<I: Index, P: Index>(
     } else {
         1
     };
-    let starts: Vec<usize> = (0..=parts).map(|p| p * nnz / parts).collect();
-    // the first row each part may close: row(a - 1) + 1, or 1 for the first part
-    let lows: Vec<usize> = starts[..parts]
-        .iter()
-        .map(|&a| if a == 0 { 1 } else { row(a - 1) + 1 })
-        .chain(std::iter::once(if nnz == 0 { 1 } else { row(nnz - 1) + 1 }))
-        .collect();
-    if lows.windows(2).any(|w| w[0] > w[1]) {
+    // part boundaries moved forward to the next row start (a part may be empty)
+    let mut starts: Vec<usize> = (0..=parts).map(|p| p * nnz / parts).collect();
+    for p in 1..parts {
+        let s = starts[p].max(starts[p - 1]);
+        starts[p] = if s == 0 || s >= nnz {
+            s
+        } else {
+            let r = row(s - 1);
+            let (mut lo, mut hi) = (s, nnz);
+            while lo < hi {
+                let mid = lo + (hi - lo) / 2;
+                if row(mid) <= r {
+                    lo = mid + 1;
+                } else {
+                    hi = mid;
+                }
+            }
+            lo
+        };
+    }
+    // the first indptr position each part owns (and, last, one past the final row's)
+    let first = |a: usize| {
+        if a == 0 {
+            1
+        } else {
+            row(a - 1).saturating_add(2)
+        }
+    };
+    let bounds: Vec<usize> = starts.iter().map(|&a| first(a)).collect();
+    if bounds.windows(2).any(|w| w[0] > w[1]) {
         return Err(unsorted(0));
     }
     // split indptr[1..] and cols into the parts' disjoint ranges
     let mut ptr_parts = Vec::with_capacity(parts);
-    let mut rest = &mut indptr[1..];
-    let mut at = 1;
-    for &hi in &lows[1..] {
-        let (mine, tail) = rest.split_at_mut(hi - at);
+    let mut rest = indptr.get_mut(1..).unwrap_or_default();
+    for w in bounds.windows(2) {
+        let (mine, tail) = rest.split_at_mut(w[1] - w[0]);
         ptr_parts.push(mine);
         rest = tail;
-        at = hi;
     }
     let tail = rest;
     let mut col_parts = Vec::with_capacity(parts);
     let mut crest = &mut cols[..];
-    for p in 0..parts {
-        let len = if stride == 2 {
-            starts[p + 1] - starts[p]
-        } else {
-            0
-        };
+    for w in starts.windows(2) {
+        let len = if stride == 2 { w[1] - w[0] } else { 0 };
         let (mine, t) = crest.split_at_mut(len);
         col_parts.push(mine);
         crest = t;
     }
     let work = |(p, (ptr, col)): (usize, (&mut [P], &mut [I]))| -> Result<()> {
-        let (a, b) = (starts[p], starts[p + 1]);
-        let mut q = lows[p]; // the next indptr position to write
-        let mut prev = q - 1;
-        // sorted rows of this part end at row(b - 1) = lows[p + 1] - 1
-        let last = lows[p + 1] - 1;
-        for k in a..b {
-            let r = row(k);
-            if r < prev || r > last {
-                return Err(unsorted(k));
-            }
+        let (a, b, base) = (starts[p], starts[p + 1], bounds[p]);
+        // this part's rows are above the row before it, and map into `ptr`
+        let owned = ptr.len();
+        let out_of_order =
+            |prev: usize, r: usize| r < prev || r.wrapping_add(1).wrapping_sub(base) >= owned;
+        let mut prev = base - 1;
+        let mut bad = false;
+        let mut end_of_row = |k: usize, r: usize| {
+            bad |= r < prev;
             prev = r;
-            while q <= r {
-                ptr[q - lows[p]] = P::usize_as(k);
-                q += 1;
+            match ptr.get_mut(r.wrapping_add(1).wrapping_sub(base)) {
+                Some(s) => *s = P::usize_as(k + 1),
+                None => bad = true,
             }
-            if stride == 2 {
-                col[k - a] = rows[2 * k + 1];
+        };
+        if stride == 2 {
+            let pairs = rows[2 * a..2 * b].chunks_exact(2);
+            for ((k, pair), c) in (a..b).zip(pairs).zip(col.iter_mut()) {
+                end_of_row(k, pair[0].as_usize());
+                *c = pair[1];
             }
+        } else {
+            for (k, r) in (a..b).zip(&rows[a..b]) {
+                end_of_row(k, r.as_usize());
+            }
+        }
+        if bad {
+            let mut prev = base - 1;
+            let k = (a..b)
+                .find(|&k| {
+                    let r = row(k);
+                    let wrong = out_of_order(prev, r);
+                    prev = r;
+                    wrong
+                })
+                .unwrap_or(a);
+            return Err(unsorted(k));
+        }
+        // rows without entries end where the row before ends
+        let mut run = a;
+        for s in ptr.iter_mut() {
+            run = run.max(s.as_usize());
+            *s = P::usize_as(run);
         }
         Ok(())
     };
@@ -1429,6 +1465,96 @@ mod tests {
                 assert!(
                     coo_to_csx::<f64, i64, i64>(&bad, CompressedAxis::Row).is_err(),
                     "{layout:?} at {at}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn canonical_rows_give_the_counted_indptr_on_any_number_of_threads() {
+        // row patterns that put part boundaries inside long rows, leave parts
+        // empty, and leave empty rows before, between and after the parts
+        let n = 300_000usize;
+        let patterns: Vec<(usize, Vec<i64>)> = vec![
+            (10, vec![3; n]),
+            (10, (0..n).map(|k| if k < n - 10 { 0 } else { 9 }).collect()),
+            (3 * n, (0..n).map(|k| (k / 3 * 7) as i64).collect()),
+            (
+                1_000_000,
+                (0..n)
+                    .map(|k| (k as i64 * 7919) % 1000)
+                    .map(|x| x * x)
+                    .collect(),
+            ),
+            (2 * n + 20, (0..n).map(|k| 5 + (k / 2) as i64 * 4).collect()),
+        ];
+        for (extent, mut rows) in patterns {
+            rows.sort_unstable();
+            // the reference: indptr[q] counts the entries of rows below q
+            let mut want = vec![0i64; extent + 1];
+            for &r in &rows {
+                want[r as usize + 1] += 1;
+            }
+            for q in 1..=extent {
+                want[q] += want[q - 1];
+            }
+            // each entry's rank in its row: sorted, distinct columns
+            let cols: Vec<i64> = (0..n)
+                .map(|k| (k - rows[..k].partition_point(|&r| r < rows[k])) as i64)
+                .collect();
+            let pairs: Vec<i64> = rows.iter().zip(&cols).flat_map(|(&r, &c)| [r, c]).collect();
+            let halves: Vec<i64> = rows.iter().chain(&cols).copied().collect();
+            for (layout, coords) in [
+                (CoordLayout::RowMajor, pairs),
+                (CoordLayout::ColumnMajor, halves),
+            ] {
+                let coo = CooTensor::<f64, i64>::try_new(
+                    vec![extent, n],
+                    layout,
+                    EntryOrder::Canonical,
+                    coords.into(),
+                    vec![1.0; n].into(),
+                )
+                .unwrap();
+                for threads in [1, 2, 3, 7] {
+                    let pool = rayon::ThreadPoolBuilder::new()
+                        .num_threads(threads)
+                        .build()
+                        .unwrap();
+                    let csr = pool
+                        .install(|| coo_to_csx::<f64, i64, i32>(&coo, CompressedAxis::Row))
+                        .unwrap();
+                    let got: Vec<i64> = csr.indptr().iter().map(|&p| p as i64).collect();
+                    assert!(
+                        got == want,
+                        "{layout:?}, {threads} threads, extent {extent}"
+                    );
+                    assert_eq!(csr.indices().as_ref(), &cols[..]);
+                }
+            }
+        }
+        // a negative row inside a part (trusted input): an error, not a panic
+        for at in [0, 1, n / 2, n - 2] {
+            let mut c: Vec<i64> = (0..n as i64).flat_map(|k| [k / 10, 0]).collect();
+            c[2 * at] = -1;
+            let bad = CooTensor::<f64, i64>::try_new_with(
+                vec![n / 10, 1],
+                CoordLayout::RowMajor,
+                EntryOrder::Canonical,
+                c.into(),
+                vec![1.0; n].into(),
+                &TensorOptions::trusted(),
+            )
+            .unwrap();
+            for threads in [1, 2, 3] {
+                let pool = rayon::ThreadPoolBuilder::new()
+                    .num_threads(threads)
+                    .build()
+                    .unwrap();
+                let r = pool.install(|| coo_to_csx::<f64, i64, i64>(&bad, CompressedAxis::Row));
+                assert!(
+                    matches!(r, Err(Error::Invariant { .. })),
+                    "{at}, {threads} threads"
                 );
             }
         }
