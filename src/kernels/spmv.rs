@@ -1229,8 +1229,14 @@ fn csr_mm<V: Numeric, I: Index, P: Index>(
     par_rows(ptr, nnz, c, n, &leaf)
 }
 
-/// Scatter `alpha * v * B[j, :]` into row `i` of `acc` (m x n) for CSC buffers.
-fn csc_mm_scatter<V: Numeric, I: Index, P: Index>(
+/// `acc += alpha A B` for CSC buffers (`acc` row-major m x n): on a pool of
+/// several threads and more than `2 * PAR_WORK` entries, the rows of `acc` are
+/// cut into one range per thread holding about as many entries
+/// ([`csc_row_parts`]), and each range reads every column of `A` and adds the
+/// entries of its own rows. Each row of `acc` receives the same additions in
+/// the same order on any number of threads.
+#[allow(clippy::too_many_arguments)]
+fn csc_mm<V: Numeric, I: Index, P: Index>(
     ptr: &[P],
     idx: &[I],
     vals: &[V],
@@ -1239,8 +1245,72 @@ fn csc_mm_scatter<V: Numeric, I: Index, P: Index>(
     acc: &mut [V::Acc],
     alpha: V::Acc,
 ) -> u8 {
+    let m = acc.len() / n.max(1);
+    let threads = rayon::current_num_threads();
     let nnz = vals.len().min(idx.len());
-    let mlast = (acc.len() / n).wrapping_sub(1);
+    if threads <= 1 || nnz <= 2 * PAR_WORK || m < 2 {
+        return csc_mm_scatter(ptr, idx, vals, b, n, acc, alpha, (0, m));
+    }
+    let bounds = csc_row_parts(&idx[..nnz], m, threads);
+    let mut parts = Vec::with_capacity(threads);
+    let mut rest = acc;
+    for w in bounds.windows(2) {
+        let (mine, tail) = rest.split_at_mut((w[1] - w[0]) * n);
+        parts.push((w[0], mine));
+        rest = tail;
+    }
+    use rayon::prelude::*;
+    parts
+        .into_par_iter()
+        .map(|(r0, part)| csc_mm_scatter(ptr, idx, vals, b, n, part, alpha, (r0, m)))
+        .reduce(|| 0, |x, y| x | y)
+}
+
+/// Row bounds `0 = r_0 <= r_1 <= ... <= r_parts = m` that give each range
+/// about as many of the row indices `idx` (each below `m`, else not counted),
+/// estimated from at most 2^16 of them, evenly spaced, counted in at most 4096
+/// bins of rows.
+fn csc_row_parts<I: Index>(idx: &[I], m: usize, parts: usize) -> Vec<usize> {
+    let bin = m.div_ceil(1 << 12).max(1);
+    let mut hist = vec![0usize; m.div_ceil(bin)];
+    let step = (idx.len() >> 16).max(1);
+    for &i in idx.iter().step_by(step) {
+        if let Some(h) = hist.get_mut(i.as_usize() / bin) {
+            *h += 1;
+        }
+    }
+    let total: usize = hist.iter().sum();
+    let mut bounds = vec![0usize];
+    let mut seen = 0usize;
+    for (k, &h) in hist.iter().enumerate() {
+        seen += h;
+        // cut after this bin while it passes the next part's share
+        while bounds.len() < parts && total > 0 && seen * parts >= total * bounds.len() {
+            bounds.push(((k + 1) * bin).min(m));
+        }
+    }
+    bounds.resize(parts, m);
+    bounds.push(m);
+    bounds
+}
+
+/// Add `alpha * v * B[j, :]` into row `i - r0` of `acc` (the rows `r0..` of an
+/// m x n output, as many as `acc` holds) for the CSC entries whose row `i` it
+/// holds; an entry with `i >= m` (a tensor built without validation) is
+/// flagged.
+#[allow(clippy::too_many_arguments)]
+fn csc_mm_scatter<V: Numeric, I: Index, P: Index>(
+    ptr: &[P],
+    idx: &[I],
+    vals: &[V],
+    b: &[V],
+    n: usize,
+    acc: &mut [V::Acc],
+    alpha: V::Acc,
+    (r0, m): (usize, usize),
+) -> u8 {
+    let nnz = vals.len().min(idx.len());
+    let rows = acc.len() / n.max(1);
     let (mut flags, mut oob) = (0u8, false);
     for (j, brow) in b
         .chunks_exact(n)
@@ -1252,11 +1322,17 @@ fn csc_mm_scatter<V: Numeric, I: Index, P: Index>(
             continue;
         };
         for (k, (&i, &v)) in (a..).zip(idx[a..e].iter().zip(&vals[a..e])) {
-            prefetch_ahead(acc, idx, k, n);
+            prefetch_indexed(acc, idx, k.wrapping_add(AHEAD), r0, n);
             let i = i.as_usize();
-            oob |= i > mlast;
-            let s = i.min(mlast) * n;
-            axpy::<V>(&mut acc[s..s + n], V::acc_mul(alpha, v.to_acc()), brow);
+            oob |= i >= m;
+            let r = i.wrapping_sub(r0);
+            if r < rows {
+                axpy::<V>(
+                    &mut acc[r * n..r * n + n],
+                    V::acc_mul(alpha, v.to_acc()),
+                    brow,
+                );
+            }
         }
     }
     flags | if oob { OOB } else { 0 }
@@ -1338,7 +1414,7 @@ fn csx_mm<V: Numeric, I: Index, P: Index>(
     let flags = match axis {
         CompressedAxis::Row => csr_mm(ptr, idx, vals, b, n, c, scale),
         CompressedAxis::Column => scatter_into(c, scale, fresh, "SpMM accumulator", |acc| {
-            csc_mm_scatter(ptr, idx, vals, b, n, acc, alpha_acc(scale))
+            csc_mm(ptr, idx, vals, b, n, acc, alpha_acc(scale))
         })?,
     };
     if flags & NO_MEMORY != 0 {
@@ -1353,7 +1429,11 @@ fn csx_mm<V: Numeric, I: Index, P: Index>(
 
 /// `C = A B` for a CSR / CSC matrix `A` (m x k) and a dense `B` (k x n, read in
 /// place when row-major); `C` is a new row-major m x n tensor. CSR runs row
-/// ranges in parallel.
+/// ranges in parallel. CSC splits the rows of `C` between threads (ranges
+/// holding about as many entries, from a sample of the row indices): each
+/// thread reads every column of `A` and adds the entries of its own rows, so
+/// every element of `C` receives the same additions in the same order on any
+/// number of threads.
 ///
 /// ```
 /// use arrow_sparse::kernels::spmv::spmm_csx;
@@ -1731,6 +1811,69 @@ mod tests {
                 assert_eq!(y, [10.0, 600.0]);
             });
         }
+    }
+
+    /// CSC SpMM with the rows of C split between threads: on any number of
+    /// threads, each element is the exact sum of an independent loop (integer-
+    /// valued floats, so any order gives the same value), including rows
+    /// without entries at both ends and a power-law column of rows; an index
+    /// past the last row is flagged whichever part reads it, and scaled output
+    /// keeps `beta * C`.
+    #[test]
+    fn csc_spmm_splits_rows_between_threads_with_exact_sums() {
+        let (m, k, n) = (5000usize, 300usize, 3usize);
+        // column j holds rows (j * 7 + t * t) % (m - 20) + 10 for t < 250: sorted,
+        // distinct within a column, rows 0..10 and the last 10 never used
+        let mut ptr = vec![0i32];
+        let (mut idx, mut vals) = (Vec::new(), Vec::new());
+        for j in 0..k {
+            let mut rows: Vec<i32> = (0..250)
+                .map(|t| ((j * 7 + t * t) % (m - 20) + 10) as i32)
+                .collect();
+            rows.sort_unstable();
+            rows.dedup();
+            for &r in &rows {
+                idx.push(r);
+                vals.push(((r as usize + j) % 5) as f64 - 2.0);
+            }
+            ptr.push(idx.len() as i32);
+        }
+        assert!(idx.len() > 2 * PAR_WORK);
+        let b: Vec<f64> = (0..k * n).map(|x| (x % 11) as f64).collect();
+        let mut want = vec![0.0f64; m * n];
+        for j in 0..k {
+            for e in ptr[j] as usize..ptr[j + 1] as usize {
+                for c in 0..n {
+                    want[idx[e] as usize * n + c] += vals[e] * b[j * n + c];
+                }
+            }
+        }
+        for threads in [1, 2, 3, 8] {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            pool.install(|| {
+                let mut c = vec![0.0f64; m * n];
+                assert_eq!(csc_mm(&ptr, &idx, &vals, &b, n, &mut c, 1.0), 0);
+                assert!(c == want, "{threads} threads");
+                // an index past the last row, in the middle of the entries
+                let mut bad = idx.clone();
+                bad[idx.len() / 2] = m as i32;
+                let mut c = vec![0.0f64; m * n];
+                assert_eq!(csc_mm(&ptr, &bad, &vals, &b, n, &mut c, 1.0) & OOB, OOB);
+            });
+        }
+        // the row bounds: increasing, 0 to m, one range per part
+        for parts in [1, 2, 3, 7] {
+            let bounds = csc_row_parts(&idx, m, parts);
+            assert_eq!(bounds.len(), parts + 1);
+            assert_eq!((bounds[0], bounds[parts]), (0, m));
+            assert!(bounds.windows(2).all(|w| w[0] <= w[1]));
+        }
+        // all entries in one row, or none: every part but one empty
+        assert_eq!(csc_row_parts(&[4i32; 100], 10, 2), vec![0, 5, 10]);
+        assert_eq!(csc_row_parts::<i32>(&[], 10, 3), vec![0, 10, 10, 10]);
     }
 
     #[test]
