@@ -1668,15 +1668,16 @@ impl<V: Numeric, I: Index, P: Index> TtvAcc<'_, V, I, P> {
             .vals
             .get(lo..hi)
             .ok_or_else(|| Error::invariant("CSF tree", Some(hi), "leaf without a value"))?;
-        if let Some(k) = idx.iter().position(|x| x.as_usize() >= ext) {
-            return Err(oob(l, lo + k, idx[k].as_usize(), ext));
-        }
         let outside = || Error::invariant("CSF tree", Some(lo), "leaves outside the accumulator");
         let end = base.checked_add(ext).ok_or_else(outside)?;
         let acc = self.acc.get_mut(base..end).ok_or_else(outside)?;
         let seen = self.seen.get_mut(base..end).ok_or_else(outside)?;
-        for (&x, &val) in idx.iter().zip(vals) {
+        // one compare per leaf: `acc` and `seen` both have `ext` elements
+        for (k, (&x, &val)) in idx.iter().zip(vals).enumerate() {
             let x = x.as_usize();
+            if x >= ext {
+                return Err(oob(l, lo + k, x, ext));
+            }
             acc[x] = V::madd(acc[x], val, w);
             if TRACK {
                 if !seen[x] {
@@ -1746,15 +1747,33 @@ impl<V: Numeric, I: Index, P: Index> TtvAcc<'_, V, I, P> {
         alloc::grow(&mut self.values, count, "TTV values")?;
         self.set_odometer(lo);
         let last_ext = self.shape[self.order[n - 1]];
+        // an entry's coordinates but the last: the parent's, then the levels
+        // below the mode's but the last (fixed within a run of the last level)
+        let mut upper: Vec<i64> = Vec::with_capacity(n);
         let mut key = lo;
         while key < hi {
             // one run of the last level at a time
             let first = self.odometer[n - 1];
             let run = last_ext.saturating_sub(first).min(hi - key);
-            for k in 0..run {
-                if self.seen[key + k] {
-                    self.odometer[n - 1] = first + k;
-                    self.push_entry(key + k)?;
+            upper.clear();
+            upper.extend(
+                self.path[..level]
+                    .iter()
+                    .chain(&self.odometer[level + 1..n - 1])
+                    .map(|&x| x as i64),
+            );
+            let outside = || Error::invariant("TTV accumulator", Some(key), "scan past its end");
+            let acc = self.acc.get_mut(key..key + run).ok_or_else(outside)?;
+            let seen = self.seen.get_mut(key..key + run).ok_or_else(outside)?;
+            for (x, (a, f)) in (first..).zip(acc.iter_mut().zip(seen.iter_mut())) {
+                if *f {
+                    match upper.as_slice() {
+                        &[c] => self.coords.push(c),
+                        u => self.coords.extend_from_slice(u),
+                    }
+                    self.coords.push(x as i64);
+                    self.values.push(narrow::<V>(*a, "TTV sum")?);
+                    (*a, *f) = (V::acc_zero(), false);
                 }
             }
             key += run;
