@@ -1249,7 +1249,7 @@ fn csc_mm<V: Numeric, I: Index, P: Index>(
     let threads = rayon::current_num_threads();
     let nnz = vals.len().min(idx.len());
     if threads <= 1 || nnz <= 2 * PAR_WORK || m < 2 {
-        return csc_mm_scatter(ptr, idx, vals, b, n, acc, alpha, (0, m));
+        return csc_mm_scatter((ptr, idx, vals), (b, n), acc, alpha, (0, m));
     }
     let bounds = csc_row_parts(&idx[..nnz], m, threads);
     let mut parts = Vec::with_capacity(threads);
@@ -1262,7 +1262,7 @@ fn csc_mm<V: Numeric, I: Index, P: Index>(
     use rayon::prelude::*;
     parts
         .into_par_iter()
-        .map(|(r0, part)| csc_mm_scatter(ptr, idx, vals, b, n, part, alpha, (r0, m)))
+        .map(|(r0, part)| csc_mm_scatter((ptr, idx, vals), (b, n), part, alpha, (r0, m)))
         .reduce(|| 0, |x, y| x | y)
 }
 
@@ -1297,14 +1297,11 @@ fn csc_row_parts<I: Index>(idx: &[I], m: usize, parts: usize) -> Vec<usize> {
 /// Add `alpha * v * B[j, :]` into row `i - r0` of `acc` (the rows `r0..` of an
 /// m x n output, as many as `acc` holds) for the CSC entries whose row `i` it
 /// holds; an entry with `i >= m` (a tensor built without validation) is
-/// flagged.
-#[allow(clippy::too_many_arguments)]
+/// flagged. The first argument is the CSC buffers (indptr, indices, values),
+/// the second the row-major k x n operand `B` and its width `n`.
 fn csc_mm_scatter<V: Numeric, I: Index, P: Index>(
-    ptr: &[P],
-    idx: &[I],
-    vals: &[V],
-    b: &[V],
-    n: usize,
+    (ptr, idx, vals): (&[P], &[I], &[V]),
+    (b, n): (&[V], usize),
     acc: &mut [V::Acc],
     alpha: V::Acc,
     (r0, m): (usize, usize),
@@ -1815,10 +1812,9 @@ mod tests {
 
     /// CSC SpMM with the rows of C split between threads: on any number of
     /// threads, each element is the exact sum of an independent loop (integer-
-    /// valued floats, so any order gives the same value), including rows
-    /// without entries at both ends and a power-law column of rows; an index
-    /// past the last row is flagged whichever part reads it, and scaled output
-    /// keeps `beta * C`.
+    /// valued floats, so any order gives the same value), with rows without
+    /// entries at both ends, scaled by `alpha` or not; an index past the last
+    /// row is flagged whichever part reads it.
     #[test]
     fn csc_spmm_splits_rows_between_threads_with_exact_sums() {
         let (m, k, n) = (5000usize, 300usize, 3usize);
@@ -1857,6 +1853,9 @@ mod tests {
                 let mut c = vec![0.0f64; m * n];
                 assert_eq!(csc_mm(&ptr, &idx, &vals, &b, n, &mut c, 1.0), 0);
                 assert!(c == want, "{threads} threads");
+                let mut c = vec![0.0f64; m * n];
+                assert_eq!(csc_mm(&ptr, &idx, &vals, &b, n, &mut c, 2.0), 0);
+                assert!(c.iter().zip(&want).all(|(x, w)| *x == 2.0 * w));
                 // an index past the last row, in the middle of the entries
                 let mut bad = idx.clone();
                 bad[idx.len() / 2] = m as i32;
