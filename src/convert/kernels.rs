@@ -751,6 +751,20 @@ pub fn coo_to_csx<V: Value, I: Index, P: Index>(
     out.with_dim_names(coo.dim_names().to_vec())
 }
 
+/// The first position in `lo..hi` where `pred` stops holding (`pred` must be
+/// true, then false, along the range; otherwise some position in the range).
+pub(crate) fn partition(mut lo: usize, mut hi: usize, pred: impl Fn(usize) -> bool) -> usize {
+    while lo < hi {
+        let m = lo + (hi - lo) / 2;
+        if pred(m) {
+            lo = m + 1;
+        } else {
+            hi = m;
+        }
+    }
+    lo
+}
+
 /// The indptr of entries whose row coordinates `rows[stride * k]` are sorted, and
 /// (for `stride == 2`, interleaved `[row, col]` pairs) the column coordinates
 /// `rows[2 k + 1]`, in one pass without a branch per row: each entry `k` of row
@@ -795,16 +809,7 @@ fn sorted_indptr<I: Index, P: Index>(
             s
         } else {
             let r = row(s - 1);
-            let (mut lo, mut hi) = (s, nnz);
-            while lo < hi {
-                let mid = lo + (hi - lo) / 2;
-                if row(mid) <= r {
-                    lo = mid + 1;
-                } else {
-                    hi = mid;
-                }
-            }
-            lo
+            partition(s, nnz, |k| row(k) <= r)
         };
     }
     // the first indptr position each part owns (and, last, one past the final row's)

@@ -707,19 +707,8 @@ fn coo_scatter_all<V: Numeric, I: Index>(
     go(c, vals, 0, nnz, 0, x, acc, alpha)
 }
 
-/// The first position in `lo..hi` where `pred` stops holding (`pred` must be
-/// true, then false, along the range; otherwise some position in the range).
-pub(crate) fn partition(mut lo: usize, mut hi: usize, pred: impl Fn(usize) -> bool) -> usize {
-    while lo < hi {
-        let m = lo + (hi - lo) / 2;
-        if pred(m) {
-            lo = m + 1;
-        } else {
-            hi = m;
-        }
-    }
-    lo
-}
+/// The binary search over positions, shared with the conversions (their layer).
+pub(crate) use crate::convert::kernels::partition;
 
 fn coo_mv<V: Numeric, I: Index>(
     a: &CooTensor<V, I>,
