@@ -998,3 +998,195 @@ fn ttv_on_large_unsorted_or_out_of_range_trees() {
         Err(Error::IndexOutOfBounds { .. })
     ));
 }
+
+/// MTTKRP on trees of more than 2 * 2^15 leaves, where it runs in parallel: by
+/// ranges of roots when the mode is the root's, by fixed chunks of roots with
+/// partial results added in order when the mode is below the root and its
+/// extent is small (mode 2 of the first tree, 1 of the second, 0 of the 2-D
+/// one, 0 / 1 / 3 of the 4-D one), by ranges of output rows when that extent is
+/// large (20 000 rows: mode 1 of the first tree, at a middle level, and mode 2
+/// of the second, at the leaves); and the CSR baseline by row ranges. The
+/// results on 1, 2, 3 and 7 threads are bitwise the same, match the dense
+/// reference (floats) and the exact one (integers: every entry counted once),
+/// and a leaf past its extent in such a tree is an error on every thread count.
+#[test]
+fn mttkrp_results_do_not_depend_on_the_thread_count() {
+    use arrow_sparse::{CsfTensor, TensorOptions, Validation};
+    let _alone = exclusive();
+    let mut r = rng(91);
+    let pool = |n| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(n)
+            .build()
+            .unwrap()
+    };
+    let rank = 5;
+    let cases: [(&[usize], &[usize], usize); 4] = [
+        (&[50, 20_000, 30], &[0, 1, 2], 200_000),
+        (&[50, 30, 20_000], &[0, 1, 2], 150_000),
+        (&[3000, 700], &[1, 0], 150_000),
+        (&[20, 30, 40, 50], &[2, 0, 3, 1], 200_000),
+    ];
+    for (shape, order, nnz) in cases {
+        let n = shape.len();
+        let entries: Vec<(Vec<usize>, i64)> = (0..nnz)
+            .map(|_| {
+                // skewed first coordinates: uneven work per root
+                let c: Vec<usize> = shape
+                    .iter()
+                    .enumerate()
+                    .map(|(d, &e)| {
+                        let u = (r() % e as u64) as usize;
+                        if d == 0 { u * u / e } else { u }
+                    })
+                    .collect();
+                (c, (r() % 2001) as i64 - 1000)
+            })
+            .collect();
+        let floats: Vec<(Vec<usize>, f64)> = entries
+            .iter()
+            .map(|(c, x)| (c.clone(), *x as f64 / 100.0))
+            .collect();
+        let fi: Vec<Vec<i64>> = shape
+            .iter()
+            .enumerate()
+            .map(|(d, &e)| {
+                (0..e * rank)
+                    .map(|k| ((k * 7 + d) % 5) as i64 - 2)
+                    .collect()
+            })
+            .collect();
+        let ff: Vec<Vec<f64>> = fi
+            .iter()
+            .map(|f| f.iter().map(|&x| x as f64 * 0.75 + 0.1).collect())
+            .collect();
+        let dense_i: Vec<DenseTensor<i64>> = fi
+            .iter()
+            .zip(shape.iter())
+            .map(|(f, &e)| DenseTensor::try_new(vec![e, rank], f.clone().into()).unwrap())
+            .collect();
+        let dense_f: Vec<DenseTensor<f64>> = ff
+            .iter()
+            .zip(shape.iter())
+            .map(|(f, &e)| DenseTensor::try_new(vec![e, rank], f.clone().into()).unwrap())
+            .collect();
+        let ti = CooTensor::<i64, i64>::from_entries(shape.to_vec(), &entries)
+            .unwrap()
+            .to_csf::<i32, i64>(order)
+            .unwrap();
+        let tf = CooTensor::<f64, i64>::from_entries(shape.to_vec(), &floats)
+            .unwrap()
+            .to_csf::<i64, i32>(order)
+            .unwrap();
+        for mode in 0..n {
+            let what = format!("shape {shape:?} order {order:?} mode {mode}");
+            // the references, from the raw entries (duplicates included)
+            let mut want_i = vec![0i128; shape[mode] * rank];
+            let mut want_f = vec![0.0f64; shape[mode] * rank];
+            for ((c, x), (_, y)) in entries.iter().zip(&floats) {
+                for q in 0..rank {
+                    let (mut p, mut pf) = (*x as i128, *y);
+                    for d in (0..n).filter(|&d| d != mode) {
+                        p *= fi[d][c[d] * rank + q] as i128;
+                        pf *= ff[d][c[d] * rank + q];
+                    }
+                    want_i[c[mode] * rank + q] += p;
+                    want_f[c[mode] * rank + q] += pf;
+                }
+            }
+            // the tensor matricized along the mode, for the CSR baseline
+            let others: Vec<usize> = (0..n).filter(|&d| d != mode).collect();
+            let cols: usize = others.iter().map(|&d| shape[d]).product();
+            let lin = |c: &[usize]| others.iter().fold(0, |a, &d| a * shape[d] + c[d]);
+            let mi: Vec<(Vec<usize>, i64)> = entries
+                .iter()
+                .map(|(c, x)| (vec![c[mode], lin(c)], *x))
+                .collect();
+            let mf: Vec<(Vec<usize>, f64)> = floats
+                .iter()
+                .map(|(c, x)| (vec![c[mode], lin(c)], *x))
+                .collect();
+            let ci = CooTensor::<i64, i64>::from_entries(vec![shape[mode], cols], &mi)
+                .unwrap()
+                .to_csx::<i64, i64>(CompressedAxis::Row)
+                .unwrap();
+            let cf = CooTensor::<f64, i64>::from_entries(vec![shape[mode], cols], &mf)
+                .unwrap()
+                .to_csx::<i32, i64>(CompressedAxis::Row)
+                .unwrap();
+            let runs: Vec<_> = [1, 2, 3, 7]
+                .into_iter()
+                .map(|k| {
+                    pool(k).install(|| {
+                        (
+                            csf::mttkrp(&tf, mode, &dense_f).unwrap(),
+                            csf::mttkrp(&ti, mode, &dense_i).unwrap(),
+                            csf::mttkrp_csr(&cf, shape, mode, &dense_f).unwrap(),
+                            csf::mttkrp_csr(&ci, shape, mode, &dense_i).unwrap(),
+                        )
+                    })
+                })
+                .collect();
+            for w in runs.windows(2) {
+                let bits = |d: &DenseTensor<f64>| -> Vec<u64> {
+                    d.values().iter().map(|x| x.to_bits()).collect()
+                };
+                assert_eq!(bits(&w[0].0), bits(&w[1].0), "{what}: CSF differs");
+                assert_eq!(w[0].1, w[1].1, "{what}: integer CSF differs");
+                assert_eq!(bits(&w[0].2), bits(&w[1].2), "{what}: CSR differs");
+                assert_eq!(w[0].3, w[1].3, "{what}: integer CSR differs");
+            }
+            let exact: Vec<i64> = want_i.iter().map(|&x| x as i64).collect();
+            assert_eq!(&runs[0].1.values()[..], &exact[..], "{what}: integer CSF");
+            assert_eq!(&runs[0].3.values()[..], &exact[..], "{what}: integer CSR");
+            assert!(close(&runs[0].0.values()[..], &want_f), "{what}: CSF");
+            assert!(close(&runs[0].2.values()[..], &want_f), "{what}: CSR");
+        }
+    }
+
+    // a leaf past its extent in a large tree built without validation: an
+    // error on every thread count and for every mode (each path finds it)
+    let trusted = TensorOptions::default().with_validation(Validation::Trusted);
+    // 240 000 leaves: mode 0 by ranges of roots, mode 1 (12 000 rows) by
+    // ranges of rows, mode 2 (60 rows) by chunks of roots
+    let (d0, d1, d2) = (4usize, 12_000usize, 60usize);
+    let mut ptr0 = vec![0i64];
+    let (mut idx1, mut ptr1, mut leaves) = (Vec::new(), vec![0i64], Vec::new());
+    for _ in 0..d0 {
+        for j in 0..d1 {
+            idx1.push(j as i32);
+            leaves.extend((0..d2 as i32).step_by(12).map(|k| k + (j % 12) as i32));
+            ptr1.push(leaves.len() as i64);
+        }
+        ptr0.push(idx1.len() as i64);
+    }
+    let last = leaves.len() - 1;
+    leaves[last] = d2 as i32 + 3;
+    let values = vec![1.0f64; leaves.len()];
+    let t = CsfTensor::<f64, i32, i64>::try_new_with(
+        vec![d0, d1, d2],
+        vec![0, 1, 2],
+        vec![ptr0.into(), ptr1.into()],
+        vec![
+            (0..d0 as i32).collect::<Vec<_>>().into(),
+            idx1.into(),
+            leaves.into(),
+        ],
+        values.into(),
+        &trusted,
+    )
+    .unwrap();
+    let f: Vec<DenseTensor<f64>> = [d0, d1, d2]
+        .iter()
+        .map(|&e| DenseTensor::try_new(vec![e, rank], vec![1.0; e * rank].into()).unwrap())
+        .collect();
+    for k in [1, 2, 3] {
+        for mode in 0..3 {
+            let got = pool(k).install(|| csf::mttkrp(&t, mode, &f));
+            assert!(
+                matches!(got, Err(Error::IndexOutOfBounds { .. })),
+                "{k} threads, mode {mode}: {got:?}"
+            );
+        }
+    }
+}

@@ -90,6 +90,20 @@ fn check_factors<V: Numeric>(
 /// row once before adding it to its parent's. A leaf therefore costs one
 /// multiply-add per rank column, against three operations per column and entry
 /// for the CSR-based [`mttkrp_csr`] (which recomputes the whole product per entry).
+/// Leaves are added in tight loops over their coordinate and value slices; the
+/// leaf level's factor rows are prefetched ahead when that factor is larger
+/// than half the level-2 cache (random rows, as for SpMM's operand). Floats
+/// accumulate in the result itself, integers in the checked wide accumulator.
+///
+/// On several threads (a tree of more than 65 536 leaves): with the mode at the
+/// root, ranges of roots (split by their leaf counts) fill their own output
+/// rows; with the mode below the root and a small result (its rows times the
+/// chunks at most an eighth of the leaves), the roots are cut into up to 16
+/// chunks of about as many leaves, each chunk with its own partial result,
+/// added in chunk order at the end (the chunks depend on the data only, so one
+/// thread computes the same sums); with a larger result, each thread walks the
+/// whole tree and adds into its own range of output rows (skipping the other
+/// rows' subtrees). The result does not depend on the number of threads.
 ///
 /// ```
 /// use arrow_sparse::kernels::csf::mttkrp;
@@ -107,54 +121,158 @@ pub fn mttkrp<V: Numeric, I: Index, P: Index>(
     factors: &[DenseTensor<V>],
 ) -> Result<DenseTensor<V>> {
     let rank = check_factors(t.shape(), mode, factors)?;
-    let n = t.ndim();
     let rows = t.shape()[mode];
     // row-major in place (checked above; the mode's factor is not read)
     let f: Vec<&[V]> = factors
         .iter()
         .map(|x| x.as_row_major_slice().unwrap_or(&[]))
         .collect();
-    let order = t.axis_order();
-    let mode_level = order.iter().position(|&d| d == mode).unwrap_or(0);
-    // prefix: slot l (l <= mode_level) holds the product of the factor rows of
-    // levels 0..l (slot 0: all ones); sums: slot l (l > mode_level) the running
-    // subtree sum of level l's nodes under the current parent
-    let mut prefix = alloc::filled((mode_level + 1) * rank, V::acc_zero(), "MTTKRP products")?;
-    prefix[..rank].iter_mut().for_each(|p| *p = V::acc_one());
-    let mut w = Walk {
-        t,
-        rank,
-        order,
-        mode_level,
-        f: &f,
-        prefix,
-        sums: alloc::filled((n + 1) * rank, V::acc_zero(), "MTTKRP sums")?,
-        out: alloc::filled(
-            rows.checked_mul(rank)
-                .ok_or_else(|| Error::allocation("MTTKRP result", usize::MAX, size_of::<V>()))?,
-            V::acc_zero(),
-            "MTTKRP result",
-        )?,
-    };
-    if n > 0 {
-        w.above(0, 0, t.indices()[0].len())?;
+    let len = rows
+        .checked_mul(rank)
+        .ok_or_else(|| Error::allocation("MTTKRP result", usize::MAX, size_of::<V>()))?;
+    // zero pages from the OS; floats accumulate in the result itself
+    let mut values: Vec<V> = alloc::zeroed(len, "MTTKRP result")?;
+    if let Some(acc) = V::as_acc_mut(&mut values) {
+        mttkrp_into(t, mode, rank, &f, acc)?;
+    } else {
+        let mut acc = alloc::filled(len, V::acc_zero(), "MTTKRP accumulator")?;
+        mttkrp_into(t, mode, rank, &f, &mut acc)?;
+        for (o, &a) in values.iter_mut().zip(&acc) {
+            *o = narrow::<V>(a, "MTTKRP sum")?;
+        }
     }
-    let out = narrow_all::<V>(&w.out, "MTTKRP sum")?;
-    DenseTensor::try_new(vec![rows, rank], out.into())
+    DenseTensor::try_new(vec![rows, rank], values.into())
 }
 
-struct Walk<'a, V: Numeric, I: Index, P: Index> {
+/// The walk of [`mttkrp`] into `out` (`shape[mode] x rank`, zero). With the
+/// mode at the root, on a pool of several threads and a tree of more than
+/// `2 * PAR_WORK` leaves whose root coordinates increase, the roots are split
+/// between threads by their leaf counts ([`par_nodes`]): each root owns its
+/// output row, so each range of roots fills its own rows, with its own
+/// scratch, and every row gets the same additions in the same order as on one
+/// thread. With the mode below the root, the output rows are cut into one
+/// range per thread with about as many of the mode's nodes (estimated from a
+/// sample of their coordinates); each range walks the whole tree but adds only
+/// into its rows (the subtrees under other rows are skipped), so again every
+/// row gets the same additions in the same order. Otherwise one thread.
+fn mttkrp_into<V: Numeric, I: Index, P: Index>(
+    t: &CsfTensor<V, I, P>,
+    mode: usize,
+    rank: usize,
+    f: &[&[V]],
+    out: &mut [V::Acc],
+) -> Result<()> {
+    let n = t.ndim();
+    let order = t.axis_order();
+    let mode_level = order.iter().position(|&d| d == mode).unwrap_or(0);
+    let roots = t.indices().first().map_or(0, |r| r.len());
+    // the factor gathered at the leaf level is prefetched when it is larger
+    // than half the level-2 cache (random rows, as SpMM's operand)
+    let pf = order
+        .last()
+        .is_some_and(|&d| mode_level + 1 < n && super::spmv::prefetches(f[d]));
+    let total = t.shape()[mode];
+    let walk = |out: &mut [V::Acc], row0: usize, skip: bool, lo: usize, hi: usize| -> Result<()> {
+        // prefix: slot l (l <= mode_level) holds the product of the factor rows
+        // of levels 0..l (slot 0: all ones); sums: slot l (l > mode_level) the
+        // running subtree sum of level l's nodes under the current parent
+        let mut prefix = alloc::filled((mode_level + 1) * rank, V::acc_zero(), "MTTKRP products")?;
+        prefix[..rank].iter_mut().for_each(|p| *p = V::acc_one());
+        let mut w = Walk {
+            t,
+            rank,
+            order,
+            mode_level,
+            f,
+            pf,
+            leaf_idx: &t.indices()[n - 1][..],
+            leaf_vals: &t.values()[..],
+            leaf_bound: t.shape()[order[n - 1]],
+            leaf_factor: f[order[n - 1]],
+            prefix,
+            sums: alloc::filled((n + 1) * rank, V::acc_zero(), "MTTKRP sums")?,
+            rows: if rank == 0 { total } else { out.len() / rank },
+            out,
+            row0,
+            skip,
+        };
+        w.above(0, lo, hi)
+    };
+    let threads = rayon::current_num_threads();
+    let parallel = rank > 0 && threads > 1 && t.nnz() > 2 * super::spmv::PAR_WORK;
+    let idx0 = t.indices().first().map_or(&[][..], |r| &r[..]);
+    if parallel && mode_level == 0 && idx0.windows(2).all(|p| p[0] < p[1]) {
+        let lv = Levels::of(t);
+        let leaf_start = |k: usize| lv.descend(0, k, n - 1);
+        return par_nodes(
+            0,
+            roots,
+            (out, 0usize),
+            &leaf_start,
+            &|(part, row0): (&mut [V::Acc], usize), _, mid| {
+                // root `mid` starts the second part's rows
+                let rows = idx0[mid].as_usize().saturating_sub(row0);
+                let rows = rows.min(part.len() / rank);
+                let (a, b) = part.split_at_mut(rows * rank);
+                ((a, row0), (b, row0 + rows))
+            },
+            &|lo, hi, (part, row0)| walk(part, row0, false, lo, hi),
+        );
+    }
+    let rows = out.len() / rank.max(1);
+    let chunks = mttkrp_chunks(t.nnz(), rows);
+    if mode_level > 0 && rank > 0 && chunks >= 2 && roots >= 2 {
+        return mttkrp_chunked(t, rank, chunks, out, &walk);
+    }
+    if parallel && mode_level > 0 && rows >= 2 {
+        // the output rows cut into one range per thread, about as many of the
+        // mode's nodes each (sampled); every range walks the whole tree and
+        // fills only its rows, skipping the subtrees of the other rows
+        let bounds = super::spmv::csc_row_parts(&t.indices()[mode_level][..], rows, threads);
+        let mut parts = Vec::with_capacity(threads);
+        let mut rest = out;
+        for b in bounds.windows(2) {
+            let (mine, tail) = rest.split_at_mut((b[1] - b[0]) * rank);
+            parts.push((b[0], mine));
+            rest = tail;
+        }
+        use rayon::prelude::*;
+        let results: Vec<Result<()>> = parts
+            .into_par_iter()
+            .map(|(row0, part)| walk(part, row0, true, 0, roots))
+            .collect();
+        // the first part's error, as the ranges come in row order
+        return results.into_iter().collect();
+    }
+    walk(out, 0, false, 0, roots)
+}
+
+struct Walk<'a, 'o, V: Numeric, I: Index, P: Index> {
     t: &'a CsfTensor<V, I, P>,
     rank: usize,
     order: &'a [usize],
     mode_level: usize,
     f: &'a [&'a [V]],
+    /// Prefetch the leaf level's factor rows ahead.
+    pf: bool,
+    /// The leaf level: its coordinates, the values, its extent and factor.
+    leaf_idx: &'a [I],
+    leaf_vals: &'a [V],
+    leaf_bound: usize,
+    leaf_factor: &'a [V],
     prefix: Vec<V::Acc>,
     sums: Vec<V::Acc>,
-    out: Vec<V::Acc>,
+    /// The output rows `row0..` (all of them on one thread).
+    out: &'o mut [V::Acc],
+    row0: usize,
+    /// How many rows `out` holds.
+    rows: usize,
+    /// Skip the mode's nodes whose row is not in `out` (a part of a walk split
+    /// by output rows); else they are an error.
+    skip: bool,
 }
 
-impl<'a, V: Numeric, I: Index, P: Index> Walk<'a, V, I, P> {
+impl<'a, V: Numeric, I: Index, P: Index> Walk<'a, '_, V, I, P> {
     /// The coordinate of `node` at `level`, checked against its dimension.
     #[inline(always)]
     fn coord(&self, level: usize, node: usize) -> Result<usize> {
@@ -203,9 +321,60 @@ impl<'a, V: Numeric, I: Index, P: Index> Walk<'a, V, I, P> {
             .ok_or_else(|| Error::invariant("CSF tree", Some(node), "leaf without a value"))
     }
 
+    /// The coordinates and values of leaves `lo..hi`, and the leaf level's
+    /// extent.
+    #[inline(always)]
+    fn leaves(&self, lo: usize, hi: usize) -> Result<(&'a [I], &'a [V], usize)> {
+        match (self.leaf_idx.get(lo..hi), self.leaf_vals.get(lo..hi)) {
+            (Some(c), Some(v)) => Ok((c, v, self.leaf_bound)),
+            (None, _) => Err(Error::invariant(
+                "CSF tree",
+                Some(hi),
+                "leaf range past the end",
+            )),
+            _ => Err(Error::invariant(
+                "CSF tree",
+                Some(hi),
+                "leaf without a value",
+            )),
+        }
+    }
+
+    /// The mode at the leaf level, leaves `lo..hi` (one parent): each adds its
+    /// value times the parent's product of factor rows into its output row, in
+    /// one tight loop. Rows outside this part's are skipped (`skip`) or an
+    /// error.
+    fn mode_leaves(&mut self, lo: usize, hi: usize) -> Result<()> {
+        let (r, level) = (self.rank, self.t.ndim() - 1);
+        let (coords, vals, bound) = self.leaves(lo, hi)?;
+        let prefix = &self.prefix[level * r..level * r + r];
+        let rows = self.rows;
+        for (node, (&c, &v)) in (lo..).zip(coords.iter().zip(vals)) {
+            let c = c.as_usize();
+            let o = c.wrapping_sub(self.row0);
+            if o >= rows {
+                if c >= bound {
+                    return Err(leaf_oob(level, node, c, bound));
+                }
+                if self.skip {
+                    continue; // another part's row
+                }
+                return Err(outside_part(level, node));
+            }
+            let v = v.to_acc();
+            for (d, &p) in self.out[o * r..o * r + r].iter_mut().zip(prefix) {
+                *d = V::acc_add(*d, V::acc_mul(v, p));
+            }
+        }
+        Ok(())
+    }
+
     /// Nodes `lo..hi` of a level at or above the mode's.
     fn above(&mut self, level: usize, lo: usize, hi: usize) -> Result<()> {
         let (r, n, ml) = (self.rank, self.t.ndim(), self.mode_level);
+        if level == ml && level == n - 1 {
+            return self.mode_leaves(lo, hi);
+        }
         for node in lo..hi {
             let c = self.coord(level, node)?;
             if level < ml {
@@ -219,15 +388,26 @@ impl<'a, V: Numeric, I: Index, P: Index> Walk<'a, V, I, P> {
                 self.above(level + 1, clo, chi)?;
                 continue;
             }
-            // the mode's level: c is the output row
-            let out = c * r;
+            // the mode's level: c is the output row (in this part's rows)
+            let Some(out) = c
+                .checked_sub(self.row0)
+                .filter(|&x| x < self.rows)
+                .map(|x| x * r)
+            else {
+                if self.skip {
+                    // another part's row
+                    continue;
+                }
+                return Err(outside_part(level, node));
+            };
             let pre = ml * r;
             if level == n - 1 {
                 let v = self.value(node)?;
-                for (o, &p) in self.out[out..out + r]
-                    .iter_mut()
-                    .zip(&self.prefix[pre..pre + r])
-                {
+                let dst = self
+                    .out
+                    .get_mut(out..out + r)
+                    .ok_or_else(|| outside_part(level, node))?;
+                for (o, &p) in dst.iter_mut().zip(&self.prefix[pre..pre + r]) {
                     *o = V::acc_add(*o, V::acc_mul(v, p));
                 }
             } else {
@@ -235,7 +415,11 @@ impl<'a, V: Numeric, I: Index, P: Index> Walk<'a, V, I, P> {
                 let s = (level + 1) * r;
                 self.sums[s..s + r].fill(V::acc_zero());
                 self.below(level + 1, clo, chi)?;
-                for ((o, &p), &x) in self.out[out..out + r]
+                let dst = self
+                    .out
+                    .get_mut(out..out + r)
+                    .ok_or_else(|| outside_part(level, node))?;
+                for ((o, &p), &x) in dst
                     .iter_mut()
                     .zip(&self.prefix[pre..pre + r])
                     .zip(&self.sums[s..s + r])
@@ -254,11 +438,21 @@ impl<'a, V: Numeric, I: Index, P: Index> Walk<'a, V, I, P> {
         let (r, n) = (self.rank, self.t.ndim());
         let s = level * r;
         if level == n - 1 {
-            for node in lo..hi {
-                let c = self.coord(level, node)?;
-                let v = self.value(node)?;
-                let row = self.row(level, c);
-                for (acc, &x) in self.sums[s..s + r].iter_mut().zip(row) {
+            // one tight loop over the leaves
+            let (coords, vals, bound) = self.leaves(lo, hi)?;
+            let (factor, pf, all) = (self.leaf_factor, self.pf, self.leaf_idx);
+            let sums = &mut self.sums[s..s + r];
+            for (node, (&c, &v)) in (lo..).zip(coords.iter().zip(vals)) {
+                if pf {
+                    super::spmv::prefetch_ahead(factor, all, node, r);
+                }
+                let c = c.as_usize();
+                // the factor has `bound` rows (checked by `check_factors`)
+                let Some(row) = factor.get(c * r..c * r + r).filter(|_| c < bound) else {
+                    return Err(leaf_oob(level, node, c, bound));
+                };
+                let v = v.to_acc();
+                for (acc, &x) in sums.iter_mut().zip(row) {
                     *acc = V::acc_add(*acc, V::acc_mul(v, x.to_acc()));
                 }
             }
@@ -280,12 +474,108 @@ impl<'a, V: Numeric, I: Index, P: Index> Walk<'a, V, I, P> {
     }
 }
 
+/// Into how many chunks of root nodes [`mttkrp`] with the mode below the root
+/// cuts the tree, each with its own partial result (at most 16, at least
+/// `2 * PAR_WORK` leaves each), or fewer than 2 for no chunks. From the data
+/// only, never the thread count, so that the sums do not depend on it. Only
+/// when the partials are small against the work: the result's rows times the
+/// chunks at most an eighth of the leaves (the final sum of the partials costs
+/// then at most an eighth of the leaves' additions).
+fn mttkrp_chunks(nnz: usize, rows: usize) -> usize {
+    let mut k = (nnz / (2 * super::spmv::PAR_WORK)).min(16);
+    while k >= 2 && rows.saturating_mul(k) > nnz / 8 {
+        k /= 2;
+    }
+    k
+}
+
+/// [`mttkrp`] with the mode below the root, by chunks of root nodes: the
+/// roots are cut into `chunks` ranges of about as many leaves, each walked
+/// (in parallel when the pool has several threads) into its own zeroed
+/// partial result, and the partials are then added in chunk order into `out`.
+/// The chunks depend on the data only, so the result is the same on any
+/// number of threads.
+fn mttkrp_chunked<V: Numeric, I: Index, P: Index>(
+    t: &CsfTensor<V, I, P>,
+    rank: usize,
+    chunks: usize,
+    out: &mut [V::Acc],
+    walk: &(impl Fn(&mut [V::Acc], usize, bool, usize, usize) -> Result<()> + Sync),
+) -> Result<()> {
+    let n = t.ndim();
+    let lv = Levels::of(t);
+    let roots = t.indices()[0].len();
+    let leaves = lv.descend(0, roots, n - 1);
+    // chunk c starts at the first root whose leaves start at or past c / chunks
+    // of them
+    let mut bounds: Vec<usize> = (0..=chunks)
+        .map(|c| {
+            let target = leaves / chunks * c + leaves % chunks * c / chunks;
+            super::spmv::partition(0, roots, |k| lv.descend(0, k, n - 1) < target)
+        })
+        .collect();
+    // every root in exactly one chunk, whatever the tree's pointers
+    (bounds[0], bounds[chunks]) = (0, roots);
+    for c in 1..=chunks {
+        bounds[c] = bounds[c].max(bounds[c - 1]);
+    }
+    let len = out.len();
+    let mut partials = alloc::filled(
+        len.checked_mul(chunks)
+            .ok_or_else(|| Error::allocation("MTTKRP partials", usize::MAX, rank))?,
+        V::acc_zero(),
+        "MTTKRP partials",
+    )?;
+    use rayon::prelude::*;
+    partials
+        .par_chunks_mut(len.max(1))
+        .zip(bounds.par_windows(2))
+        .map(|(part, b)| walk(part, 0, false, b[0], b[1]))
+        .collect::<Vec<Result<()>>>()
+        .into_iter()
+        .collect::<Result<()>>()?;
+    // each element: the partials added in chunk order
+    let add = |lo: usize, o: &mut [V::Acc]| {
+        for (e, x) in o.iter_mut().enumerate() {
+            for c in 0..chunks {
+                *x = V::acc_add(*x, partials[c * len + lo + e]);
+            }
+        }
+    };
+    let piece = (len / (4 * rayon::current_num_threads())).max(1 << 12);
+    out.par_chunks_mut(piece)
+        .enumerate()
+        .for_each(|(k, o)| add(k * piece, o));
+    Ok(())
+}
+
+/// A leaf coordinate `c` at `node` not below its dimension's extent.
+fn leaf_oob(level: usize, node: usize, c: usize, bound: usize) -> Error {
+    Error::IndexOutOfBounds {
+        buffer: format!("indices[{level}]"),
+        position: node,
+        value: c as i128,
+        bound: bound as u64,
+    }
+}
+
+/// A mode coordinate whose output row is not in the part of the output being
+/// filled (root coordinates that do not increase: an unvalidated tree).
+fn outside_part(level: usize, node: usize) -> Error {
+    Error::invariant(
+        format!("indices[{level}]"),
+        Some(node),
+        "coordinate outside its part of the output",
+    )
+}
+
 /// The CSR-based MTTKRP used as the baseline: the tensor matricized along `mode`
 /// (rows = the mode, columns = the other modes in increasing order, linearized
 /// row-major, as a CSR matrix `m` of shape `shape[mode] x prod(other extents)`)
 /// and, per stored entry, the Hadamard product of the other modes' factor rows
 /// recomputed from its column index. `shape` is the tensor's shape and `factors`
-/// are as for [`mttkrp`]; the result is the same.
+/// are as for [`mttkrp`]; the result is the same. Rows run in parallel ranges
+/// (each row one sum in storage order, so the thread count does not change it).
 ///
 /// ```
 /// use arrow_sparse::kernels::csf::mttkrp_csr;
@@ -328,11 +618,46 @@ pub fn mttkrp_csr<V: Numeric, I: Index, P: Index>(
         .checked_mul(rank)
         .ok_or_else(|| Error::allocation("MTTKRP result", usize::MAX, size_of::<V>()))?;
     let mut out = alloc::filled(len, V::acc_zero(), "MTTKRP result")?;
-    let mut prod = alloc::filled(rank, V::acc_zero(), "MTTKRP products")?;
     let (ptr, idx, vals) = (&m.indptr()[..], &m.indices()[..], &m.values()[..]);
-    for i in 0..shape[mode] {
-        let (lo, hi) = (ptr[i].as_usize(), ptr[i + 1].as_usize().min(vals.len()));
-        for k in lo..hi.max(lo) {
+    // rows in parallel ranges (each row one sum in storage order, as on one
+    // thread), each range with its own product scratch
+    let leaf = |lo: usize, hi: usize, ys: &mut [V::Acc]| -> u8 {
+        let csr = (ptr, idx, vals);
+        match alloc::filled(rank, V::acc_zero(), "MTTKRP products") {
+            Ok(mut prod) => csr_mttkrp_rows(csr, (shape, &others, &f), (lo, hi), ys, &mut prod),
+            Err(_) => 1,
+        }
+    };
+    let ptr = ptr
+        .get(..shape[mode] + 1)
+        .ok_or_else(|| Error::invariant("indptr", Some(ptr.len()), "shorter than the rows"))?;
+    if super::spmv::par_rows(ptr, vals.len(), &mut out, rank, &leaf) != 0 {
+        return Err(Error::allocation(
+            "MTTKRP products",
+            rank,
+            size_of::<V::Acc>(),
+        ));
+    }
+    let out = narrow_all::<V>(&out, "MTTKRP sum")?;
+    DenseTensor::try_new(vec![shape[mode], rank], out.into())
+}
+
+/// Rows `lo..hi` of [`mttkrp_csr`] into `ys` (their `rank`-wide output rows,
+/// `rank = prod.len()`): per entry, the Hadamard product of the other modes'
+/// factor rows (`others`, in increasing order, linearized row-major in the
+/// column index), times the value, added into the row. Returns 0 (the flags of
+/// [`par_rows`](super::spmv::par_rows)).
+fn csr_mttkrp_rows<V: Numeric, I: Index, P: Index>(
+    (ptr, idx, vals): (&[P], &[I], &[V]),
+    (shape, others, f): (&[usize], &[usize], &[&[V]]),
+    (lo, hi): (usize, usize),
+    ys: &mut [V::Acc],
+    prod: &mut [V::Acc],
+) -> u8 {
+    let rank = prod.len();
+    for (i, row) in (lo..hi).zip(ys.chunks_exact_mut(rank.max(1))) {
+        let (a, b) = (ptr[i].as_usize(), ptr[i + 1].as_usize().min(vals.len()));
+        for k in a..b.max(a) {
             let mut j = idx[k].as_usize();
             prod.iter_mut().for_each(|p| *p = vals[k].to_acc());
             for &d in others.iter().rev() {
@@ -342,13 +667,12 @@ pub fn mttkrp_csr<V: Numeric, I: Index, P: Index>(
                     *p = V::acc_mul(*p, x.to_acc());
                 }
             }
-            for (o, &p) in out[i * rank..i * rank + rank].iter_mut().zip(&prod) {
+            for (o, &p) in row.iter_mut().zip(prod.iter()) {
                 *o = V::acc_add(*o, p);
             }
         }
     }
-    let out = narrow_all::<V>(&out, "MTTKRP sum")?;
-    DenseTensor::try_new(vec![shape[mode], rank], out.into())
+    0
 }
 
 /// Tensor-times-vector along `mode`: `Y[x without x[mode]] = sum value * v[x[mode]]`.

@@ -1259,7 +1259,7 @@ fn csc_mm<V: Numeric, I: Index, P: Index>(
 /// about as many of the row indices `idx` (each below `m`, else not counted),
 /// estimated from at most 2^16 of them, evenly spaced, counted in at most 4096
 /// bins of rows.
-fn csc_row_parts<I: Index>(idx: &[I], m: usize, parts: usize) -> Vec<usize> {
+pub(crate) fn csc_row_parts<I: Index>(idx: &[I], m: usize, parts: usize) -> Vec<usize> {
     let bin = m.div_ceil(1 << 12).max(1);
     let mut hist = vec![0usize; m.div_ceil(bin)];
     let step = (idx.len() >> 16).max(1);
