@@ -1190,3 +1190,96 @@ fn mttkrp_results_do_not_depend_on_the_thread_count() {
         }
     }
 }
+
+/// SpMM on a canonical COO matrix of more than 2^15 entries runs row ranges in
+/// parallel (cut at row boundaries): with row-major and column-major
+/// coordinates, on 1, 2, 3 and 8 threads, the product and the scaled form
+/// (`alpha = 2`, `beta = -1`) match an exact integer reference and are the same
+/// on every thread count. A matrix flagged canonical whose rows are not sorted
+/// (built without validation) is an error on several threads, not a panic.
+#[test]
+fn canonical_coo_spmm_splits_rows_between_threads_with_exact_sums() {
+    use arrow_sparse::{CoordLayout, EntryOrder, TensorOptions, Validation};
+    let _alone = exclusive();
+    let (rows, cols, n) = (5000usize, 300usize, 3usize);
+    let mut r = rng(33);
+    let entries: Vec<(Vec<usize>, i64)> = (0..150_000)
+        .map(|_| {
+            // skewed rows, the last 500 empty
+            let u = (r() % 4500) as usize;
+            (
+                vec![u * u / 4500, (r() % cols as u64) as usize],
+                (r() % 201) as i64 - 100,
+            )
+        })
+        .collect();
+    let canon = CooTensor::<i64, i32>::from_entries(vec![rows, cols], &entries)
+        .unwrap()
+        .canonicalize()
+        .unwrap();
+    assert!(canon.is_canonical());
+    // the same entries with column-major coordinates, still flagged canonical
+    let nnz = canon.nnz();
+    let rm = canon.coords();
+    let cm: Vec<i32> = (0..2)
+        .flat_map(|d| (0..nnz).map(move |k| (d, k)))
+        .map(|(d, k)| rm[2 * k + d])
+        .collect();
+    let canon_cm = CooTensor::<i64, i32>::try_new(
+        vec![rows, cols],
+        CoordLayout::ColumnMajor,
+        EntryOrder::Canonical,
+        cm.into(),
+        canon.values().clone(),
+    )
+    .unwrap();
+    let b: Vec<i64> = (0..cols * n).map(|j| ((j * 7) % 23) as i64 - 11).collect();
+    let c0: Vec<i64> = (0..rows * n).map(|j| (j % 5) as i64).collect();
+    let mut want = vec![0i64; rows * n];
+    for (e, x) in &entries {
+        for q in 0..n {
+            want[e[0] * n + q] += x * b[e[1] * n + q];
+        }
+    }
+    let want_scaled: Vec<i64> = want.iter().zip(&c0).map(|(w, c)| 2 * w - c).collect();
+    let pool = |k| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(k)
+            .build()
+            .unwrap()
+    };
+    for t in [AnyTensor::from(canon.clone()), AnyTensor::from(canon_cm)] {
+        for k in [1, 2, 3, 8] {
+            let (c, cs) = pool(k).install(|| {
+                let mut c = vec![7i64; rows * n];
+                spmv::spmm_into(&t, &b, n, &mut c).unwrap();
+                let mut cs = c0.clone();
+                spmv::spmm_scaled_into(2, &t, &b, n, -1, &mut cs).unwrap();
+                (c, cs)
+            });
+            assert_eq!(c, want, "{:?}, {k} threads", t.format());
+            assert_eq!(cs, want_scaled, "{:?}, {k} threads, scaled", t.format());
+        }
+    }
+    // flagged canonical, rows out of order: an error on several threads
+    let mut swapped = rm.to_vec();
+    let (a, z) = (2, 2 * (nnz - 1));
+    swapped.swap(a, z);
+    let lying = CooTensor::<i64, i32>::try_new_with(
+        vec![rows, cols],
+        CoordLayout::RowMajor,
+        EntryOrder::Canonical,
+        swapped.into(),
+        canon.values().clone(),
+        &TensorOptions::default().with_validation(Validation::Trusted),
+    )
+    .unwrap();
+    let t = AnyTensor::from(lying);
+    for k in [2, 3] {
+        let got = pool(k).install(|| spmv::spmm_into(&t, &b, n, &mut vec![0i64; rows * n]));
+        assert!(
+            matches!(got, Err(Error::Invariant { .. })),
+            "{k} threads: {got:?}"
+        );
+    }
+}

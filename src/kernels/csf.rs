@@ -191,7 +191,7 @@ fn mttkrp_into<V: Numeric, I: Index, P: Index>(
             leaf_factor: f[order[n - 1]],
             prefix,
             sums: alloc::filled((n + 1) * rank, V::acc_zero(), "MTTKRP sums")?,
-            rows: if rank == 0 { total } else { out.len() / rank },
+            rows: out.len().checked_div(rank).unwrap_or(total),
             out,
             row0,
             skip,

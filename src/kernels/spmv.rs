@@ -15,8 +15,9 @@
 //!
 //! CSR rows run in parallel (ranges split where they halve the entries, so
 //! power-law rows balance); every row is one sum in storage order, so the result
-//! does not depend on the number of threads. CSC and unsorted COO scatter on one
-//! thread; a canonical COO runs row ranges in parallel. Integer values accumulate
+//! does not depend on the number of threads. CSC SpMV and unsorted COO scatter
+//! on one thread; a canonical COO runs row ranges in parallel (SpMV and SpMM),
+//! and CSC SpMM splits the rows of `C` between threads. Integer values accumulate
 //! in the checked wide accumulator of [`kernels`](super) and narrow once per
 //! output element; floats accumulate in their own type (`f16` in `f32`). When a
 //! call fails, a caller's output slice holds unspecified values.
@@ -668,43 +669,59 @@ fn coo_scatter_all<V: Numeric, I: Index>(
         let pf_acc = !canonical && prefetches(acc);
         return coo_scatter(c, vals, 0, nnz, 0, x, acc, alpha, OOB, pf_acc);
     }
-    // entries lo..hi have rows row0..row0 + out.len(): split at a row boundary
-    #[allow(clippy::too_many_arguments)]
-    fn go<V: Numeric, I: Index>(
-        c: Coords<'_, I>,
-        vals: &[V],
-        lo: usize,
-        hi: usize,
-        row0: usize,
-        x: &[V],
-        out: &mut [V::Acc],
-        alpha: V::Acc,
-    ) -> u8 {
-        // a row outside the range means the rows were not sorted after all (or,
-        // in a tensor built without validation, out of range)
-        if hi - lo <= PAR_WORK {
-            return coo_scatter(c, vals, lo, hi, row0, x, out, alpha, UNSORTED | OOB, false);
-        }
-        let half = lo + (hi - lo) / 2;
-        let r = c.row(half);
-        let first_at_or_after = |row: usize| partition(lo, hi, |k| c.row(k) < row);
-        let mut mid = first_at_or_after(r);
-        let mut rmid = r;
-        if mid == lo {
-            rmid = r.saturating_add(1);
-            mid = first_at_or_after(rmid);
-        }
-        if mid == lo || mid == hi || rmid < row0 || rmid - row0 > out.len() {
-            return coo_scatter(c, vals, lo, hi, row0, x, out, alpha, UNSORTED | OOB, false);
-        }
-        let (oa, ob) = out.split_at_mut(rmid - row0);
-        let (fa, fb) = rayon::join(
-            || go(c, vals, lo, mid, row0, x, oa, alpha),
-            || go(c, vals, mid, hi, rmid, x, ob, alpha),
-        );
-        fa | fb
+    // a row outside a range means the rows were not sorted after all (or, in
+    // a tensor built without validation, out of range)
+    par_coo_rows(
+        c,
+        (0, nnz, 0),
+        acc,
+        1,
+        &|lo, hi, row0, out: &mut [V::Acc]| {
+            coo_scatter(c, vals, lo, hi, row0, x, out, alpha, UNSORTED | OOB, false)
+        },
+    )
+}
+
+/// Runs `leaf(lo, hi, row0, out)` on ranges `lo..hi` of the entries of a COO
+/// matrix whose rows are sorted (canonical), in parallel: entries `lo..hi`
+/// have rows `row0..` and `out` holds their output rows (`w` elements each).
+/// While a range holds more than [`PAR_WORK`] entries it is cut at the row
+/// boundary nearest its middle entry (binary search), so that no row spans two
+/// ranges, and the halves run in parallel (`rayon::join`). A range that cannot
+/// be cut (one row, or rows out of order) runs whole; a leaf that meets a row
+/// outside its part reports it in its flags.
+fn par_coo_rows<T: Send, I: Index>(
+    c: Coords<'_, I>,
+    (lo, hi, row0): (usize, usize, usize),
+    out: &mut [T],
+    w: usize,
+    leaf: &(impl Fn(usize, usize, usize, &mut [T]) -> u8 + Sync),
+) -> u8 {
+    if hi - lo <= PAR_WORK {
+        return leaf(lo, hi, row0, out);
     }
-    go(c, vals, 0, nnz, 0, x, acc, alpha)
+    let half = lo + (hi - lo) / 2;
+    let r = c.row(half);
+    let first_at_or_after = |row: usize| partition(lo, hi, |k| c.row(k) < row);
+    let mut mid = first_at_or_after(r);
+    let mut rmid = r;
+    if mid == lo {
+        rmid = r.saturating_add(1);
+        mid = first_at_or_after(rmid);
+    }
+    let cut = rmid
+        .checked_sub(row0)
+        .and_then(|rows| rows.checked_mul(w))
+        .filter(|&cut| cut <= out.len());
+    let Some(cut) = cut.filter(|_| mid != lo && mid != hi) else {
+        return leaf(lo, hi, row0, out);
+    };
+    let (oa, ob) = out.split_at_mut(cut);
+    let (fa, fb) = rayon::join(
+        || par_coo_rows(c, (lo, mid, row0), oa, w, leaf),
+        || par_coo_rows(c, (mid, hi, rmid), ob, w, leaf),
+    );
+    fa | fb
 }
 
 /// The binary search over positions, shared with the conversions (their layer).
@@ -1325,46 +1342,56 @@ fn csc_mm_scatter<V: Numeric, I: Index, P: Index>(
 }
 
 /// Scatter `alpha * v * B[col, :]` into row `row` of `acc` for COO entries.
+#[allow(clippy::too_many_arguments)]
 fn coo_mm_scatter<V: Numeric, I: Index>(
     c: Coords<'_, I>,
     vals: &[V],
+    (lo, hi, row0): (usize, usize, usize),
     b: &[V],
     n: usize,
     acc: &mut [V::Acc],
     alpha: V::Acc,
+    row_flag: u8,
 ) -> u8 {
     let (mlast, klast) = (
         (acc.len() / n).wrapping_sub(1),
         (b.len() / n).wrapping_sub(1),
     );
-    let mut oob = false;
+    let (mut bad_row, mut oob) = (false, false);
     let mut put = |acc: &mut [V::Acc], i: usize, j: usize, v: V| {
-        oob |= i > mlast;
+        let i = i.wrapping_sub(row0);
+        bad_row |= i > mlast;
         let s = i.min(mlast) * n;
         let brow = b_row(b, n, j, klast, &mut oob);
         axpy::<V>(&mut acc[s..s + n], V::acc_mul(alpha, v.to_acc()), brow);
     };
+    if acc.is_empty() {
+        // no row to add into (every entry is out of range)
+        return if lo < hi { row_flag } else { 0 };
+    }
     // the rows of C and B that the entry AHEAD places further on uses are
     // prefetched (see `AHEAD`)
     match c.layout {
         CoordLayout::RowMajor => {
-            for (k, (rc, &v)) in (0usize..).zip(c.c.chunks_exact(2).zip(vals)) {
+            let pairs = c.c[2 * lo..2 * hi].chunks_exact(2).zip(&vals[lo..hi]);
+            for (k, (rc, &v)) in (lo..).zip(pairs) {
                 let p = k.wrapping_add(AHEAD).wrapping_mul(2);
-                prefetch_indexed(acc, c.c, p, 0, n);
+                prefetch_indexed(acc, c.c, p, row0, n);
                 prefetch_indexed(b, c.c, p.wrapping_add(1), 0, n);
                 put(acc, rc[0].as_usize(), rc[1].as_usize(), v);
             }
         }
         CoordLayout::ColumnMajor => {
             let (r, cc) = c.c.split_at(c.nnz.min(c.c.len()));
-            for (k, ((&i, &j), &v)) in (0usize..).zip(r.iter().zip(cc).zip(vals)) {
-                prefetch_ahead(acc, r, k, n);
+            let entries = r[lo..hi].iter().zip(&cc[lo..hi]).zip(&vals[lo..hi]);
+            for (k, ((&i, &j), &v)) in (lo..).zip(entries) {
+                prefetch_indexed(acc, r, k.wrapping_add(AHEAD), row0, n);
                 prefetch_ahead(b, cc, k, n);
                 put(acc, i.as_usize(), j.as_usize(), v);
             }
         }
     }
-    if oob { OOB } else { 0 }
+    (if bad_row { row_flag } else { 0 }) | if oob { OOB } else { 0 }
 }
 
 /// Checks the operand and output lengths of `C = A B` for an `m x k` matrix.
@@ -1522,8 +1549,26 @@ fn coo_mm<V: Numeric, I: Index>(
         nnz: a.nnz(),
     };
     let vals = &a.values()[..];
+    let nnz = coords.nnz.min(vals.len()).min(coords.c.len() / 2);
+    let canonical = a.is_canonical();
     let flags = scatter_into(c, scale, fresh, "SpMM accumulator", |acc| {
-        coo_mm_scatter(coords, vals, b, n, acc, alpha_acc(scale))
+        let alpha = alpha_acc(scale);
+        if !canonical || rayon::current_num_threads() <= 1 || nnz <= PAR_WORK {
+            return coo_mm_scatter(coords, vals, (0, nnz, 0), b, n, acc, alpha, OOB);
+        }
+        // canonical: row ranges in parallel, each into its own rows of C
+        par_coo_rows(coords, (0, nnz, 0), acc, n, &|lo, hi, row0, out| {
+            coo_mm_scatter(
+                coords,
+                vals,
+                (lo, hi, row0),
+                b,
+                n,
+                out,
+                alpha,
+                UNSORTED | OOB,
+            )
+        })
     })?;
     check_flags::<V>(flags, "SpMM")
 }
@@ -1614,6 +1659,8 @@ fn mm<V: Numeric>(a: &AnyTensor, b: &[V], n: usize, c: &mut [V], scale: Scale<V>
 /// `C = A B` into the caller's `c` for any matrix [`spmv`] takes: `b` is the
 /// row-major k x n operand, `c` the row-major m x n result (GCS / DM: k and m
 /// of the reduced matrix). Nothing is allocated for float64 / float32 values.
+/// A canonical COO matrix runs row ranges in parallel (cut at row boundaries,
+/// each into its own rows of `C`); an unsorted one scatters on one thread.
 ///
 /// ```
 /// use arrow_sparse::kernels::spmv::spmm_into;
