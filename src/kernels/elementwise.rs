@@ -521,7 +521,9 @@ fn csx_binary_with<V: Numeric, I: Index, P: Index>(
         }
     }
     // room of each chunk's region (one slot of slack for the intersection's
-    // last write), and where the regions start
+    // last write; a union writes at most its structural count, so its counted
+    // regions are exact and, unless results cancel, follow each other without
+    // a gap: nothing to move afterwards), and where the regions start
     let bound = |lo: usize, hi: usize| {
         let (na, nb) = (at(a, hi) - at(a, lo), at(b, hi) - at(b, lo));
         if union { na + nb } else { na.min(nb) + 1 }
@@ -536,7 +538,7 @@ fn csx_binary_with<V: Numeric, I: Index, P: Index>(
             .iter()
             .map(|&(n, fl)| {
                 flags |= fl;
-                n + 1
+                n
             })
             .collect()
     } else {
