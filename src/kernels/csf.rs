@@ -150,11 +150,14 @@ pub fn mttkrp<V: Numeric, I: Index, P: Index>(
 /// between threads by their leaf counts ([`par_nodes`]): each root owns its
 /// output row, so each range of roots fills its own rows, with its own
 /// scratch, and every row gets the same additions in the same order as on one
-/// thread. With the mode below the root, the output rows are cut into one
-/// range per thread with about as many of the mode's nodes (estimated from a
-/// sample of their coordinates); each range walks the whole tree but adds only
-/// into its rows (the subtrees under other rows are skipped), so again every
-/// row gets the same additions in the same order. Otherwise one thread.
+/// thread. With the mode below the root and a small result, by chunks of roots
+/// ([`mttkrp_chunks`], [`mttkrp_chunked`]) on any number of threads. With the
+/// mode below the root and a larger result, on several threads, the output
+/// rows are cut into one range per thread with about as many of the mode's
+/// nodes (estimated from a sample of their coordinates); each range walks the
+/// whole tree but adds only into its rows (the subtrees under other rows are
+/// skipped), so again every row gets the same additions in the same order.
+/// Otherwise one thread.
 fn mttkrp_into<V: Numeric, I: Index, P: Index>(
     t: &CsfTensor<V, I, P>,
     mode: usize,
@@ -311,16 +314,6 @@ impl<'a, V: Numeric, I: Index, P: Index> Walk<'a, '_, V, I, P> {
         &f[self.order[level]][c * r..c * r + r]
     }
 
-    /// The value of leaf `node`.
-    #[inline(always)]
-    fn value(&self, node: usize) -> Result<V::Acc> {
-        self.t
-            .values()
-            .get(node)
-            .map(|v| v.to_acc())
-            .ok_or_else(|| Error::invariant("CSF tree", Some(node), "leaf without a value"))
-    }
-
     /// The coordinates and values of leaves `lo..hi`, and the leaf level's
     /// extent.
     #[inline(always)]
@@ -400,32 +393,22 @@ impl<'a, V: Numeric, I: Index, P: Index> Walk<'a, '_, V, I, P> {
                 }
                 return Err(outside_part(level, node));
             };
+            // an inner node (the mode at the leaf level is `mode_leaves`)
             let pre = ml * r;
-            if level == n - 1 {
-                let v = self.value(node)?;
-                let dst = self
-                    .out
-                    .get_mut(out..out + r)
-                    .ok_or_else(|| outside_part(level, node))?;
-                for (o, &p) in dst.iter_mut().zip(&self.prefix[pre..pre + r]) {
-                    *o = V::acc_add(*o, V::acc_mul(v, p));
-                }
-            } else {
-                let (clo, chi) = self.children(level, node)?;
-                let s = (level + 1) * r;
-                self.sums[s..s + r].fill(V::acc_zero());
-                self.below(level + 1, clo, chi)?;
-                let dst = self
-                    .out
-                    .get_mut(out..out + r)
-                    .ok_or_else(|| outside_part(level, node))?;
-                for ((o, &p), &x) in dst
-                    .iter_mut()
-                    .zip(&self.prefix[pre..pre + r])
-                    .zip(&self.sums[s..s + r])
-                {
-                    *o = V::acc_add(*o, V::acc_mul(p, x));
-                }
+            let (clo, chi) = self.children(level, node)?;
+            let s = (level + 1) * r;
+            self.sums[s..s + r].fill(V::acc_zero());
+            self.below(level + 1, clo, chi)?;
+            let dst = self
+                .out
+                .get_mut(out..out + r)
+                .ok_or_else(|| outside_part(level, node))?;
+            for ((o, &p), &x) in dst
+                .iter_mut()
+                .zip(&self.prefix[pre..pre + r])
+                .zip(&self.sums[s..s + r])
+            {
+                *o = V::acc_add(*o, V::acc_mul(p, x));
             }
         }
         Ok(())

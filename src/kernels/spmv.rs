@@ -1383,6 +1383,8 @@ fn coo_mm_scatter<V: Numeric, I: Index>(
         }
         CoordLayout::ColumnMajor => {
             let (r, cc) = c.c.split_at(c.nnz.min(c.c.len()));
+            // (a coordinate buffer shorter than its entries: only those it has)
+            let hi = hi.min(cc.len()).max(lo);
             let entries = r[lo..hi].iter().zip(&cc[lo..hi]).zip(&vals[lo..hi]);
             for (k, ((&i, &j), &v)) in (lo..).zip(entries) {
                 prefetch_indexed(acc, r, k.wrapping_add(AHEAD), row0, n);
