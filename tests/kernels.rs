@@ -71,6 +71,19 @@ fn random_coo(shape: &[usize], nnz: usize, seed: u64) -> CooTensor<f64, i64> {
     CooTensor::from_entries(shape.to_vec(), &entries).unwrap()
 }
 
+/// Coordinates in `shape`, uniform but the first, skewed towards 0 (uneven
+/// work per root of a CSF tree).
+fn skewed(r: &mut impl FnMut() -> u64, shape: &[usize]) -> Vec<usize> {
+    shape
+        .iter()
+        .enumerate()
+        .map(|(d, &e)| {
+            let u = (r() % e as u64) as usize;
+            if d == 0 { u * u / e } else { u }
+        })
+        .collect()
+}
+
 fn dense(t: &AnyTensor) -> (Vec<usize>, Vec<f64>) {
     let d = t.convert(Format::Dense, IndexType::Int64, None).unwrap();
     let AnyTensor::Dense(d) = d else {
@@ -825,18 +838,7 @@ fn ttv_results_do_not_depend_on_the_thread_count() {
     let mut r = rng(57);
     let mut draw = |shape: &[usize], nnz: usize| -> Vec<(Vec<usize>, f64)> {
         (0..nnz)
-            .map(|_| {
-                // skewed first coordinates: uneven work per root
-                let c: Vec<usize> = shape
-                    .iter()
-                    .enumerate()
-                    .map(|(d, &e)| {
-                        let u = (r() % e as u64) as usize;
-                        if d == 0 { u * u / e } else { u }
-                    })
-                    .collect();
-                (c, (r() % 2001) as f64 / 100.0 - 10.0)
-            })
+            .map(|_| (skewed(&mut r, shape), (r() % 2001) as f64 / 100.0 - 10.0))
             .collect()
     };
     let pool = |n| {
@@ -1030,18 +1032,7 @@ fn mttkrp_results_do_not_depend_on_the_thread_count() {
     for (shape, order, nnz) in cases {
         let n = shape.len();
         let entries: Vec<(Vec<usize>, i64)> = (0..nnz)
-            .map(|_| {
-                // skewed first coordinates: uneven work per root
-                let c: Vec<usize> = shape
-                    .iter()
-                    .enumerate()
-                    .map(|(d, &e)| {
-                        let u = (r() % e as u64) as usize;
-                        if d == 0 { u * u / e } else { u }
-                    })
-                    .collect();
-                (c, (r() % 2001) as i64 - 1000)
-            })
+            .map(|_| (skewed(&mut r, shape), (r() % 2001) as i64 - 1000))
             .collect();
         let floats: Vec<(Vec<usize>, f64)> = entries
             .iter()

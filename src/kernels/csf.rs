@@ -232,13 +232,7 @@ fn mttkrp_into<V: Numeric, I: Index, P: Index>(
         // mode's nodes each (sampled); every range walks the whole tree and
         // fills only its rows, skipping the subtrees of the other rows
         let bounds = super::spmv::csc_row_parts(&t.indices()[mode_level][..], rows, threads);
-        let mut parts = Vec::with_capacity(threads);
-        let mut rest = out;
-        for b in bounds.windows(2) {
-            let (mine, tail) = rest.split_at_mut((b[1] - b[0]) * rank);
-            parts.push((b[0], mine));
-            rest = tail;
-        }
+        let parts = super::spmv::row_parts(out, &bounds, rank);
         use rayon::prelude::*;
         let results: Vec<Result<()>> = parts
             .into_par_iter()
@@ -347,7 +341,7 @@ impl<'a, V: Numeric, I: Index, P: Index> Walk<'a, '_, V, I, P> {
             let o = c.wrapping_sub(self.row0);
             if o >= rows {
                 if c >= bound {
-                    return Err(leaf_oob(level, node, c, bound));
+                    return Err(oob(level, node, c, bound));
                 }
                 if self.skip {
                     continue; // another part's row
@@ -432,7 +426,7 @@ impl<'a, V: Numeric, I: Index, P: Index> Walk<'a, '_, V, I, P> {
                 let c = c.as_usize();
                 // the factor has `bound` rows (checked by `check_factors`)
                 let Some(row) = factor.get(c * r..c * r + r).filter(|_| c < bound) else {
-                    return Err(leaf_oob(level, node, c, bound));
+                    return Err(oob(level, node, c, bound));
                 };
                 let v = v.to_acc();
                 for (acc, &x) in sums.iter_mut().zip(row) {
@@ -530,16 +524,6 @@ fn mttkrp_chunked<V: Numeric, I: Index, P: Index>(
         .enumerate()
         .for_each(|(k, o)| add(k * piece, o));
     Ok(())
-}
-
-/// A leaf coordinate `c` at `node` not below its dimension's extent.
-fn leaf_oob(level: usize, node: usize, c: usize, bound: usize) -> Error {
-    Error::IndexOutOfBounds {
-        buffer: format!("indices[{level}]"),
-        position: node,
-        value: c as i128,
-        bound: bound as u64,
-    }
 }
 
 /// A mode coordinate whose output row is not in the part of the output being

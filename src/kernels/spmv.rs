@@ -1258,18 +1258,30 @@ fn csc_mm<V: Numeric, I: Index, P: Index>(
         return csc_mm_scatter((ptr, idx, vals), (b, n), acc, alpha, (0, m));
     }
     let bounds = csc_row_parts(&idx[..nnz], m, threads);
-    let mut parts = Vec::with_capacity(threads);
-    let mut rest = acc;
-    for w in bounds.windows(2) {
-        let (mine, tail) = rest.split_at_mut((w[1] - w[0]) * n);
-        parts.push((w[0], mine));
-        rest = tail;
-    }
+    let parts = row_parts(acc, &bounds, n);
     use rayon::prelude::*;
     parts
         .into_par_iter()
         .map(|(r0, part)| csc_mm_scatter((ptr, idx, vals), (b, n), part, alpha, (r0, m)))
         .reduce(|| 0, |x, y| x | y)
+}
+
+/// `out` (rows of `w` elements) cut at the row `bounds` (`0 = r_0 <= r_1 <=
+/// ... <= r_k = out.len() / w`, from [`csc_row_parts`]): each range's first
+/// row and its rows.
+pub(crate) fn row_parts<'o, T>(
+    out: &'o mut [T],
+    bounds: &[usize],
+    w: usize,
+) -> Vec<(usize, &'o mut [T])> {
+    let mut parts = Vec::with_capacity(bounds.len().saturating_sub(1));
+    let mut rest = out;
+    for b in bounds.windows(2) {
+        let (mine, tail) = rest.split_at_mut(((b[1] - b[0]) * w).min(rest.len()));
+        parts.push((b[0], mine));
+        rest = tail;
+    }
+    parts
 }
 
 /// Row bounds `0 = r_0 <= r_1 <= ... <= r_parts = m` that give each range
