@@ -98,7 +98,8 @@ fn check_factors<V: Numeric>(
 /// On several threads (a tree of more than 65 536 leaves): with the mode at the
 /// root, ranges of roots (split by their leaf counts) fill their own output
 /// rows; with the mode below the root and a small result (its rows times the
-/// chunks at most an eighth of the leaves), the roots are cut into up to 16
+/// chunks at most an eighth of the leaves, its elements times the chunks at
+/// most the leaves), the roots are cut into up to 16
 /// chunks of about as many leaves, each chunk with its own partial result,
 /// added in chunk order at the end (the chunks depend on the data only, so one
 /// thread computes the same sums); with a larger result, each thread walks the
@@ -223,7 +224,7 @@ fn mttkrp_into<V: Numeric, I: Index, P: Index>(
         );
     }
     let rows = out.len() / rank.max(1);
-    let chunks = mttkrp_chunks(t.nnz(), rows);
+    let chunks = mttkrp_chunks(t.nnz(), rows, rank);
     if mode_level > 0 && rank > 0 && chunks >= 2 && roots >= 2 {
         return mttkrp_chunked(t, rank, chunks, out, &walk);
     }
@@ -455,12 +456,14 @@ impl<'a, V: Numeric, I: Index, P: Index> Walk<'a, '_, V, I, P> {
 /// cuts the tree, each with its own partial result (at most 16, at least
 /// `2 * PAR_WORK` leaves each), or fewer than 2 for no chunks. From the data
 /// only, never the thread count, so that the sums do not depend on it. Only
-/// when the partials are small against the work: the result's rows times the
-/// chunks at most an eighth of the leaves (the final sum of the partials costs
-/// then at most an eighth of the leaves' additions).
-fn mttkrp_chunks(nnz: usize, rows: usize) -> usize {
+/// when the partials are small against the work and the input: the result's
+/// rows times the chunks at most an eighth of the leaves (the final sum of the
+/// partials costs then at most an eighth of the leaves' additions), and the
+/// partials' elements (`rows * rank` each) at most as many as the leaves.
+fn mttkrp_chunks(nnz: usize, rows: usize, rank: usize) -> usize {
     let mut k = (nnz / (2 * super::spmv::PAR_WORK)).min(16);
-    while k >= 2 && rows.saturating_mul(k) > nnz / 8 {
+    let len = rows.saturating_mul(rank);
+    while k >= 2 && (rows.saturating_mul(k) > nnz / 8 || len.saturating_mul(k) > nnz) {
         k /= 2;
     }
     k
@@ -2135,4 +2138,26 @@ fn ttv_by_sort<V: Numeric, I: Index, P: Index>(
         &TensorOptions::trusted(),
     )?;
     super::elementwise::sum_duplicates(&coo)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::mttkrp_chunks;
+
+    #[test]
+    fn mttkrp_chunks_come_from_the_data_and_stay_small() {
+        // 10^7 leaves, 1000 rows of rank 16: 16 chunks
+        assert_eq!(mttkrp_chunks(10_000_000, 1000, 16), 16);
+        // too few leaves for two chunks of 2^16
+        assert_eq!(mttkrp_chunks(100_000, 10, 4), 1);
+        assert_eq!(mttkrp_chunks(131_072, 10, 4), 2);
+        // rows times chunks above an eighth of the leaves: fewer chunks, or none
+        assert_eq!(mttkrp_chunks(10_000_000, 200_000, 1), 4);
+        assert!(mttkrp_chunks(10_000_000, 1_000_000, 1) < 2);
+        // partials larger than the leaves (a wide rank): fewer chunks, or none
+        assert_eq!(mttkrp_chunks(10_000_000, 1000, 2500), 4);
+        assert!(mttkrp_chunks(10_000_000, 78_125, 1000) < 2);
+        // no overflow on huge extents
+        assert!(mttkrp_chunks(usize::MAX, usize::MAX, usize::MAX) < 2);
+    }
 }
