@@ -223,7 +223,8 @@ fn mttkrp_into<V: Numeric, I: Index, P: Index>(
             &|lo, hi, (part, row0)| walk(part, row0, false, lo, hi),
         );
     }
-    let rows = out.len() / rank.max(1);
+    // the result's rows (`out` holds `total * rank` elements)
+    let rows = total;
     let chunks = mttkrp_chunks(t.nnz(), rows, rank);
     if mode_level > 0 && rank > 0 && chunks >= 2 && roots >= 2 {
         return mttkrp_chunked(t, rank, chunks, out, &walk);

@@ -663,23 +663,35 @@ fn coo_scatter_all<V: Numeric, I: Index>(
     acc: &mut [V::Acc],
     alpha: V::Acc,
 ) -> u8 {
-    let nnz = c.nnz;
+    // entries in no row order walk the output at random: prefetched when large
+    coo_row_ranges(c, c.nnz, canonical, acc, 1, &|lo, hi, row0, out, flag| {
+        let pf_acc = !canonical && prefetches(out);
+        coo_scatter(c, vals, lo, hi, row0, x, out, alpha, flag, pf_acc)
+    })
+}
+
+/// Runs `leaf(lo, hi, row0, out, row_flag)` over the entries `0..nnz` of a COO
+/// matrix into `out` (its output rows, `w` elements each): in parallel row
+/// ranges ([`par_coo_rows`]) when the rows are sorted (`canonical`), the pool
+/// has several threads and there are more than [`PAR_WORK`] entries, with
+/// `row_flag` [`UNSORTED`] | [`OOB`] for an entry outside its range (the rows
+/// were not sorted after all, or out of range); else once over all entries,
+/// with `row_flag` [`OOB`] (a row past the output: a tensor built without
+/// validation).
+fn coo_row_ranges<T: Send, I: Index>(
+    c: Coords<'_, I>,
+    nnz: usize,
+    canonical: bool,
+    out: &mut [T],
+    w: usize,
+    leaf: &(impl Fn(usize, usize, usize, &mut [T], u8) -> u8 + Sync),
+) -> u8 {
     if !canonical || rayon::current_num_threads() <= 1 || nnz <= PAR_WORK {
-        // out-of-range rows or columns: a tensor built without validation
-        let pf_acc = !canonical && prefetches(acc);
-        return coo_scatter(c, vals, 0, nnz, 0, x, acc, alpha, OOB, pf_acc);
+        return leaf(0, nnz, 0, out, OOB);
     }
-    // a row outside a range means the rows were not sorted after all (or, in
-    // a tensor built without validation, out of range)
-    par_coo_rows(
-        c,
-        (0, nnz, 0),
-        acc,
-        1,
-        &|lo, hi, row0, out: &mut [V::Acc]| {
-            coo_scatter(c, vals, lo, hi, row0, x, out, alpha, UNSORTED | OOB, false)
-        },
-    )
+    par_coo_rows(c, (0, nnz, 0), out, w, &|lo, hi, row0, o: &mut [T]| {
+        leaf(lo, hi, row0, o, UNSORTED | OOB)
+    })
 }
 
 /// Runs `leaf(lo, hi, row0, out)` on ranges `lo..hi` of the entries of a COO
@@ -1567,22 +1579,17 @@ fn coo_mm<V: Numeric, I: Index>(
     let canonical = a.is_canonical();
     let flags = scatter_into(c, scale, fresh, "SpMM accumulator", |acc| {
         let alpha = alpha_acc(scale);
-        if !canonical || rayon::current_num_threads() <= 1 || nnz <= PAR_WORK {
-            return coo_mm_scatter(coords, vals, (0, nnz, 0), b, n, acc, alpha, OOB);
-        }
         // canonical: row ranges in parallel, each into its own rows of C
-        par_coo_rows(coords, (0, nnz, 0), acc, n, &|lo, hi, row0, out| {
-            coo_mm_scatter(
-                coords,
-                vals,
-                (lo, hi, row0),
-                b,
-                n,
-                out,
-                alpha,
-                UNSORTED | OOB,
-            )
-        })
+        coo_row_ranges(
+            coords,
+            nnz,
+            canonical,
+            acc,
+            n,
+            &|lo, hi, row0, out, flag| {
+                coo_mm_scatter(coords, vals, (lo, hi, row0), b, n, out, alpha, flag)
+            },
+        )
     })?;
     check_flags::<V>(flags, "SpMM")
 }
