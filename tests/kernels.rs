@@ -71,6 +71,20 @@ fn random_coo(shape: &[usize], nnz: usize, seed: u64) -> CooTensor<f64, i64> {
     CooTensor::from_entries(shape.to_vec(), &entries).unwrap()
 }
 
+/// `f` run once in a pool of each thread count, its results in that order.
+fn on_threads<R: Send>(counts: &[usize], f: impl Fn() -> R + Sync) -> Vec<R> {
+    counts
+        .iter()
+        .map(|&n| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(n)
+                .build()
+                .unwrap()
+                .install(&f)
+        })
+        .collect()
+}
+
 /// Coordinates in `shape`, uniform but the first, skewed towards 0 (uneven
 /// work per root of a CSF tree).
 fn skewed(r: &mut impl FnMut() -> u64, shape: &[usize]) -> Vec<usize> {
@@ -841,12 +855,6 @@ fn ttv_results_do_not_depend_on_the_thread_count() {
             .map(|_| (skewed(&mut r, shape), (r() % 2001) as f64 / 100.0 - 10.0))
             .collect()
     };
-    let pool = |n| {
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(n)
-            .build()
-            .unwrap()
-    };
     let cases: [(&[usize], &[usize], usize); 3] = [
         (&[40, 512, 512], &[0, 1, 2], 200_000),
         (&[300, 40, 60], &[1, 0, 2], 150_000),
@@ -868,19 +876,14 @@ fn ttv_results_do_not_depend_on_the_thread_count() {
         for mode in 0..shape.len() {
             let v: Vec<f64> = (0..shape[mode]).map(|i| i as f64 * 0.25 - 3.0).collect();
             let vi: Vec<i64> = (0..shape[mode] as i64).map(|i| i % 7 - 3).collect();
-            let runs: Vec<_> = [1, 2, 3, 7]
-                .into_iter()
-                .map(|n| {
-                    pool(n).install(|| {
-                        (
-                            csf::ttv(&t, mode, &v).unwrap(),
-                            csf::ttv_dense(&t, mode, &v).unwrap(),
-                            csf::ttv_dense(&ti, mode, &vi).unwrap(),
-                            csf::ttv(&ti, mode, &vi).unwrap(),
-                        )
-                    })
-                })
-                .collect();
+            let runs = on_threads(&[1, 2, 3, 7], || {
+                (
+                    csf::ttv(&t, mode, &v).unwrap(),
+                    csf::ttv_dense(&t, mode, &v).unwrap(),
+                    csf::ttv_dense(&ti, mode, &vi).unwrap(),
+                    csf::ttv(&ti, mode, &vi).unwrap(),
+                )
+            });
             let what = format!("shape {shape:?} order {order:?} mode {mode}");
             for w in runs.windows(2) {
                 assert!(
@@ -1105,19 +1108,14 @@ fn mttkrp_results_do_not_depend_on_the_thread_count() {
                 .unwrap()
                 .to_csx::<i32, i64>(CompressedAxis::Row)
                 .unwrap();
-            let runs: Vec<_> = [1, 2, 3, 7]
-                .into_iter()
-                .map(|k| {
-                    pool(k).install(|| {
-                        (
-                            csf::mttkrp(&tf, mode, &dense_f).unwrap(),
-                            csf::mttkrp(&ti, mode, &dense_i).unwrap(),
-                            csf::mttkrp_csr(&cf, shape, mode, &dense_f).unwrap(),
-                            csf::mttkrp_csr(&ci, shape, mode, &dense_i).unwrap(),
-                        )
-                    })
-                })
-                .collect();
+            let runs = on_threads(&[1, 2, 3, 7], || {
+                (
+                    csf::mttkrp(&tf, mode, &dense_f).unwrap(),
+                    csf::mttkrp(&ti, mode, &dense_i).unwrap(),
+                    csf::mttkrp_csr(&cf, shape, mode, &dense_f).unwrap(),
+                    csf::mttkrp_csr(&ci, shape, mode, &dense_i).unwrap(),
+                )
+            });
             for w in runs.windows(2) {
                 let bits = |d: &DenseTensor<f64>| -> Vec<u64> {
                     d.values().iter().map(|x| x.to_bits()).collect()
