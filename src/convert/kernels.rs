@@ -235,18 +235,33 @@ struct Plan {
 ///
 /// A direct counting scatter writes each entry to a random place among `n`; once
 /// the output is larger than the cache every write misses. The partitioned
-/// scatter first splits the entries by key range into buckets whose output
-/// segment, entries and key cursors fit in half of the level-2 cache (so the
-/// second pass scatters in cache), with at most as many buckets as the level-2
-/// cache holds write streams for (3 streams of 64-byte lines per bucket, a
-/// quarter of the cache), so the first pass writes sequentially per bucket.
-fn plan(n: usize, extent: usize, out_bytes: usize, caches: CacheSizes) -> Option<Plan> {
+/// scatter first splits the entries by key range into buckets, aiming at buckets
+/// whose output segment, entries and key cursors fit in half of the level-2 cache
+/// (so that the second pass scatters in cache). The first pass writes one
+/// sequential stream per bucket and output array (`streams` of them: the minor
+/// indices, the values and, unless packed with the indices, the keys), and each
+/// stream keeps its current 64-byte line open: the buckets are at most as many as
+/// the level-1 data cache holds those lines for. More buckets than that is the
+/// costlier choice: every write then misses the level-1 cache (measured on a
+/// 2-core EPYC with 32 KiB of level-1 and 1 MiB of level-2 data cache, 10^7
+/// entries over 10^6 keys: the first pass alone took 65-78 ms with 489 or 977
+/// buckets and 35-39 ms with 245 or 123, and a whole CSR -> CSC 120-124 ms with
+/// the 977 buckets that a quarter of the level-2 cache allowed against 103-108 ms
+/// with 245). When the level-1 limit makes the buckets larger than the level-2
+/// aim, the second pass works in the next cache level instead, which costs less.
+fn plan(
+    n: usize,
+    extent: usize,
+    out_bytes: usize,
+    streams: usize,
+    caches: CacheSizes,
+) -> Option<Plan> {
     // a bucket's entries in pass 2: the segment (key u32 + minor + value) and the
     // thread's copy of it (minor + value)
     let per_entry = 4 + 2 * out_bytes;
     let budget = (caches.l2 / 2).max(4096);
     let wanted = n.saturating_mul(per_entry).div_ceil(budget);
-    let max_fanout = (caches.l2 / (4 * 3 * 64)).clamp(16, 4096);
+    let max_fanout = (caches.l1 / (streams.max(1) * 64)).clamp(16, 4096);
     if wanted <= 1 || extent <= 2 * max_fanout.min(wanted.next_power_of_two()) {
         return None; // fits the cache, or few enough keys to stream directly
     }
@@ -284,7 +299,14 @@ fn scatter_with<I: Index, V: Value>(
 ) -> Result<Scattered<I, V>> {
     let n = src.len();
     let out_bytes = std::mem::size_of::<I>() + std::mem::size_of::<V>();
-    match plan(n, extent, out_bytes, caches) {
+    // two write streams per bucket when the keys pack into the index slots, three
+    // when they need their own array (see `packed_minor_bits`)
+    let packs = |p: &Plan| packed_minor_bits::<I>(src.minor_extent(), p.shift).is_some();
+    let plan = match plan(n, extent, out_bytes, 2, caches) {
+        Some(p) if !packs(&p) => plan(n, extent, out_bytes, 3, caches),
+        p => p,
+    };
+    match plan {
         Some(p) => partitioned_scatter(src, extent, p),
         None => {
             let offsets = histogram_of(src, extent)?;
@@ -406,7 +428,8 @@ fn partitioned_scatter<I: Index, V: Value>(
 /// other bucket is one slot), so its entries land in their final places
 /// directly. The heaviest buckets get this first, as long as the slots stay
 /// within three times the bucket count (the plan sized the buckets' write
-/// streams to a quarter of the level-2 cache).
+/// streams to the level-1 cache; a few times more streams still beat sorting a
+/// segment larger than the level-2 cache in pass 2).
 fn partitioned_scatter_as<I: Index, V: Value, const PACK: bool>(
     src: &impl Source<I, V>,
     extent: usize,
@@ -1664,17 +1687,29 @@ mod tests {
     #[test]
     fn plans_follow_the_cache_and_the_data() {
         let small = CacheSizes {
+            l1: 32 << 10,
             l2: 512 << 10,
             last_level: 32 << 20,
             from_system: true,
         };
         // fits the cache, or few keys: direct
-        assert_eq!(plan(1000, 1_000_000, 12, small), None);
-        assert_eq!(plan(10_000_000, 100, 12, small), None);
-        // 10^7 entries over 10^6 keys: buckets of about L2 / 2
-        let p = plan(10_000_000, 1_000_000, 12, small).unwrap();
-        assert!(p.buckets > 64 && p.buckets <= 1024, "{p:?}");
+        assert_eq!(plan(1000, 1_000_000, 12, 2, small), None);
+        assert_eq!(plan(10_000_000, 100, 12, 2, small), None);
+        // 10^7 entries over 10^6 keys: buckets of about L2 / 2 would be 2048 of
+        // them; the level-1 cache holds two streams' lines for 256
+        let p = plan(10_000_000, 1_000_000, 12, 2, small).unwrap();
+        assert_eq!((p.shift, p.buckets), (12, 245), "{p:?}");
         assert!(p.buckets << p.shift >= 1_000_000);
+        // three streams per bucket: half as many buckets
+        let p3 = plan(10_000_000, 1_000_000, 12, 3, small).unwrap();
+        assert_eq!((p3.shift, p3.buckets), (13, 123), "{p3:?}");
+        // a larger level-1 cache, more buckets (as many as the level-2 aim wants)
+        let wide = CacheSizes {
+            l1: 256 << 10,
+            ..small
+        };
+        let pw = plan(10_000_000, 1_000_000, 12, 2, wide).unwrap();
+        assert_eq!((pw.shift, pw.buckets), (9, 1954), "{pw:?}");
         // a larger cache, fewer and larger buckets; a smaller one, more
         let big = CacheSizes {
             l2: 2 << 20,
@@ -1685,8 +1720,8 @@ mod tests {
             ..small
         };
         let (pb, pt) = (
-            plan(10_000_000, 1_000_000, 12, big).unwrap(),
-            plan(10_000_000, 1_000_000, 12, tiny),
+            plan(10_000_000, 1_000_000, 12, 2, big).unwrap(),
+            plan(10_000_000, 1_000_000, 12, 2, tiny),
         );
         assert!(pb.shift <= p.shift, "{pb:?} {p:?}");
         assert!(pt.is_none_or(|pt| pt.shift >= p.shift), "{pt:?} {p:?}");
@@ -1700,6 +1735,7 @@ mod tests {
     #[test]
     fn partitioned_scatter_equals_the_direct_one() {
         let tiny = CacheSizes {
+            l1: 4 << 10,
             l2: 16 << 10,
             last_level: 64 << 10,
             from_system: false,
@@ -1749,7 +1785,7 @@ mod tests {
                 };
                 let extent = shape[axis];
                 let offsets = histogram_of(&src, extent).unwrap();
-                let p = plan(m, extent, 16, tiny).expect("partitioned");
+                let p = plan(m, extent, 16, 3, tiny).expect("partitioned");
                 assert!(p.buckets > 1);
                 let totals: Vec<usize> = (0..p.buckets)
                     .map(|b| offsets[((b + 1) << p.shift).min(extent)] - offsets[b << p.shift])
@@ -1822,6 +1858,7 @@ mod tests {
     #[test]
     fn scatters_report_the_first_bad_key_and_never_panic() {
         let tiny = CacheSizes {
+            l1: 4 << 10,
             l2: 16 << 10,
             last_level: 64 << 10,
             from_system: false,
@@ -1844,7 +1881,7 @@ mod tests {
             vals: &vals,
         };
         let src = source(&coords);
-        assert!(plan(m, extent, 12, tiny).is_some());
+        assert!(plan(m, extent, 12, 2, tiny).is_some());
         let want = histogram_of(&src, extent).unwrap_err().to_string();
         assert!(want.contains("200000"), "{want}");
         for threads in [1, 2, 3] {
