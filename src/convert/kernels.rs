@@ -422,14 +422,17 @@ fn partitioned_scatter<I: Index, V: Value>(
 /// [`partitioned_scatter`] with the keys packed into the index slots (`PACK`,
 /// above `minor_bits` bits of minor index) or kept in a scratch array.
 ///
-/// Skewed keys (power-law rows) make a few buckets far larger than the cache.
-/// Such a bucket (more than [`HEAVY`] times the mean) is not sorted in pass 2:
-/// pass 1 gives each of its keys a write stream of its own (a *slot*; every
-/// other bucket is one slot), so its entries land in their final places
-/// directly. The heaviest buckets get this first, as long as the slots stay
-/// within three times the bucket count (the plan sized the buckets' write
-/// streams to the level-1 cache; a few times more streams still beat sorting a
-/// segment larger than the level-2 cache in pass 2).
+/// Skewed keys (power-law rows) make a few buckets far larger than the cache,
+/// and pass 2 would sort each of them alone, out of cache, on one thread. Such a
+/// bucket (more than [`HEAVY`] times the mean) is cut by pass 1 into *slots* of
+/// `2^g` consecutive keys, each a write stream and a segment of its own, about
+/// as many as the bucket holds means of entries (every other bucket is one
+/// slot; [`slot_shifts`]). Pass 2 sorts a slot like a bucket; a slot of one key
+/// (`g = 0`) is in its final place after pass 1 and only its offset is written.
+/// The heaviest buckets are cut first, as long as the slots stay within three
+/// times the bucket count (the plan sized the buckets' write streams to the
+/// level-1 cache; a few times more streams still beat sorting a segment larger
+/// than the level-2 cache in pass 2).
 fn partitioned_scatter_as<I: Index, V: Value, const PACK: bool>(
     src: &impl Source<I, V>,
     extent: usize,
@@ -476,22 +479,23 @@ fn partitioned_scatter_as<I: Index, V: Value, const PACK: bool>(
     let totals: Vec<usize> = (0..buckets)
         .map(|b| bucket_counts.iter().map(|c| c[b]).sum())
         .collect();
-    // the slots: (first slot, key mask) per bucket
-    let heavy = heavy_buckets(&totals, n, shift, extent);
+    // the slots: (first slot, key mask within a slot, log2 of a slot's keys) per
+    // bucket
+    let widths = slot_shifts(&totals, n, shift, extent);
     let mut slot_of = Vec::with_capacity(buckets);
     let mut slots = 0usize;
-    for (b, &h) in heavy.iter().enumerate() {
+    for (b, &g) in widths.iter().enumerate() {
         let (lo, hi) = keys_of(b);
-        slot_of.push((slots, if h { usize::MAX } else { 0 }));
-        slots += if h { hi - lo } else { 1 };
+        slot_of.push((slots, (1usize << g) - 1, g));
+        slots += (hi - lo).div_ceil(1 << g);
     }
-    // an entry's slot, with its key relative to its bucket (0 in a heavy bucket,
-    // whose pass-1 output is final)
+    // an entry's slot, with its key relative to its slot (always 0 in a slot of
+    // one key, whose pass-1 output is final)
     let slot = |key: usize| {
         let b = key >> shift;
-        let (first, mask) = slot_of[b];
+        let (first, mask, g) = slot_of[b];
         let rel = key - (b << shift);
-        (rel & !mask, first + (rel & mask))
+        (rel & mask, first + (rel >> g))
     };
     let counts = if slots == buckets {
         bucket_counts
@@ -560,60 +564,60 @@ fn partitioned_scatter_as<I: Index, V: Value, const PACK: bool>(
         };
         parts.into_par_iter().enumerate().for_each(pass1);
     }
-    // pass 2: each light bucket's segment, counted and sorted by key in cache (a
-    // heavy bucket's entries are in place; only its offsets are written); buckets
-    // in groups of about equal entries, one group per task, one buffer per group
+    // pass 2: each slot's segment of several keys, counted and sorted by key in
+    // cache (a slot of one key is in place; only its offset is written); slots in
+    // groups of about equal entries, one group per task, one buffer per group
     let mut offsets = alloc_zeroed(extent + 1, "offsets")?;
     offsets[extent] = n;
-    // a heavy bucket's keys' starts, from its slots' counts
+    // a slot's entries, from its counts in every chunk
     let slot_len = |s: usize| counts.iter().map(|c| c[s]).sum::<usize>();
+    // (first key, end key, output start, the keys' offsets, the segment)
     type Seg<'a, I, V> = (
+        usize,
         usize,
         usize,
         &'a mut [usize],
         (&'a [u32], &'a mut [I], &'a mut [V]),
     );
-    let mut segs: Vec<Seg<'_, I, V>> = Vec::with_capacity(buckets);
+    let mut segs: Vec<Seg<'_, I, V>> = Vec::with_capacity(slots);
     let (mut rk, mut ri, mut rv) = (&keys[..], idx.as_mut_slice(), val.as_mut_slice());
     let mut ro = &mut offsets[..extent];
     let mut start = 0usize;
-    for b in 0..buckets {
+    for (b, &(first, _, g)) in slot_of.iter().enumerate() {
         let (lo, hi) = keys_of(b);
-        let len = totals[b];
-        let (o, o2) = ro.split_at_mut(hi - lo);
-        let (i, i2) = ri.split_at_mut(len);
-        let (v, v2) = rv.split_at_mut(len);
-        let (k, k2) = rk.split_at(if PACK { 0 } else { len });
-        (rk, ri, rv, ro) = (k2, i2, v2, o2);
-        if heavy[b] {
-            let mut at = start;
-            for (j, o) in o.iter_mut().enumerate() {
-                *o = at;
-                at += slot_len(slot_of[b].0 + j);
+        for (j, klo) in (lo..hi).step_by(1 << g).enumerate() {
+            let khi = (klo + (1 << g)).min(hi);
+            let len = slot_len(first + j);
+            let (o, o2) = ro.split_at_mut(khi - klo);
+            let (i, i2) = ri.split_at_mut(len);
+            let (v, v2) = rv.split_at_mut(len);
+            let (k, k2) = rk.split_at(if PACK { 0 } else { len });
+            (rk, ri, rv, ro) = (k2, i2, v2, o2);
+            if g == 0 {
+                o[0] = start;
+            } else {
+                segs.push((klo, khi, start, o, (k, i, v)));
             }
-        } else {
-            segs.push((b, start, o, (k, i, v)));
+            start += len;
         }
-        start += len;
     }
     let groups = chunks.min(segs.len()).max(1);
-    let light: usize = segs.iter().map(|s| s.3.1.len()).sum::<usize>().max(1);
+    let light: usize = segs.iter().map(|s| s.4.1.len()).sum::<usize>().max(1);
     let mut grouped: Vec<Vec<Seg<'_, I, V>>> = (0..groups).map(|_| Vec::new()).collect();
     let mut before = 0usize;
     for seg in segs {
-        let len = seg.3.1.len();
+        let len = seg.4.1.len();
         // the group holding this segment's middle entry
         grouped[((before + len / 2) * groups / light).min(groups - 1)].push(seg);
         before += len;
     }
     let pass2 = |group: Vec<Seg<'_, I, V>>| -> Result<()> {
-        let longest = group.iter().map(|s| s.3.1.len()).max().unwrap_or(0);
+        let longest = group.iter().map(|s| s.4.1.len()).max().unwrap_or(0);
         let mut bi = crate::alloc::with_capacity::<I>(longest, "scatter buffer")?;
         let mut bv = crate::alloc::with_capacity::<V>(longest, "scatter buffer")?;
         let mut cur =
             crate::alloc::with_capacity::<usize>((1usize << shift) + 1, "scatter cursors")?;
-        for (b, start, offs, (sk, si, sv)) in group {
-            let (lo, hi) = keys_of(b);
+        for (lo, hi, start, offs, (sk, si, sv)) in group {
             bi.clear();
             bi.extend_from_slice(si);
             bv.clear();
@@ -667,25 +671,33 @@ fn partitioned_scatter_as<I: Index, V: Value, const PACK: bool>(
 /// A bucket with more than `HEAVY` times the mean bucket's entries is heavy.
 const HEAVY: usize = 4;
 
-/// Which buckets get a slot per key: the heaviest first, each more than
-/// [`HEAVY`] times the mean, while the slots stay within three times the bucket
-/// count.
-fn heavy_buckets(totals: &[usize], n: usize, shift: u32, extent: usize) -> Vec<bool> {
+/// How the partitioned scatter cuts each bucket of `2^shift` keys into slots:
+/// the log2 of a slot's keys, `shift` (one slot) for all but the heavy buckets.
+/// A heavy bucket (more than [`HEAVY`] times the mean) gets about one slot per
+/// mean of its entries (a power of two of them, at most one per key), the
+/// heaviest bucket first, while the slots stay within three times the bucket
+/// count; a bucket the remaining room cannot cut that finely is cut into fewer,
+/// wider slots, or stays whole.
+fn slot_shifts(totals: &[usize], n: usize, shift: u32, extent: usize) -> Vec<u32> {
     let buckets = totals.len();
-    let mut heavy = vec![false; buckets];
-    let floor = HEAVY * n.div_ceil(buckets.max(1));
+    let mut widths = vec![shift; buckets];
+    let mean = n.div_ceil(buckets.max(1)).max(1);
+    let floor = HEAVY * mean;
     let mut order: Vec<usize> = (0..buckets).filter(|&b| totals[b] > floor).collect();
     order.sort_by_key(|&b| (std::cmp::Reverse(totals[b]), b));
-    let mut extra = 0usize;
+    let mut room = 2 * buckets;
     for b in order {
         let width = ((b + 1) << shift).min(extent) - (b << shift).min(extent);
-        if extra + width - 1 > 2 * buckets {
-            break;
+        let parts = totals[b].div_ceil(mean).next_power_of_two();
+        let mut g = shift.saturating_sub(parts.ilog2());
+        // the narrowest slots the room allows (one more slot per halving)
+        while g < shift && width.div_ceil(1 << g) - 1 > room {
+            g += 1;
         }
-        extra += width - 1;
-        heavy[b] = true;
+        room -= width.div_ceil(1 << g) - 1;
+        widths[b] = g;
     }
-    heavy
+    widths
 }
 
 fn indptr_from<P: Index>(offsets: &[usize]) -> Result<Vec<P>> {
@@ -1756,8 +1768,7 @@ mod tests {
             cases.push((coords, vals, shape, false));
         }
         // skewed: 3 entries in 5 on the first 8 keys of either axis, the rest
-        // spread; the tiny cache gives 16 buckets of 32 keys, so one heavy bucket
-        // fits the slot budget
+        // spread: the first bucket is heavy
         let (m, shape) = (300_000usize, [500usize, 490]);
         let coords: Vec<i64> = (0..m)
             .flat_map(|k| {
@@ -1785,55 +1796,68 @@ mod tests {
                 };
                 let extent = shape[axis];
                 let offsets = histogram_of(&src, extent).unwrap();
-                let p = plan(m, extent, 16, 3, tiny).expect("partitioned");
-                assert!(p.buckets > 1);
-                let totals: Vec<usize> = (0..p.buckets)
-                    .map(|b| offsets[((b + 1) << p.shift).min(extent)] - offsets[b << p.shift])
-                    .collect();
-                let heavy = heavy_buckets(&totals, m, p.shift, extent);
-                assert_eq!(heavy.iter().any(|&h| h), *skewed, "{p:?}");
-                let bits = packed_minor_bits::<i64>(shape[1 - axis], p.shift).expect("packs");
                 let (idx, val) = direct_scatter(&src, &offsets).unwrap();
-                let direct = (offsets, idx, val);
-                for threads in [1, 3] {
-                    let pool = rayon::ThreadPoolBuilder::new()
-                        .num_threads(threads)
-                        .build()
-                        .unwrap();
-                    let packed = pool.install(|| {
-                        partitioned_scatter_as::<_, _, true>(&src, extent, p, bits).unwrap()
-                    });
-                    assert!(packed == direct, "m {m} axis {axis} threads {threads}");
-                    let apart = pool.install(|| {
-                        partitioned_scatter_as::<_, _, false>(&src, extent, p, 0).unwrap()
-                    });
-                    assert!(apart == direct, "m {m} axis {axis} threads {threads}");
-                    let via = pool.install(|| scatter_with(&src, extent, tiny).unwrap());
-                    assert!(via == direct);
+                let direct = (offsets.clone(), idx, val);
+                // the plans for two and three write streams per bucket: 32 and 16
+                // buckets here
+                for streams in [2, 3] {
+                    let p = plan(m, extent, 16, streams, tiny).expect("partitioned");
+                    assert!(p.buckets > 1);
+                    let totals: Vec<usize> = (0..p.buckets)
+                        .map(|b| offsets[((b + 1) << p.shift).min(extent)] - offsets[b << p.shift])
+                        .collect();
+                    let widths = slot_shifts(&totals, m, p.shift, extent);
+                    assert_eq!(widths.iter().any(|&g| g < p.shift), *skewed, "{p:?}");
+                    if *skewed {
+                        // a slot per key with 32 buckets, slots of 2 keys with 16
+                        assert_eq!(widths[0], if streams == 2 { 0 } else { 1 }, "{p:?}");
+                    }
+                    let bits = packed_minor_bits::<i64>(shape[1 - axis], p.shift).expect("packs");
+                    for threads in [1, 3] {
+                        let pool = rayon::ThreadPoolBuilder::new()
+                            .num_threads(threads)
+                            .build()
+                            .unwrap();
+                        let packed = pool.install(|| {
+                            partitioned_scatter_as::<_, _, true>(&src, extent, p, bits).unwrap()
+                        });
+                        assert!(packed == direct, "m {m} axis {axis} threads {threads}");
+                        let apart = pool.install(|| {
+                            partitioned_scatter_as::<_, _, false>(&src, extent, p, 0).unwrap()
+                        });
+                        assert!(apart == direct, "m {m} axis {axis} threads {threads}");
+                        let via = pool.install(|| scatter_with(&src, extent, tiny).unwrap());
+                        assert!(via == direct);
+                    }
                 }
             }
         }
     }
 
-    /// Only buckets far above the mean get a slot per key, the heaviest first,
-    /// within the slot budget.
+    /// Only buckets far above the mean are cut, into about one slot per mean of
+    /// their entries, the heaviest first, within the slot budget.
     #[test]
-    fn heavy_buckets_are_the_largest_within_the_budget() {
-        // 8 buckets of 4 keys (the last of 2), 800 entries: the mean is 100
+    fn heavy_buckets_are_cut_by_their_entries_within_the_budget() {
+        // 8 buckets of 4 keys (the last of 2), 800 entries: the mean is 100;
+        // 450 entries make 5 means, 8 slots wanted: one per key (g = 0); 401
+        // the same
         let totals = [450, 10, 401, 400, 30, 9, 0, 0];
+        assert_eq!(slot_shifts(&totals, 800, 2, 30), [0, 2, 0, 2, 2, 2, 2, 2]);
+        assert_eq!(slot_shifts(&[100; 8], 800, 2, 30), [2; 8]);
+        // 3 buckets of 4 keys, mean 10: room for 6 extra slots, 3 for each of
+        // the two largest
+        assert_eq!(slot_shifts(&[500, 600, 700], 30, 2, 12), [2, 0, 0]);
+        // 2 buckets of 8 keys, mean 50: room for 4 extra slots; 18 means want
+        // a slot per key (7 extra), so 4 slots of 2 keys (3 extra)
+        assert_eq!(slot_shifts(&[900, 0], 100, 3, 16), [1, 3]);
+        assert_eq!(slot_shifts(&[900, 0], 100, 1, 4), [0, 1]);
+        // 4 buckets of 1024 keys, mean 250: 900 entries (3.6 means) are not
+        // heavy; 2000 (8 means) get 8 slots of 128 keys
+        assert_eq!(slot_shifts(&[900, 50, 25, 25], 1000, 10, 4096), [10; 4]);
         assert_eq!(
-            heavy_buckets(&totals, 800, 2, 30),
-            [true, false, true, false, false, false, false, false]
+            slot_shifts(&[2000, 50, 25, 25], 1000, 10, 4096),
+            [7, 10, 10, 10]
         );
-        assert_eq!(heavy_buckets(&[100; 8], 800, 2, 30), [false; 8]);
-        // 3 buckets of 4 keys: room for 6 extra slots, the two largest
-        assert_eq!(
-            heavy_buckets(&[500, 600, 700], 30, 2, 12),
-            [false, true, true]
-        );
-        // 2 buckets of 8 keys: 7 extra slots exceed the room for 4
-        assert_eq!(heavy_buckets(&[900, 0], 100, 3, 16), [false, false]);
-        assert_eq!(heavy_buckets(&[900, 0], 100, 1, 4), [true, false]);
     }
 
     /// Keys are packed above the minor index only while both fit the index type's
