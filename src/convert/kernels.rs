@@ -399,11 +399,14 @@ fn packed_minor_bits<I: Index>(minor_extent: usize, shift: u32) -> Option<u32> {
 /// in storage order, to its own part of each bucket's segment (chunks in order):
 /// one sequential write stream per bucket. The key relative to its bucket travels
 /// with the entry, packed above the minor index when both fit the index type
-/// ([`packed_minor_bits`]; CSR -> CSC of a 10^6 x 10^6 matrix with `i32` indices
-/// needs 20 + 10 bits), else in a `u32` array beside the output. Pass 2 takes the
-/// buckets one at a time (in parallel): it counts the keys of the segment, writes
-/// those keys' offsets, copies the segment into a buffer of the thread's and
-/// scatters it back with per-key cursors, all in cache. Both passes are stable,
+/// ([`packed_minor_bits`]; CSR -> CSC of a 10^6 x 10^6 matrix needs 20 + 13 bits
+/// under the plan for a 32 KiB level-1 cache: packed with `i64` indices, a `u32`
+/// array beside the output with `i32`). Pass 2 takes the slots (a bucket, or a
+/// part of a heavy one) one at a time (in parallel): it counts the keys of the
+/// segment, writes those keys' offsets, copies the segment into a buffer of the
+/// thread's and scatters it back with per-key cursors, in the level-2 cache when
+/// the segment fits there (the plan aims at that, but the level-1 limit on the
+/// buckets comes first), else in the next level. Both passes are stable,
 /// so the output is the one the direct scatter gives. Scratch: one segment-sized
 /// buffer per thread, plus 4 bytes per entry when the key is not packed, so a
 /// conversion inside a reader stays within the reader's budget (`format/SPEC.md`
