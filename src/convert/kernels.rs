@@ -1971,8 +1971,8 @@ mod tests {
     /// The partitioned scatter gives exactly the direct scatter's output and the
     /// per-key histogram's offsets, with the keys packed into the index slots and
     /// kept apart, on caches small enough to force many buckets, in pools of 1
-    /// and 3 threads, for uniform keys and for keys so skewed that some buckets
-    /// get a slot per key.
+    /// and 3 threads, for uniform keys and for keys so skewed that a bucket is
+    /// cut into slots (of one key, or of two).
     #[test]
     fn partitioned_scatter_equals_the_direct_one() {
         let tiny = CacheSizes {
