@@ -1328,6 +1328,22 @@ fn dense_scan<V: Value, I: Index>(
     Ok((coords, values))
 }
 
+/// `d` itself when its values are packed row-major, else a row-major copy of
+/// it, after checking that its largest coordinate fits the index type `I` (the
+/// common start of the dense conversions).
+fn row_major_for<V: Value, I: Index>(d: &DenseTensor<V>) -> Result<DenseTensor<V>> {
+    if let Some(&big) = d.shape().iter().max()
+        && big > 0
+    {
+        to_index::<I>(big - 1, "coordinate")?;
+    }
+    if d.as_any().is_row_major() {
+        Ok(d.clone())
+    } else {
+        d.to_row_major()
+    }
+}
+
 /// Dense (row-major or strided) to canonical COO, scanning in parallel.
 ///
 /// ```
@@ -1341,17 +1357,8 @@ fn dense_scan<V: Value, I: Index>(
 /// # Ok::<(), arrow_sparse::Error>(())
 /// ```
 pub fn dense_to_coo<V: Value, I: Index>(d: &DenseTensor<V>) -> Result<CooTensor<V, I>> {
-    let d = if d.as_any().is_row_major() {
-        d.clone()
-    } else {
-        d.to_row_major()?
-    };
+    let d = row_major_for::<V, I>(d)?;
     let shape = d.shape().to_vec();
-    if let Some(&big) = shape.iter().max()
-        && big > 0
-    {
-        to_index::<I>(big - 1, "coordinate")?;
-    }
     let size: usize = shape.iter().product();
     let ndim = shape.len();
     let vals = match d.as_row_major_slice() {
@@ -1473,14 +1480,7 @@ fn dense_walk_csf<V: Value, I: Index, P: Index>(
     if last != n - 1 && !fits && below.saturating_mul(64) > half_l2 {
         return Ok(None);
     }
-    if let Some(&big) = shape.iter().max() {
-        to_index::<I>(big - 1, "coordinate")?;
-    }
-    let d = if d.as_any().is_row_major() {
-        d.clone()
-    } else {
-        d.to_row_major()?
-    };
+    let d = row_major_for::<V, I>(d)?;
     let vals = match d.as_row_major_slice() {
         Some(v) if v.len() == size => v,
         _ => {
@@ -1492,10 +1492,7 @@ fn dense_walk_csf<V: Value, I: Index, P: Index>(
         }
     };
     // row-major strides by dimension, then by level
-    let mut dim_stride = vec![1usize; n];
-    for k in (0..n - 1).rev() {
-        dim_stride[k] = dim_stride[k + 1] * shape[k + 1];
-    }
+    let dim_stride = crate::tensor::dense::row_major_strides(shape);
     let walk = DenseWalk {
         vals,
         ext: &ext,
