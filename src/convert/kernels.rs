@@ -380,12 +380,28 @@ fn direct_scatter<I: Index, V: Value>(
 
 /// Where pass 1 of the partitioned scatter keeps each entry's key (relative to
 /// its bucket) for pass 2: packed above the minor index in the index slot when
-/// both fit in the index type's non-negative range (no scratch at all), else in
-/// a `u32` array beside the output.
+/// both fit in the slot's bits, all of them, the sign bit included (the slot
+/// holds a bit pattern until pass 2 writes the minor index back; no scratch at
+/// all), else in a `u32` array beside the output. A 10^6 x 10^6 matrix with
+/// `i32` indices needs 20 bits of minor index and, under the plan for a 32 KiB
+/// level-1 cache, 12 bits of key: 32.
 fn packed_minor_bits<I: Index>(minor_extent: usize, shift: u32) -> Option<u32> {
-    let room = 8 * std::mem::size_of::<I>() as u32 - 1;
+    let room = (8 * std::mem::size_of::<I>() as u32).min(usize::BITS);
     let minor_bits = usize::BITS - minor_extent.saturating_sub(1).leading_zeros();
     (minor_bits + shift <= room).then_some(minor_bits)
+}
+
+/// The bits of a packed index slot ([`packed_minor_bits`]) as an unsigned
+/// number: the slot's value without the sign extension that `as_usize` gives a
+/// negative one (a key whose top bit is the slot's sign bit).
+#[inline(always)]
+fn slot_bits<I: Index>(x: I) -> usize {
+    let width = 8 * std::mem::size_of::<I>() as u32;
+    if width >= usize::BITS {
+        x.as_usize()
+    } else {
+        x.as_usize() & ((1usize << width) - 1)
+    }
 }
 
 /// The two-pass partitioned (radix) scatter, with the per-key histogram folded
@@ -399,9 +415,9 @@ fn packed_minor_bits<I: Index>(minor_extent: usize, shift: u32) -> Option<u32> {
 /// in storage order, to its own part of each bucket's segment (chunks in order):
 /// one sequential write stream per bucket. The key relative to its bucket travels
 /// with the entry, packed above the minor index when both fit the index type
-/// ([`packed_minor_bits`]; CSR -> CSC of a 10^6 x 10^6 matrix needs 20 + 13 bits
-/// under the plan for a 32 KiB level-1 cache: packed with `i64` indices, a `u32`
-/// array beside the output with `i32`). Pass 2 takes the slots (a bucket, or a
+/// ([`packed_minor_bits`]; CSR -> CSC of a 10^6 x 10^6 matrix needs 20 + 12 bits
+/// under the plan for a 32 KiB level-1 cache: packed with `i64` indices and with
+/// `i32`, whose sign bit then holds a key bit). Pass 2 takes the slots (a bucket, or a
 /// part of a heavy one) one at a time (in parallel): it counts the keys of the
 /// segment, writes those keys' offsets, copies the segment into a buffer of the
 /// thread's and scatters it back with per-key cursors, in the level-2 cache when
@@ -630,7 +646,7 @@ fn partitioned_scatter_as<I: Index, V: Value, const PACK: bool>(
             cur.resize(hi - lo + 1, 0);
             if PACK {
                 for x in &bi {
-                    cur[(x.as_usize() >> minor_bits) + 1] += 1;
+                    cur[(slot_bits(*x) >> minor_bits) + 1] += 1;
                 }
             } else {
                 for &k in sk {
@@ -645,7 +661,7 @@ fn partitioned_scatter_as<I: Index, V: Value, const PACK: bool>(
             }
             if PACK {
                 for (&x, &v) in bi.iter().zip(&bv) {
-                    let x = x.as_usize();
+                    let x = slot_bits(x);
                     let k = x >> minor_bits;
                     let p = cur[k];
                     cur[k] = p + 1;
@@ -2207,20 +2223,74 @@ mod tests {
         );
     }
 
-    /// Keys are packed above the minor index only while both fit the index type's
-    /// non-negative range.
+    /// Keys are packed above the minor index only while both fit the index
+    /// slot's bits (all of them: the sign bit too).
     #[test]
-    fn keys_pack_only_into_spare_index_bits() {
-        // 10^6 rows need 20 bits; 10 more for the key fit i32's 31
-        assert_eq!(packed_minor_bits::<i32>(1_000_000, 10), Some(20));
-        assert_eq!(packed_minor_bits::<i32>(1 << 20, 11), Some(20));
-        assert_eq!(packed_minor_bits::<i32>((1 << 20) + 1, 11), None);
-        assert_eq!(packed_minor_bits::<i64>(1 << 40, 23), Some(40));
-        assert_eq!(packed_minor_bits::<u8>(2, 7), None);
-        assert_eq!(packed_minor_bits::<u8>(2, 6), Some(1));
-        assert_eq!(packed_minor_bits::<i16>(1, 15), Some(0));
-        assert_eq!(packed_minor_bits::<i16>(2, 15), None);
-        assert_eq!(packed_minor_bits::<i16>(2, 14), Some(1));
+    fn keys_pack_only_into_the_index_bits() {
+        // 10^6 rows need 20 bits; 12 more for the key fill i32's 32
+        assert_eq!(packed_minor_bits::<i32>(1_000_000, 12), Some(20));
+        assert_eq!(packed_minor_bits::<i32>(1_000_000, 13), None);
+        assert_eq!(packed_minor_bits::<i32>(1 << 20, 12), Some(20));
+        assert_eq!(packed_minor_bits::<i32>((1 << 20) + 1, 12), None);
+        assert_eq!(packed_minor_bits::<i32>((1 << 20) + 1, 11), Some(21));
+        assert_eq!(packed_minor_bits::<i64>(1 << 40, 24), Some(40));
+        assert_eq!(packed_minor_bits::<i64>((1 << 40) + 1, 24), None);
+        assert_eq!(packed_minor_bits::<u8>(2, 8), None);
+        assert_eq!(packed_minor_bits::<u8>(2, 7), Some(1));
+        assert_eq!(packed_minor_bits::<i16>(1, 16), Some(0));
+        assert_eq!(packed_minor_bits::<i16>(2, 16), None);
+        assert_eq!(packed_minor_bits::<i16>(2, 15), Some(1));
+        // a slot's bits read back without the sign extension
+        assert_eq!(slot_bits(-1i16), 0xffff);
+        assert_eq!(slot_bits(i32::MIN), 1 << 31);
+        assert_eq!(slot_bits(-1i64), usize::MAX);
+        assert_eq!(slot_bits(200u8), 200);
+    }
+
+    /// Packed keys that reach the index slot's sign bit (`i16` indices, 12 bits
+    /// of minor index and 4 of key: keys 8-15 of a bucket make the slot
+    /// negative) scatter exactly as the direct scatter does, on 1 and 3 threads.
+    #[test]
+    fn packed_keys_may_fill_the_sign_bit() {
+        let tiny = CacheSizes {
+            l1: 4 << 10,
+            l2: 16 << 10,
+            last_level: 64 << 10,
+            from_system: false,
+        };
+        let (m, shape) = (300_000usize, [500usize, 4096]);
+        let coords: Vec<i16> = (0..m)
+            .flat_map(|k| [(k * 7919 % 500) as i16, (k * 104_729 % 4096) as i16])
+            .collect();
+        let vals: Vec<f64> = (0..m).map(|k| k as f64).collect();
+        let src = CooSource {
+            coords: &coords,
+            layout: CoordLayout::RowMajor,
+            nnz: m,
+            major: 0,
+            minor: 1,
+            minor_extent: shape[1],
+            vals: &vals,
+        };
+        let offsets = histogram_of(&src, shape[0]).unwrap();
+        let (idx, val) = direct_scatter(&src, &offsets).unwrap();
+        let direct = (offsets, idx, val);
+        let p = plan(m, shape[0], 10, 2, tiny).expect("partitioned");
+        assert_eq!(
+            (p.shift, packed_minor_bits::<i16>(shape[1], p.shift)),
+            (4, Some(12))
+        );
+        for threads in [1, 3] {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            let packed = pool
+                .install(|| partitioned_scatter_as::<_, _, true>(&src, shape[0], p, 12).unwrap());
+            assert!(packed == direct, "threads {threads}");
+            let via = pool.install(|| scatter_with(&src, shape[0], tiny).unwrap());
+            assert!(via == direct, "threads {threads}");
+        }
     }
 
     /// An out-of-range key is the same error, at the same position, whichever way
