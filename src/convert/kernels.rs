@@ -1981,6 +1981,15 @@ mod tests {
         assert!(pt.is_none_or(|pt| pt.shift >= p.shift), "{pt:?} {p:?}");
     }
 
+    /// Caches small enough that the tests' entries (a few hundred thousand at
+    /// most) need many buckets (a 4 KiB level-1 cache: 32 for two write streams).
+    const TINY: CacheSizes = CacheSizes {
+        l1: 4 << 10,
+        l2: 16 << 10,
+        last_level: 64 << 10,
+        from_system: false,
+    };
+
     /// The partitioned scatter gives exactly the direct scatter's output and the
     /// per-key histogram's offsets, with the keys packed into the index slots and
     /// kept apart, on caches small enough to force many buckets, in pools of 1
@@ -1988,12 +1997,6 @@ mod tests {
     /// cut into slots (of one key, or of two).
     #[test]
     fn partitioned_scatter_equals_the_direct_one() {
-        let tiny = CacheSizes {
-            l1: 4 << 10,
-            l2: 16 << 10,
-            last_level: 64 << 10,
-            from_system: false,
-        };
         let mut cases = Vec::new();
         for (n, shape) in [(5_000, [400usize, 3_000]), (300_000, [500, 70_000])] {
             let coo = random(n, &shape, n as u64 + 3);
@@ -2043,7 +2046,7 @@ mod tests {
                 // the plans for two and three write streams per bucket: 32 and 16
                 // buckets here
                 for streams in [2, 3] {
-                    let p = plan(m, extent, 16, streams, tiny).expect("partitioned");
+                    let p = plan(m, extent, 16, streams, TINY).expect("partitioned");
                     assert!(p.buckets > 1);
                     let totals: Vec<usize> = (0..p.buckets)
                         .map(|b| offsets[((b + 1) << p.shift).min(extent)] - offsets[b << p.shift])
@@ -2068,7 +2071,7 @@ mod tests {
                             partitioned_scatter_as::<_, _, false>(&src, extent, p, 0).unwrap()
                         });
                         assert!(apart == direct, "m {m} axis {axis} threads {threads}");
-                        let via = pool.install(|| scatter_with(&src, extent, tiny).unwrap());
+                        let via = pool.install(|| scatter_with(&src, extent, TINY).unwrap());
                         assert!(via == direct);
                     }
                 }
@@ -2088,12 +2091,6 @@ mod tests {
             l2: 1 << 20,
             last_level: 32 << 20,
             from_system: true,
-        };
-        let tiny = CacheSizes {
-            l1: 4 << 10,
-            l2: 16 << 10,
-            last_level: 64 << 10,
-            from_system: false,
         };
         // [150, 3] in order [1, 0] fits the tiny cache whole, though the lines
         // below its contiguous level would not; [24, 300, 160] is past the
@@ -2163,12 +2160,12 @@ mod tests {
                     .skip(order.iter().position(|&a| a == n - 1).unwrap() + 1)
                     .map(|&a| shape[a])
                     .product();
-                let declined = dense_walk_csf::<f64, i32, i64>(&d, order, tiny)
+                let declined = dense_walk_csf::<f64, i32, i64>(&d, order, TINY)
                     .unwrap()
                     .is_none();
-                let fits = size * 8 <= tiny.l2 / 2;
+                let fits = size * 8 <= TINY.l2 / 2;
                 let expect =
-                    size == 0 || (order[n - 1] != n - 1 && !fits && below * 64 > tiny.l2 / 2);
+                    size == 0 || (order[n - 1] != n - 1 && !fits && below * 64 > TINY.l2 / 2);
                 assert_eq!(declined, expect, "{shape:?} {order:?}");
             }
         }
@@ -2252,12 +2249,6 @@ mod tests {
     /// negative) scatter exactly as the direct scatter does, on 1 and 3 threads.
     #[test]
     fn packed_keys_may_fill_the_sign_bit() {
-        let tiny = CacheSizes {
-            l1: 4 << 10,
-            l2: 16 << 10,
-            last_level: 64 << 10,
-            from_system: false,
-        };
         let (m, shape) = (300_000usize, [500usize, 4096]);
         let coords: Vec<i16> = (0..m)
             .flat_map(|k| [(k * 7919 % 500) as i16, (k * 104_729 % 4096) as i16])
@@ -2275,7 +2266,7 @@ mod tests {
         let offsets = histogram_of(&src, shape[0]).unwrap();
         let (idx, val) = direct_scatter(&src, &offsets).unwrap();
         let direct = (offsets, idx, val);
-        let p = plan(m, shape[0], 10, 2, tiny).expect("partitioned");
+        let p = plan(m, shape[0], 10, 2, TINY).expect("partitioned");
         assert_eq!(
             (p.shift, packed_minor_bits::<i16>(shape[1], p.shift)),
             (4, Some(12))
@@ -2288,7 +2279,7 @@ mod tests {
             let packed = pool
                 .install(|| partitioned_scatter_as::<_, _, true>(&src, shape[0], p, 12).unwrap());
             assert!(packed == direct, "threads {threads}");
-            let via = pool.install(|| scatter_with(&src, shape[0], tiny).unwrap());
+            let via = pool.install(|| scatter_with(&src, shape[0], TINY).unwrap());
             assert!(via == direct, "threads {threads}");
         }
     }
@@ -2298,12 +2289,6 @@ mod tests {
     /// stated extent (a trusted tensor that lied) never panic.
     #[test]
     fn scatters_report_the_first_bad_key_and_never_panic() {
-        let tiny = CacheSizes {
-            l1: 4 << 10,
-            l2: 16 << 10,
-            last_level: 64 << 10,
-            from_system: false,
-        };
         let m = 300_000usize;
         let extent = 70_000usize;
         let mut coords: Vec<i32> = (0..m)
@@ -2322,7 +2307,7 @@ mod tests {
             vals: &vals,
         };
         let src = source(&coords);
-        assert!(plan(m, extent, 12, 2, tiny).is_some());
+        assert!(plan(m, extent, 12, 2, TINY).is_some());
         let want = histogram_of(&src, extent).unwrap_err().to_string();
         assert!(want.contains("200000"), "{want}");
         for threads in [1, 2, 3] {
@@ -2330,7 +2315,7 @@ mod tests {
                 .num_threads(threads)
                 .build()
                 .unwrap();
-            let got = pool.install(|| scatter_with(&src, extent, tiny).unwrap_err());
+            let got = pool.install(|| scatter_with(&src, extent, TINY).unwrap_err());
             assert_eq!(got.to_string(), want);
         }
         // keys valid, minors 1000x beyond the stated extent
@@ -2338,7 +2323,7 @@ mod tests {
         valid[2 * 200_000] = 1;
         valid[2 * 250_000] = 2;
         let src = source(&valid);
-        let (offsets, idx, _) = scatter_with(&src, extent, tiny).unwrap();
+        let (offsets, idx, _) = scatter_with(&src, extent, TINY).unwrap();
         assert_eq!((offsets.len(), idx.len()), (extent + 1, m));
     }
 }
