@@ -224,11 +224,13 @@ impl<I: Index, P: Index, V: Value> Source<I, V> for CsxSource<'_, I, P, V> {
 }
 
 /// How a scatter of `n` entries over `extent` keys is blocked: keys are grouped
-/// into `buckets` ranges of `1 << shift` consecutive keys.
+/// into `buckets` ranges of `1 << shift` consecutive keys; a heavy bucket is cut
+/// into slots of no fewer than `1 << min_slot` keys ([`slot_shifts`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Plan {
     shift: u32,
     buckets: usize,
+    min_slot: u32,
 }
 
 /// The partitioning plan from the data and the cache (`None`: scatter directly).
@@ -276,6 +278,8 @@ fn plan(
     Some(Plan {
         shift,
         buckets: extent.div_ceil(1usize << shift),
+        // pass 2 writes two streams per key of a slot (minor indices, values)
+        min_slot: (caches.l1 / (2 * 64)).max(1).ilog2(),
     })
 }
 
@@ -445,13 +449,13 @@ fn partitioned_scatter<I: Index, V: Value>(
 /// and pass 2 would sort each of them alone, out of cache, on one thread. Such a
 /// bucket (more than [`HEAVY`] times the mean) is cut by pass 1 into *slots* of
 /// `2^g` consecutive keys, each a write stream and a segment of its own, about
-/// as many as the bucket holds means of entries (every other bucket is one
-/// slot; [`slot_shifts`]). Pass 2 sorts a slot like a bucket; a slot of one key
-/// (`g = 0`) is in its final place after pass 1 and only its offset is written.
-/// The heaviest buckets are cut first, as long as the slots stay within three
-/// times the bucket count (the plan sized the buckets' write streams to the
-/// level-1 cache; a few times more streams still beat sorting a segment larger
-/// than the level-2 cache in pass 2).
+/// as many as the bucket holds means of entries but no narrower than the plan's
+/// `min_slot` (every other bucket is one slot; [`slot_shifts`]). Pass 2 sorts a
+/// slot like a bucket; a slot of one key (`g = 0`) is in its final place after
+/// pass 1 and only its offset is written. The heaviest buckets are cut first, as
+/// long as the slots stay within three times the bucket count (the plan sized
+/// the buckets' write streams to the level-1 cache; a few times more streams
+/// still beat sorting a segment larger than the level-2 cache in pass 2).
 fn partitioned_scatter_as<I: Index, V: Value, const PACK: bool>(
     src: &impl Source<I, V>,
     extent: usize,
@@ -459,7 +463,7 @@ fn partitioned_scatter_as<I: Index, V: Value, const PACK: bool>(
     minor_bits: u32,
 ) -> Result<Scattered<I, V>> {
     let n = src.len();
-    let Plan { shift, buckets } = plan;
+    let Plan { shift, buckets, .. } = plan;
     let minor_mask = (1usize << minor_bits) - 1;
     let keys_of = |b: usize| ((b << shift).min(extent), ((b + 1) << shift).min(extent));
     let chunks = if n >= PARALLEL_MIN {
@@ -500,7 +504,7 @@ fn partitioned_scatter_as<I: Index, V: Value, const PACK: bool>(
         .collect();
     // the slots: (first slot, key mask within a slot, log2 of a slot's keys) per
     // bucket
-    let widths = slot_shifts(&totals, n, shift, extent);
+    let widths = slot_shifts(&totals, n, (shift, plan.min_slot), extent);
     let mut slot_of = Vec::with_capacity(buckets);
     let mut slots = 0usize;
     for (b, &g) in widths.iter().enumerate() {
@@ -693,11 +697,27 @@ const HEAVY: usize = 4;
 /// How the partitioned scatter cuts each bucket of `2^shift` keys into slots:
 /// the log2 of a slot's keys, `shift` (one slot) for all but the heavy buckets.
 /// A heavy bucket (more than [`HEAVY`] times the mean) gets about one slot per
-/// mean of its entries (a power of two of them, at most one per key), the
-/// heaviest bucket first, while the slots stay within three times the bucket
-/// count; a bucket the remaining room cannot cut that finely is cut into fewer,
-/// wider slots, or stays whole.
-fn slot_shifts(totals: &[usize], n: usize, shift: u32, extent: usize) -> Vec<u32> {
+/// mean of its entries (a power of two of them, at most one per key), but slots
+/// of no fewer than `2^min_slot` keys, the heaviest bucket first, while the
+/// slots stay within three times the bucket count; a bucket the remaining room
+/// cannot cut that finely is cut into fewer, wider slots, or stays whole.
+///
+/// The floor comes from the level-1 cache (the plan's `min_slot`: as many keys
+/// as that cache holds a 64-byte line for in each of pass 2's two write
+/// streams). Pass 2 sorts a slot of that many keys with its writes in the
+/// level-1 cache however many entries the slot holds, so narrower slots gain
+/// nothing there, while each one is a write stream more in pass 1, past the
+/// level-1 cache that the bucket count was sized to. Measured on the power-law
+/// CSC -> CSR of `benches/RESULTS.md` (10^7 entries, one thread, 32 KiB level-1):
+/// the heaviest bucket (43% of the entries) cut into 128 slots of 32 keys,
+/// 423 slots in all, 128-131 ms; into 16 slots of 256 keys (the floor), 311 in
+/// all, 118-119 ms; floors of 64 and 512 keys 124-126 ms.
+fn slot_shifts(
+    totals: &[usize],
+    n: usize,
+    (shift, min_slot): (u32, u32),
+    extent: usize,
+) -> Vec<u32> {
     let buckets = totals.len();
     let mut widths = vec![shift; buckets];
     let mean = n.div_ceil(buckets.max(1)).max(1);
@@ -708,7 +728,7 @@ fn slot_shifts(totals: &[usize], n: usize, shift: u32, extent: usize) -> Vec<u32
     for b in order {
         let width = ((b + 1) << shift).min(extent) - (b << shift).min(extent);
         let parts = totals[b].div_ceil(mean).next_power_of_two();
-        let mut g = shift.saturating_sub(parts.ilog2());
+        let mut g = shift.saturating_sub(parts.ilog2()).max(min_slot.min(shift));
         // the narrowest slots the room allows (one more slot per halving)
         while g < shift && width.div_ceil(1 << g) - 1 > room {
             g += 1;
@@ -1950,20 +1970,21 @@ mod tests {
         assert_eq!(plan(1000, 1_000_000, 12, 2, small), None);
         assert_eq!(plan(10_000_000, 100, 12, 2, small), None);
         // 10^7 entries over 10^6 keys: buckets of about L2 / 2 would be 2048 of
-        // them; the level-1 cache holds two streams' lines for 256
+        // them; the level-1 cache holds two streams' lines for 256 (and so
+        // slots of heavy buckets keep at least 256 keys)
         let p = plan(10_000_000, 1_000_000, 12, 2, small).unwrap();
-        assert_eq!((p.shift, p.buckets), (12, 245), "{p:?}");
+        assert_eq!((p.shift, p.buckets, p.min_slot), (12, 245, 8), "{p:?}");
         assert!(p.buckets << p.shift >= 1_000_000);
         // three streams per bucket: half as many buckets
         let p3 = plan(10_000_000, 1_000_000, 12, 3, small).unwrap();
-        assert_eq!((p3.shift, p3.buckets), (13, 123), "{p3:?}");
+        assert_eq!((p3.shift, p3.buckets, p3.min_slot), (13, 123, 8), "{p3:?}");
         // a larger level-1 cache, more buckets (as many as the level-2 aim wants)
         let wide = CacheSizes {
             l1: 256 << 10,
             ..small
         };
         let pw = plan(10_000_000, 1_000_000, 12, 2, wide).unwrap();
-        assert_eq!((pw.shift, pw.buckets), (9, 1954), "{pw:?}");
+        assert_eq!((pw.shift, pw.buckets, pw.min_slot), (9, 1954, 11), "{pw:?}");
         // a larger cache, fewer and larger buckets; a smaller one, more
         let big = CacheSizes {
             l2: 2 << 20,
@@ -2046,12 +2067,17 @@ mod tests {
                 // the plans for two and three write streams per bucket: 32 and 16
                 // buckets here
                 for streams in [2, 3] {
-                    let p = plan(m, extent, 16, streams, TINY).expect("partitioned");
+                    let mut p = plan(m, extent, 16, streams, TINY).expect("partitioned");
+                    // TINY's level-1 cache sets a floor of 32 keys a slot,
+                    // wider than these buckets (no slots, as `via` below
+                    // runs); without it the skewed buckets are cut
+                    assert_eq!(p.min_slot, 5);
+                    p.min_slot = 0;
                     assert!(p.buckets > 1);
                     let totals: Vec<usize> = (0..p.buckets)
                         .map(|b| offsets[((b + 1) << p.shift).min(extent)] - offsets[b << p.shift])
                         .collect();
-                    let widths = slot_shifts(&totals, m, p.shift, extent);
+                    let widths = slot_shifts(&totals, m, (p.shift, p.min_slot), extent);
                     assert_eq!(widths.iter().any(|&g| g < p.shift), *skewed, "{p:?}");
                     if *skewed {
                         // a slot per key with 32 buckets, slots of 2 keys with 16
@@ -2202,21 +2228,42 @@ mod tests {
         // 450 entries make 5 means, 8 slots wanted: one per key (g = 0); 401
         // the same
         let totals = [450, 10, 401, 400, 30, 9, 0, 0];
-        assert_eq!(slot_shifts(&totals, 800, 2, 30), [0, 2, 0, 2, 2, 2, 2, 2]);
-        assert_eq!(slot_shifts(&[100; 8], 800, 2, 30), [2; 8]);
+        assert_eq!(
+            slot_shifts(&totals, 800, (2, 0), 30),
+            [0, 2, 0, 2, 2, 2, 2, 2]
+        );
+        assert_eq!(slot_shifts(&[100; 8], 800, (2, 0), 30), [2; 8]);
         // 3 buckets of 4 keys, mean 10: room for 6 extra slots, 3 for each of
         // the two largest
-        assert_eq!(slot_shifts(&[500, 600, 700], 30, 2, 12), [2, 0, 0]);
+        assert_eq!(slot_shifts(&[500, 600, 700], 30, (2, 0), 12), [2, 0, 0]);
         // 2 buckets of 8 keys, mean 50: room for 4 extra slots; 18 means want
         // a slot per key (7 extra), so 4 slots of 2 keys (3 extra)
-        assert_eq!(slot_shifts(&[900, 0], 100, 3, 16), [1, 3]);
-        assert_eq!(slot_shifts(&[900, 0], 100, 1, 4), [0, 1]);
+        assert_eq!(slot_shifts(&[900, 0], 100, (3, 0), 16), [1, 3]);
+        assert_eq!(slot_shifts(&[900, 0], 100, (1, 0), 4), [0, 1]);
         // 4 buckets of 1024 keys, mean 250: 900 entries (3.6 means) are not
         // heavy; 2000 (8 means) get 8 slots of 128 keys
-        assert_eq!(slot_shifts(&[900, 50, 25, 25], 1000, 10, 4096), [10; 4]);
         assert_eq!(
-            slot_shifts(&[2000, 50, 25, 25], 1000, 10, 4096),
+            slot_shifts(&[900, 50, 25, 25], 1000, (10, 0), 4096),
+            [10; 4]
+        );
+        assert_eq!(
+            slot_shifts(&[2000, 50, 25, 25], 1000, (10, 0), 4096),
             [7, 10, 10, 10]
+        );
+        // slots no narrower than the floor: 2000 entries in 2 slots of 512
+        // keys with a floor of 9 (the entries alone would make 8 of 128); a
+        // floor above the bucket's width leaves it whole
+        assert_eq!(
+            slot_shifts(&[2000, 50, 25, 25], 1000, (10, 9), 4096),
+            [9, 10, 10, 10]
+        );
+        assert_eq!(
+            slot_shifts(&[2000, 50, 25, 25], 1000, (10, 11), 4096),
+            [10; 4]
+        );
+        assert_eq!(
+            slot_shifts(&totals, 800, (2, 1), 30),
+            [1, 2, 1, 2, 2, 2, 2, 2]
         );
     }
 
