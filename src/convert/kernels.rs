@@ -451,8 +451,7 @@ fn partitioned_scatter<I: Index, V: Value>(
 /// `2^g` consecutive keys, each a write stream and a segment of its own, about
 /// as many as the bucket holds means of entries but no narrower than the plan's
 /// `min_slot` (every other bucket is one slot; [`slot_shifts`]). Pass 2 sorts a
-/// slot like a bucket; a slot of one key (`g = 0`) is in its final place after
-/// pass 1 and only its offset is written. The heaviest buckets are cut first, as
+/// slot like a bucket. The heaviest buckets are cut first, as
 /// long as the slots stay within three times the bucket count (the plan sized
 /// the buckets' write streams to the level-1 cache; a few times more streams
 /// still beat sorting a segment larger than the level-2 cache in pass 2).
@@ -512,8 +511,7 @@ fn partitioned_scatter_as<I: Index, V: Value, const PACK: bool>(
         slot_of.push((slots, (1usize << g) - 1, g));
         slots += (hi - lo).div_ceil(1 << g);
     }
-    // an entry's slot, with its key relative to its slot (always 0 in a slot of
-    // one key, whose pass-1 output is final)
+    // an entry's slot, with its key relative to its slot
     let slot = |key: usize| {
         let b = key >> shift;
         let (first, mask, g) = slot_of[b];
@@ -587,8 +585,7 @@ fn partitioned_scatter_as<I: Index, V: Value, const PACK: bool>(
         };
         parts.into_par_iter().enumerate().for_each(pass1);
     }
-    // pass 2: each slot's segment of several keys, counted and sorted by key in
-    // cache (a slot of one key is in place; only its offset is written); slots in
+    // pass 2: each slot's segment, counted and sorted by key in cache; slots in
     // groups of about equal entries, one group per task, one buffer per group
     let mut offsets = alloc_zeroed(extent + 1, "offsets")?;
     offsets[extent] = n;
@@ -616,11 +613,7 @@ fn partitioned_scatter_as<I: Index, V: Value, const PACK: bool>(
             let (v, v2) = rv.split_at_mut(len);
             let (k, k2) = rk.split_at(if PACK { 0 } else { len });
             (rk, ri, rv, ro) = (k2, i2, v2, o2);
-            if g == 0 {
-                o[0] = start;
-            } else {
-                segs.push((klo, khi, start, o, (k, i, v)));
-            }
+            segs.push((klo, khi, start, o, (k, i, v)));
             start += len;
         }
     }
