@@ -146,6 +146,7 @@ impl<I: Index, V: Value> Source<I, V> for CooSource<'_, I, V> {
     fn minor_extent(&self) -> usize {
         self.minor_extent
     }
+    #[inline]
     fn keys(&self, lo: usize, hi: usize, mut f: impl FnMut(usize)) {
         match self.layout {
             CoordLayout::RowMajor => {
@@ -159,6 +160,7 @@ impl<I: Index, V: Value> Source<I, V> for CooSource<'_, I, V> {
             }
         }
     }
+    #[inline]
     fn entries(&self, lo: usize, hi: usize, mut f: impl FnMut(usize, I, V)) {
         match self.layout {
             CoordLayout::RowMajor => {
@@ -194,9 +196,11 @@ impl<I: Index, P: Index, V: Value> Source<I, V> for CsxSource<'_, I, P, V> {
     fn minor_extent(&self) -> usize {
         self.ptr.len().saturating_sub(1)
     }
+    #[inline]
     fn keys(&self, lo: usize, hi: usize, mut f: impl FnMut(usize)) {
         self.idx[lo..hi].iter().for_each(|x| f(x.as_usize()));
     }
+    #[inline]
     fn entries(&self, lo: usize, hi: usize, mut f: impl FnMut(usize, I, V)) {
         if lo >= hi {
             return;
@@ -225,7 +229,8 @@ impl<I: Index, P: Index, V: Value> Source<I, V> for CsxSource<'_, I, P, V> {
 
 /// How a scatter of `n` entries over `extent` keys is blocked: keys are grouped
 /// into `buckets` ranges of `1 << shift` consecutive keys; a heavy bucket is cut
-/// into slots of no fewer than `1 << min_slot` keys ([`slot_shifts`]).
+/// into slots of no fewer than `1 << min_slot` keys ([`slot_shifts`]), the
+/// ranges pass 0 counts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Plan {
     shift: u32,
@@ -278,8 +283,12 @@ fn plan(
     Some(Plan {
         shift,
         buckets: extent.div_ceil(1usize << shift),
-        // pass 2 writes two streams per key of a slot (minor indices, values)
-        min_slot: (caches.l1 / (2 * 64)).max(1).ilog2(),
+        // pass 2 writes two streams per key of a slot (minor indices, values);
+        // pass 0 counts ranges of this many keys, at most 16 a bucket
+        min_slot: (caches.l1 / (2 * 64))
+            .max(1)
+            .ilog2()
+            .max(shift.saturating_sub(RANGES_LOG2)),
     })
 }
 
@@ -412,9 +421,11 @@ fn slot_bits<I: Index>(x: I) -> usize {
 /// into its second pass.
 ///
 /// Every bucket (`key >> shift`) owns a segment of the output, in bucket order.
-/// Pass 0 counts the entries of every bucket (and checks every key against
-/// `extent`): a sequential read and a few thousand counters, where a per-key
-/// histogram would increment counters all over a key-sized array. Pass 1 cuts
+/// Pass 0 counts the entries of every range of `2^min_slot` keys, up to 16 a
+/// bucket (and checks every key against `extent`): a sequential read and a few
+/// thousand counters in the level-1 cache, where a per-key histogram would
+/// increment counters all over a key-sized array; the buckets' and the slots'
+/// counts are sums of the ranges'. Pass 1 cuts
 /// the entries into `T` chunks (one per thread); each chunk writes its entries,
 /// in storage order, to its own part of each bucket's segment (chunks in order):
 /// one sequential write stream per bucket. The key relative to its bucket travels
@@ -479,31 +490,52 @@ fn partitioned_scatter_as<I: Index, V: Value, const PACK: bool>(
             Ok(vec![f(0)?])
         }
     };
-    // pass 0: per-chunk bucket counts; the first key out of range, in storage
-    // order, is the error (as the per-key histogram reports it)
-    let bucket_counts = per_chunk(&|c: usize| {
-        let mut cnt = crate::alloc::filled(buckets, 0usize, "bucket counts")?;
+    // pass 0: per-chunk counts of ranges of `2^cs` keys, the narrowest slot a
+    // bucket may be cut into (so every slot is a whole number of ranges and its
+    // counts are sums of them); the first key out of range, in storage order, is
+    // the error (as the per-key histogram reports it)
+    let cs = plan.min_slot.min(shift);
+    let ranges = extent.div_ceil(1usize << cs);
+    let range_counts = per_chunk(&|c: usize| {
+        // counted in u16 (a quarter of the cache of usize counters: the ranges
+        // are up to 16 a bucket), added up every `u16::MAX` keys
+        let mut cnt = crate::alloc::filled(ranges, 0usize, "key range counts")?;
+        let mut small = crate::alloc::filled(ranges, 0u16, "key range counts")?;
         let mut bad: Option<(usize, usize)> = None;
         let mut k = bounds[c];
-        src.keys(bounds[c], bounds[c + 1], |key| {
-            if key < extent {
-                cnt[key >> shift] += 1;
-            } else {
-                bad.get_or_insert((k, key));
+        while k < bounds[c + 1] {
+            let end = bounds[c + 1].min(k.saturating_add(u16::MAX as usize));
+            src.keys(k, end, |key| {
+                if key < extent {
+                    small[key >> cs] += 1;
+                } else {
+                    bad.get_or_insert((k, key));
+                }
+                k += 1;
+            });
+            for (a, b) in cnt.iter_mut().zip(&mut small) {
+                *a += *b as usize;
+                *b = 0;
             }
-            k += 1;
-        });
+        }
         match bad {
             Some((k, key)) => Err(key_out_of_range(k, key, extent)),
             None => Ok(cnt),
         }
     })?;
+    let per_bucket = 1usize << (shift - cs);
     let totals: Vec<usize> = (0..buckets)
-        .map(|b| bucket_counts.iter().map(|c| c[b]).sum())
+        .map(|b| {
+            let (lo, hi) = (b * per_bucket, ((b + 1) * per_bucket).min(ranges));
+            range_counts
+                .iter()
+                .map(|c| c[lo..hi].iter().sum::<usize>())
+                .sum()
+        })
         .collect();
     // the slots: (first slot, key mask within a slot, log2 of a slot's keys) per
     // bucket
-    let widths = slot_shifts(&totals, n, (shift, plan.min_slot), extent);
+    let widths = slot_shifts(&totals, n, (shift, cs), extent);
     let mut slot_of = Vec::with_capacity(buckets);
     let mut slots = 0usize;
     for (b, &g) in widths.iter().enumerate() {
@@ -518,16 +550,18 @@ fn partitioned_scatter_as<I: Index, V: Value, const PACK: bool>(
         let rel = key - (b << shift);
         (rel & mask, first + (rel >> g))
     };
-    let counts = if slots == buckets {
-        bucket_counts
-    } else {
-        // pass 0b: per-chunk slot counts (keys were checked above)
-        per_chunk(&|c: usize| {
+    // each chunk's slot counts: the sums of the slots' ranges
+    let counts = range_counts
+        .iter()
+        .map(|rc| {
             let mut cnt = crate::alloc::filled(slots, 0usize, "slot counts")?;
-            src.keys(bounds[c], bounds[c + 1], |key| cnt[slot(key).1] += 1);
+            for (r, &k) in rc.iter().enumerate() {
+                cnt[slot(r << cs).1] += k;
+            }
             Ok(cnt)
-        })?
-    };
+        })
+        .collect::<Result<Vec<_>>>()?;
+    drop(range_counts);
     let (mut idx, mut val) = outputs::<I, V>(n)?;
     let mut keys = crate::alloc::zeroed::<u32>(if PACK { 0 } else { n }, "scatter keys")?;
     advise_huge_pages(&keys);
@@ -684,6 +718,15 @@ fn partitioned_scatter_as<I: Index, V: Value, const PACK: bool>(
     Ok((offsets, idx, val))
 }
 
+/// Pass 0 of the partitioned scatter counts ranges of keys, at most
+/// `2^RANGES_LOG2` a bucket (the plan's `min_slot` is at least `shift -
+/// RANGES_LOG2`): 3907 counters for 10^6 keys in 245 buckets, 7.6 KiB as
+/// `u16`, well within a 32 KiB level-1 cache beside the key stream. Measured
+/// (10^7 uniform keys, one thread): 5.5-5.8 ms with 245 `usize` counters, 5.5-6.0
+/// ms with the 3907 `u16` ones, 7.1-7.8 ms as `u32` and 11.8-12.0 ms as `usize`
+/// (`int64` keys).
+const RANGES_LOG2: u32 = 4;
+
 /// A bucket with more than `HEAVY` times the mean bucket's entries is heavy.
 const HEAVY: usize = 4;
 
@@ -704,7 +747,10 @@ const HEAVY: usize = 4;
 /// CSC -> CSR of `benches/RESULTS.md` (10^7 entries, one thread, 32 KiB level-1):
 /// the heaviest bucket (43% of the entries) cut into 128 slots of 32 keys,
 /// 423 slots in all, 128-131 ms; into 16 slots of 256 keys (the floor), 311 in
-/// all, 118-119 ms; floors of 64 and 512 keys 124-126 ms.
+/// all, 118-119 ms; floors of 64 and 512 keys 124-126 ms. The floor is also
+/// the width of the key ranges that pass 0 counts (at most 16 a bucket, see
+/// [`RANGES_LOG2`]), from which every slot's count is a sum: no second pass over
+/// the keys to count the slots (that pass took 13 ms of the 118).
 fn slot_shifts(
     totals: &[usize],
     n: usize,
@@ -1969,8 +2015,13 @@ mod tests {
         assert_eq!((p.shift, p.buckets, p.min_slot), (12, 245, 8), "{p:?}");
         assert!(p.buckets << p.shift >= 1_000_000);
         // three streams per bucket: half as many buckets
+        // (and pass 0's 16 ranges a bucket make the floor 2^9 keys)
         let p3 = plan(10_000_000, 1_000_000, 12, 3, small).unwrap();
-        assert_eq!((p3.shift, p3.buckets, p3.min_slot), (13, 123, 8), "{p3:?}");
+        assert_eq!((p3.shift, p3.buckets, p3.min_slot), (13, 123, 9), "{p3:?}");
+        // 2^36 keys: buckets of 2^28, ranges (and the narrowest slots) of 2^24,
+        // 4096 counters in pass 0 rather than 2^28
+        let ph = plan(10_000_000, 1 << 36, 12, 2, small).unwrap();
+        assert_eq!((ph.shift, ph.buckets, ph.min_slot), (28, 256, 24), "{ph:?}");
         // a larger level-1 cache, more buckets (as many as the level-2 aim wants)
         let wide = CacheSizes {
             l1: 256 << 10,
@@ -2059,14 +2110,16 @@ mod tests {
                 let direct = (offsets.clone(), idx, val);
                 // the plans for two and three write streams per bucket: 32 and 16
                 // buckets here
-                for streams in [2, 3] {
+                // floors of one key and of two (pass 0 counts every key, or
+                // pairs of keys, and sums them into buckets and slots)
+                for (streams, floor) in [(2, 0), (3, 0), (2, 1), (3, 1)] {
                     let mut p = plan(m, extent, 16, streams, TINY).expect("partitioned");
-                    // TINY's level-1 cache sets a floor of 32 keys a slot,
-                    // wider than these buckets (no slots, as `via` below
-                    // runs); without it the skewed buckets are cut
-                    assert_eq!(p.min_slot, 5);
-                    p.min_slot = 0;
-                    assert!(p.buckets > 1);
+                    // TINY's level-1 cache sets a floor of 32 keys a slot, or
+                    // a sixteenth of a bucket when wider (the ranges pass 0
+                    // counts); below it the skewed buckets are cut
+                    assert_eq!(p.min_slot, 5.max(p.shift.saturating_sub(RANGES_LOG2)));
+                    p.min_slot = floor;
+                    assert!(p.buckets > 1 && p.shift > 1);
                     let totals: Vec<usize> = (0..p.buckets)
                         .map(|b| offsets[((b + 1) << p.shift).min(extent)] - offsets[b << p.shift])
                         .collect();
@@ -2074,7 +2127,8 @@ mod tests {
                     assert_eq!(widths.iter().any(|&g| g < p.shift), *skewed, "{p:?}");
                     if *skewed {
                         // a slot per key with 32 buckets, slots of 2 keys with 16
-                        assert_eq!(widths[0], if streams == 2 { 0 } else { 1 }, "{p:?}");
+                        let g = if streams == 2 { 0 } else { 1 };
+                        assert_eq!(widths[0], g.max(floor), "{p:?}");
                     }
                     let bits = packed_minor_bits::<i64>(shape[1 - axis], p.shift).expect("packs");
                     for threads in [1, 3] {
