@@ -937,6 +937,42 @@ fn assert_dense_ttv_matches(
     assert!(close(&got.values()[..], &expect), "{what}: dense TTV");
 }
 
+/// A tree built without validation whose fibers repeat a coordinate (two
+/// level-1 nodes `(1, 2)` under root 1): the dense TTV adds every fiber into
+/// the element they share, along every mode, as the raw entries' reference
+/// does (the mode at the leaf level starts each fiber's dot product from the
+/// element, not from zero).
+#[test]
+fn dense_ttv_adds_repeated_fibers_of_an_unvalidated_tree() {
+    use arrow_sparse::{CsfTensor, TensorOptions, Validation};
+    let trusted = TensorOptions::default().with_validation(Validation::Trusted);
+    let t = CsfTensor::<f64, i32>::try_new_with(
+        vec![2, 3, 4],
+        vec![0, 1, 2],
+        vec![vec![0, 1, 3].into(), vec![0, 2, 4, 5].into()],
+        vec![vec![0, 1].into(), vec![0, 2, 2].into(), vec![1, 3, 0, 3, 2].into()],
+        vec![1.0, 2.0, 3.0, 4.0, 5.0].into(),
+        &trusted,
+    )
+    .unwrap();
+    let entries: Vec<(Vec<usize>, f64)> = vec![
+        (vec![0, 0, 1], 1.0),
+        (vec![0, 0, 3], 2.0),
+        (vec![1, 2, 0], 3.0),
+        (vec![1, 2, 3], 4.0),
+        (vec![1, 2, 2], 5.0),
+    ];
+    for mode in 0..3 {
+        let v: Vec<f64> = (0..[2, 3, 4][mode]).map(|i| 1.0 + i as f64).collect();
+        let want = ttv_reference(&entries, mode, &v);
+        assert_dense_ttv_matches(
+            &csf::ttv_dense(&t, mode, &v).unwrap(),
+            &want,
+            &format!("repeated fibers, mode {mode}"),
+        );
+    }
+}
+
 #[test]
 fn ttv_on_large_unsorted_or_out_of_range_trees() {
     let _alone = exclusive();

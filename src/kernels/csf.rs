@@ -958,11 +958,11 @@ impl<V: Numeric, I: Index, P: Index> DenseTtv<'_, V, I, P> {
 
     /// The parents of the leaves (level `n - 2`, not the mode's level), all
     /// nodes `lo..hi` in one flat loop: each leaf adds `value * w` at
-    /// `base + x * stride(n - 2) + leaf * stride(n - 1)`, or, with the mode at
-    /// the leaf level, each node adds its fiber's dot product with `v` (times
-    /// `w`) at `base + x * stride(n - 2)`. An out-of-range position
-    /// (possible only in unvalidated trees) is flagged, its fiber abandoned, and
-    /// reported after the loop.
+    /// `base + x * stride(n - 2) + leaf * stride(n - 1)` ([`Self::leaf_adds`]),
+    /// or, with the mode at the leaf level, each node adds its fiber's dot
+    /// product with `v` at `base + x * stride(n - 2)` ([`Self::fiber_dots`]).
+    /// An out-of-range position (possible only in unvalidated trees) is
+    /// flagged, its fiber abandoned, and reported after the loop.
     fn leaf_parents(
         &self,
         acc: &mut [V::Acc],
@@ -973,7 +973,6 @@ impl<V: Numeric, I: Index, P: Index> DenseTtv<'_, V, I, P> {
         w: V::Acc,
     ) -> Result<()> {
         let l = self.shape.len() - 2;
-        let (os, ols) = (self.ostride[l], self.ostride[l + 1]);
         let ptr = &self.lv.ptr[l][..];
         let leaves = &self.lv.idx[l + 1][..];
         let (Some(first), Some(last)) = (ptr.get(lo), ptr.get(hi)) else {
@@ -992,7 +991,92 @@ impl<V: Numeric, I: Index, P: Index> DenseTtv<'_, V, I, P> {
             ));
         }
         let leaf_ext = self.shape[self.order[l + 1]];
-        let fiber_dot = self.mode_level == l + 1;
+        let bad = if self.mode_level == l + 1 {
+            // the mode is the leaf level (v.len() is its extent)
+            self.fiber_dots(acc, (lo, hi), idx, base, (start, end))?
+        } else {
+            self.leaf_adds(acc, (lo, hi), idx, base, (start, end), w)?
+        };
+        if bad {
+            let k = (start..end)
+                .find(|&k| leaves[k].as_usize() >= leaf_ext)
+                .unwrap_or(start);
+            return Err(oob(l + 1, k, leaves[k].as_usize(), leaf_ext));
+        }
+        Ok(())
+    }
+
+    /// [`Self::leaf_parents`] with the mode at the leaf level: each node's
+    /// fiber dot product with `v`, added into its output element. The weight
+    /// is one here (it changes only at the mode's level), so it is not
+    /// multiplied in, and the sum starts from the element itself: each element
+    /// of a valid tree receives one fiber, onto a zero, so the additions are
+    /// those of a sum from zero. `true` when a leaf or an element is out of
+    /// range (the fiber is abandoned).
+    fn fiber_dots(
+        &self,
+        acc: &mut [V::Acc],
+        (lo, hi): (usize, usize),
+        idx: &[I],
+        base: usize,
+        (start, end): (usize, usize),
+    ) -> Result<bool> {
+        let l = self.shape.len() - 2;
+        let os = self.ostride[l];
+        let (leaves, vals) = (&self.lv.idx[l + 1][..end], &self.vals[..end]);
+        let mut bad = false;
+        let mut prev = start;
+        let ptr = self.lv.ptr[l].get(lo + 1..=hi).unwrap_or(&[]);
+        for (node, (&x, b)) in (lo..).zip(idx.iter().zip(ptr)) {
+            let b = b.as_usize();
+            // child ranges must be consecutive and increasing
+            if b < prev || b > end {
+                return Err(Error::invariant(
+                    format!("indptr[{l}]"),
+                    Some(node),
+                    "bad child range",
+                ));
+            }
+            // `base` may be a part's negated offset (see `run`): wrapping
+            let Some(s) = acc.get_mut(base.wrapping_add(x.as_usize() * os)) else {
+                bad |= b > prev;
+                prev = b;
+                continue;
+            };
+            // out-of-range leaves (only in unvalidated trees) are flagged and
+            // their fiber abandoned; a compare and a never-taken branch per leaf
+            // is cheaper than clamping the index (see `spmv::row_dot`)
+            let mut dot = *s;
+            for (&c, &val) in leaves[prev..b].iter().zip(&vals[prev..b]) {
+                let Some(&vc) = self.v.get(c.as_usize()) else {
+                    bad = true;
+                    break;
+                };
+                dot = V::madd(dot, val, vc);
+            }
+            *s = dot;
+            prev = b;
+        }
+        Ok(bad)
+    }
+
+    /// [`Self::leaf_parents`] with the mode above the leaf level: each leaf
+    /// adds `value * w` at `base + x * stride(n - 2) + leaf * stride(n - 1)`.
+    /// `true` when a leaf is out of range (its fiber is abandoned).
+    fn leaf_adds(
+        &self,
+        acc: &mut [V::Acc],
+        (lo, hi): (usize, usize),
+        idx: &[I],
+        base: usize,
+        (start, end): (usize, usize),
+        w: V::Acc,
+    ) -> Result<bool> {
+        let l = self.shape.len() - 2;
+        let (os, ols) = (self.ostride[l], self.ostride[l + 1]);
+        let ptr = &self.lv.ptr[l][..];
+        let leaves = &self.lv.idx[l + 1][..];
+        let leaf_ext = self.shape[self.order[l + 1]];
         let mut bad = false;
         let mut prev = start;
         for (node, &x) in (lo..hi).zip(idx) {
@@ -1011,45 +1095,22 @@ impl<V: Numeric, I: Index, P: Index> DenseTtv<'_, V, I, P> {
             // out-of-range leaves (only in unvalidated trees) are flagged and
             // their fiber abandoned; a compare and a never-taken branch per leaf
             // is cheaper than clamping the index (see `spmv::row_dot`)
-            if fiber_dot {
-                // the mode is the leaf level (v.len() is its extent): each
-                // fiber's dot product with v
-                let mut dot = V::acc_zero();
-                for (&c, &val) in cs.iter().zip(vs) {
-                    let Some(&vc) = self.v.get(c.as_usize()) else {
-                        bad = true;
-                        break;
-                    };
-                    dot = V::madd(dot, val, vc);
-                }
-                match acc.get_mut(row) {
-                    Some(s) => *s = V::acc_add(*s, V::acc_mul(dot, w)),
-                    None => bad |= !cs.is_empty(),
-                }
-            } else {
-                for (&c, &val) in cs.iter().zip(vs) {
-                    let c = c.as_usize();
-                    let slot = if c < leaf_ext {
-                        acc.get_mut(row + c * ols)
-                    } else {
-                        None
-                    };
-                    let Some(s) = slot else {
-                        bad = true;
-                        break;
-                    };
-                    *s = V::acc_add(*s, V::acc_mul(val.to_acc(), w));
-                }
+            for (&c, &val) in cs.iter().zip(vs) {
+                let c = c.as_usize();
+                let slot = if c < leaf_ext {
+                    acc.get_mut(row + c * ols)
+                } else {
+                    None
+                };
+                let Some(s) = slot else {
+                    bad = true;
+                    break;
+                };
+                *s = V::acc_add(*s, V::acc_mul(val.to_acc(), w));
             }
             prev = b;
         }
-        if bad {
-            let k = (start..end)
-                .find(|&k| leaves[k].as_usize() >= leaf_ext)
-                .unwrap_or(start);
-            return Err(oob(l + 1, k, leaves[k].as_usize(), leaf_ext));
-        }
-        Ok(())
+        Ok(bad)
     }
 
     /// [`block_rows`] for the mode's level `l`, nodes `lo..hi`: `None` also
