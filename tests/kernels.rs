@@ -950,7 +950,11 @@ fn dense_ttv_adds_repeated_fibers_of_an_unvalidated_tree() {
         vec![2, 3, 4],
         vec![0, 1, 2],
         vec![vec![0, 1, 3].into(), vec![0, 2, 4, 5].into()],
-        vec![vec![0, 1].into(), vec![0, 2, 2].into(), vec![1, 3, 0, 3, 2].into()],
+        vec![
+            vec![0, 1].into(),
+            vec![0, 2, 2].into(),
+            vec![1, 3, 0, 3, 2].into(),
+        ],
         vec![1.0, 2.0, 3.0, 4.0, 5.0].into(),
         &trusted,
     )

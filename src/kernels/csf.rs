@@ -1614,8 +1614,8 @@ struct FiberOut<'o, V> {
 }
 
 impl<V: Numeric, I: Index, P: Index> FiberTtv<'_, V, I, P> {
-    /// Nodes `lo..hi` of `level`, their coordinates into `path`; below level
-    /// `n - 2`, one output entry per node.
+    /// Nodes `lo..hi` of `level`, their coordinates into `path`; at level
+    /// `n - 2`, one output entry per node ([`Self::fibers`]).
     fn go(
         &self,
         level: usize,
@@ -1625,6 +1625,9 @@ impl<V: Numeric, I: Index, P: Index> FiberTtv<'_, V, I, P> {
         out: &mut FiberOut<'_, V>,
     ) -> Result<()> {
         let n = path.len();
+        if level == n - 2 {
+            return self.fibers(lo, hi, &path[..level], out);
+        }
         let lv = self.lv;
         let ext = lv.ext[level];
         for node in lo..hi {
@@ -1633,52 +1636,85 @@ impl<V: Numeric, I: Index, P: Index> FiberTtv<'_, V, I, P> {
                 return Err(oob(level, node, path[level], ext));
             }
             let (a, b) = lv.children(level, node)?;
-            if level < n - 2 {
-                self.go(level + 1, a, b, path, out)?;
-                continue;
+            self.go(level + 1, a, b, path, out)?;
+        }
+        Ok(())
+    }
+
+    /// Nodes `lo..hi` of level `n - 2`, the leaves' parents, below the
+    /// ancestors' coordinates `prefix`: one output entry per node, its fiber's
+    /// dot product with `v` at the coordinates `prefix` and the node's, in one
+    /// flat loop over the nodes' coordinates and child pointers.
+    fn fibers(
+        &self,
+        lo: usize,
+        hi: usize,
+        prefix: &[usize],
+        out: &mut FiberOut<'_, V>,
+    ) -> Result<()> {
+        let l = prefix.len();
+        let m = l + 1;
+        let lv = self.lv;
+        let ext = lv.ext[l];
+        let bad_range =
+            |node: usize| Error::invariant(format!("indptr[{l}]"), Some(node), "bad child range");
+        let (Some(idx), Some(ptr)) = (lv.idx[l].get(lo..hi), lv.ptr[l].get(lo..=hi)) else {
+            return Err(bad_range(lo));
+        };
+        let (start, end) = (ptr[0].as_usize(), ptr[hi - lo].as_usize());
+        if start > end || end > self.leaves.len() {
+            return Err(bad_range(lo));
+        }
+        let vals = self
+            .vals
+            .get(..end)
+            .ok_or_else(|| Error::invariant("CSF tree", Some(end), "leaf without a value"))?;
+        let k = hi - lo;
+        let at = out.at;
+        let (Some(slots), Some(coords)) = (
+            out.values.get_mut(at..at + k),
+            out.coords.get_mut(at * m..(at + k) * m),
+        ) else {
+            return Err(Error::invariant(
+                "CSF tree",
+                Some(lo),
+                "child ranges overlap (the tensor was built without validation)",
+            ));
+        };
+        let mut prev = start;
+        let nodes = idx.iter().zip(&ptr[1..]).zip(slots.iter_mut());
+        for (node, (((&x, b), slot), cs)) in (lo..).zip(nodes.zip(coords.chunks_exact_mut(m))) {
+            let (x, b) = (x.as_usize(), b.as_usize());
+            if x >= ext {
+                return Err(oob(l, node, x, ext));
             }
-            let (ls, vs) = (
-                &self.leaves[a..b],
-                self.vals
-                    .get(a..b)
-                    .ok_or_else(|| Error::invariant("CSF tree", Some(b), "leaf without a value"))?,
-            );
-            // an index past v (an unvalidated tree) ends the fiber and is
-            // reported (see `spmv::row_dot`)
-            let mut bad = false;
+            // child ranges must be consecutive and increasing
+            if b < prev || b > end {
+                return Err(bad_range(node));
+            }
+            let ls = &self.leaves[prev..b];
+            // an index past v (an unvalidated tree) ends the walk (see
+            // `spmv::row_dot`)
             let mut acc = V::acc_zero();
-            for (&c, &x) in ls.iter().zip(vs) {
+            for (&c, &val) in ls.iter().zip(&vals[prev..b]) {
                 let Some(&vc) = self.v.get(c.as_usize()) else {
-                    bad = true;
-                    break;
+                    return Err(Error::IndexOutOfBounds {
+                        buffer: format!("indices[{m}]"),
+                        position: prev,
+                        value: ls.iter().map(|c| c.wide()).max().unwrap_or(0),
+                        bound: self.v.len() as u64,
+                    });
                 };
-                acc = V::madd(acc, x, vc);
+                acc = V::madd(acc, val, vc);
             }
-            if bad {
-                return Err(Error::IndexOutOfBounds {
-                    buffer: format!("indices[{}]", n - 1),
-                    position: a,
-                    value: ls.iter().map(|c| c.wide()).max().unwrap_or(0),
-                    bound: self.v.len() as u64,
-                });
-            }
-            let m = n - 1;
-            let (Some(slot), Some(cs)) = (
-                out.values.get_mut(out.at),
-                out.coords.get_mut(out.at * m..(out.at + 1) * m),
-            ) else {
-                return Err(Error::invariant(
-                    "CSF tree",
-                    Some(node),
-                    "child ranges overlap (the tensor was built without validation)",
-                ));
-            };
             *slot = narrow::<V>(acc, "TTV sum")?;
-            for (o, &c) in cs.iter_mut().zip(&path[..m]) {
+            for (o, &c) in cs.iter_mut().zip(prefix) {
                 *o = c as i64;
             }
-            out.at += 1;
+            cs[l] = x as i64;
+            prev = b;
         }
+        out.at += k;
         Ok(())
     }
 }
