@@ -533,22 +533,28 @@ fn partitioned_scatter_as<I: Index, V: Value, const PACK: bool>(
                 .sum()
         })
         .collect();
-    // the slots: (first slot, key mask within a slot, log2 of a slot's keys) per
-    // bucket
+    // the slots: each bucket's first slot and the log2 of its slots' keys
+    // ([`slot_code`])
     let widths = slot_shifts(&totals, n, (shift, cs), extent);
-    let mut slot_of = Vec::with_capacity(buckets);
+    let mut slot_of: Vec<u32> = Vec::with_capacity(buckets);
     let mut slots = 0usize;
     for (b, &g) in widths.iter().enumerate() {
         let (lo, hi) = keys_of(b);
-        slot_of.push((slots, (1usize << g) - 1, g));
+        slot_of.push(slot_code(slots, g)?);
         slots += (hi - lo).div_ceil(1 << g);
     }
-    // an entry's slot, with its key relative to its slot
-    let slot = |key: usize| {
+    // an entry's slot, with its key relative to its slot. This closure, `put`
+    // and pass 1's per-entry closures capture by value (copies, slices): the
+    // per-entry closure is then a local of the source's loop, its captures stay
+    // in registers. Captured by reference they were reloaded through pointers
+    // at every entry (measured: CSC -> CSR of 10^7 entries, one thread, pass 1
+    // took 56-62 ms that way, 47-48 ms this way)
+    let slot_of = &slot_of[..];
+    let slot = move |key: usize| {
         let b = key >> shift;
-        let (first, mask, g) = slot_of[b];
+        let (first, g) = slot_decode(slot_of[b]);
         let rel = key - (b << shift);
-        (rel & mask, first + (rel >> g))
+        (rel & ((1usize << g) - 1), first + (rel >> g))
     };
     // each chunk's slot counts: the sums of the slots' ranges
     let counts = range_counts
@@ -567,15 +573,16 @@ fn partitioned_scatter_as<I: Index, V: Value, const PACK: bool>(
     advise_huge_pages(&keys);
     // pass 1's write of one entry (key relative to its bucket, minor index, value)
     // at `p`: the key packed above the minor index, or into its own scratch
-    let put = |ok: &mut [u32], oi: &mut [I], ov: &mut [V], p: usize, (rel, m, v): (usize, I, V)| {
-        if PACK {
-            oi[p] = I::usize_as((rel << minor_bits) | (m.as_usize() & minor_mask));
-        } else {
-            ok[p] = rel as u32;
-            oi[p] = m;
-        }
-        ov[p] = v;
-    };
+    let put =
+        move |ok: &mut [u32], oi: &mut [I], ov: &mut [V], p: usize, (rel, m, v): (usize, I, V)| {
+            if PACK {
+                oi[p] = I::usize_as((rel << minor_bits) | (m.as_usize() & minor_mask));
+            } else {
+                ok[p] = rel as u32;
+                oi[p] = m;
+            }
+            ov[p] = v;
+        };
     if chunks == 1 {
         // one chunk: a cursor per slot into the whole output (no per-slot parts)
         let mut cur = crate::alloc::with_capacity::<usize>(slots, "slot cursors")?;
@@ -585,7 +592,8 @@ fn partitioned_scatter_as<I: Index, V: Value, const PACK: bool>(
             at += len;
         }
         let (ok, oi, ov) = (&mut keys[..], &mut idx[..], &mut val[..]);
-        src.entries(0, n, |key, m, v| {
+        let cur = &mut cur[..];
+        src.entries(0, n, move |key, m, v| {
             let (rel, s) = slot(key);
             let p = cur[s];
             cur[s] = p + 1;
@@ -609,7 +617,8 @@ fn partitioned_scatter_as<I: Index, V: Value, const PACK: bool>(
         }
         let pass1 = |(c, mut part): (usize, Vec<Part<'_, I, V>>)| {
             let mut cur = vec![0usize; slots];
-            src.entries(bounds[c], bounds[c + 1], |key, m, v| {
+            let (cur, part) = (&mut cur[..], &mut part[..]);
+            src.entries(bounds[c], bounds[c + 1], move |key, m, v| {
                 let (rel, s) = slot(key);
                 let p = cur[s];
                 cur[s] = p + 1;
@@ -637,7 +646,8 @@ fn partitioned_scatter_as<I: Index, V: Value, const PACK: bool>(
     let (mut rk, mut ri, mut rv) = (&keys[..], idx.as_mut_slice(), val.as_mut_slice());
     let mut ro = &mut offsets[..extent];
     let mut start = 0usize;
-    for (b, &(first, _, g)) in slot_of.iter().enumerate() {
+    for (b, &code) in slot_of.iter().enumerate() {
+        let (first, g) = slot_decode(code);
         let (lo, hi) = keys_of(b);
         for (j, klo) in (lo..hi).step_by(1 << g).enumerate() {
             let khi = (klo + (1 << g)).min(hi);
@@ -716,6 +726,25 @@ fn partitioned_scatter_as<I: Index, V: Value, const PACK: bool>(
         grouped.into_iter().try_for_each(pass2)?;
     }
     Ok((offsets, idx, val))
+}
+
+/// A bucket's entry in pass 1's slot table: its first slot above the log2 of
+/// its slots' keys (6 bits), in 4 bytes, so that the table (one entry per
+/// bucket) takes little of the level-1 cache that the buckets' write streams
+/// fill. An error if the slot number does not fit (it cannot under [`plan`]:
+/// at most 4096 buckets, three slots each).
+fn slot_code(first: usize, g: u32) -> Result<u32> {
+    u32::try_from(first)
+        .ok()
+        .filter(|&f| f < 1 << 26 && g < 64)
+        .map(|f| (f << 6) | g)
+        .ok_or_else(|| Error::overflow("scatter slots".to_string(), first.to_string(), "u32"))
+}
+
+/// The first slot and the log2 of the slots' keys of a [`slot_code`].
+#[inline(always)]
+fn slot_decode(code: u32) -> (usize, u32) {
+    ((code >> 6) as usize, code & 63)
 }
 
 /// Pass 0 of the partitioned scatter counts ranges of keys, at most
@@ -1995,6 +2024,20 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn slot_codes_round_trip_and_refuse_what_does_not_fit() {
+        for (first, g) in [(0, 0), (1, 12), (12_287, 8), ((1 << 26) - 1, 63)] {
+            let code = slot_code(first, g).unwrap();
+            assert_eq!(slot_decode(code), (first, g), "{code:#x}");
+        }
+        assert!(matches!(
+            slot_code(1 << 26, 0),
+            Err(Error::Overflow { ref what, .. }) if what == "scatter slots"
+        ));
+        assert!(slot_code(usize::MAX, 0).is_err());
+        assert!(slot_code(0, 64).is_err());
     }
 
     #[test]
