@@ -671,7 +671,10 @@ fn partitioned_scatter_as<I: Index, V: Value, const PACK: bool>(
         grouped[((before + len / 2) * groups / light).min(groups - 1)].push(seg);
         before += len;
     }
-    let pass2 = |group: Vec<Seg<'_, I, V>>| -> Result<()> {
+    // captures by value, as pass 1's closures do: the thread pool calls this
+    // closure through a pointer to it, and by reference its loops reloaded
+    // `minor_bits` through that pointer at every entry
+    let pass2 = move |group: Vec<Seg<'_, I, V>>| -> Result<()> {
         let longest = group.iter().map(|s| s.4.1.len()).max().unwrap_or(0);
         let mut bi = crate::alloc::with_capacity::<I>(longest, "scatter buffer")?;
         let mut bv = crate::alloc::with_capacity::<V>(longest, "scatter buffer")?;
