@@ -732,10 +732,10 @@ fn partitioned_scatter_as<I: Index, V: Value, const PACK: bool>(
 }
 
 /// A bucket's entry in pass 1's slot table: its first slot above the log2 of
-/// its slots' keys (6 bits), in 4 bytes, so that the table (one entry per
-/// bucket) takes little of the level-1 cache that the buckets' write streams
-/// fill. An error if the slot number does not fit (it cannot under [`plan`]:
-/// at most 4096 buckets, three slots each).
+/// its slots' keys (6 bits), 4 bytes a bucket (1 KiB for 245 buckets, beside
+/// the buckets' write streams in the level-1 cache; the three words it
+/// replaced took 24). An error if the slot number does not fit (it cannot
+/// under [`plan`]: at most 4096 buckets, three slots each).
 fn slot_code(first: usize, g: u32) -> Result<u32> {
     u32::try_from(first)
         .ok()
