@@ -169,9 +169,10 @@ fn row_dot<V: Numeric, I: Index, const PF: bool>(
     acc
 }
 
-/// How many entries ahead the gathers and scatters of SpMV, SpMM and the
-/// column sums prefetch their targets: the element (or row) at index
-/// `idx[k + AHEAD]` is asked for while entry `k` is computed. The indices of a
+/// How many entries ahead the single-element gathers and scatters of SpMV and
+/// the column sums prefetch their targets: the element at index
+/// `idx[k + AHEAD]` is asked for while entry `k` is computed (rows of SpMM and
+/// MTTKRP: [`AHEAD_ROWS`]). The indices of a
 /// matrix with millions of columns scatter these reads over a vector far larger
 /// than the caches, so each one waits for memory (150-330 ns on the 2-core
 /// EPYC of `benches/RESULTS.md`, whose share of the L3 was 2-4 MiB) and the
@@ -188,6 +189,27 @@ fn row_dot<V: Numeric, I: Index, const PF: bool>(
 /// latency, not on the cache sizes.
 pub(crate) const AHEAD: usize = 128;
 
+/// How many entries ahead the row gathers and scatters of SpMM and MTTKRP (a
+/// row of `w > 1` elements per entry, [`ahead`]) prefetch. Such an entry does
+/// `w` multiply-adds and a row's worth of loads and stores, so fewer entries
+/// cover the same latency, and farther ahead is slower, not just useless: CSR
+/// SpMM with 10^7 entries and a `B` of 10^6 rows in memory, one thread, took
+/// at 8 / 16 / 24 / 32 / 128 entries ahead (ms, 10^6 x 10^6 uniform rows):
+/// 174 / 178 / 159 / 256 / 265 for 8 columns, 278 / 267 / 268 / 372 / 378 for
+/// 16, 421 / 421 / 426 / 482 / 489 for 32, and 977-1104 at any distance for
+/// 64 (2-core EPYC, 1 MiB L2, 32 MiB L3). The step between 24 and 32 is
+/// there for rows of one cache line (8 columns) as for two (16); it is not
+/// explained. A single element per entry (SpMV's gather) shows none: from
+/// 16 to 256 entries ahead, 81-87 ms with a 64 MB vector in memory.
+pub(crate) const AHEAD_ROWS: usize = 16;
+
+/// The prefetch distance for targets of `w` elements per entry: [`AHEAD`]
+/// for single elements, [`AHEAD_ROWS`] for rows.
+#[inline(always)]
+pub(crate) fn ahead(w: usize) -> usize {
+    if w == 1 { AHEAD } else { AHEAD_ROWS }
+}
+
 /// Whether gathers from or scatters into `target` prefetch (see [`AHEAD`]):
 /// when it is larger than half this core's level-2 cache (private to the core,
 /// so not shared with other programs as the last level is).
@@ -200,11 +222,11 @@ pub(crate) fn prefetches<T>(target: &[T]) -> bool {
 /// the rest of a wider row once its reads start.
 const PREFETCH_ROW_BYTES: usize = 256;
 
-/// Prefetch the `w` elements `target[idx[k + AHEAD] * w..][..w]` (nothing past
-/// the end of `idx` or `target`).
+/// Prefetch the `w` elements `target[idx[k + ahead(w)] * w..][..w]` (nothing
+/// past the end of `idx` or `target`; see [`ahead`]).
 #[inline(always)]
 pub(crate) fn prefetch_ahead<T, I: Index>(target: &[T], idx: &[I], k: usize, w: usize) {
-    prefetch_indexed(target, idx, k.wrapping_add(AHEAD), 0, w);
+    prefetch_indexed(target, idx, k.wrapping_add(ahead(w)), 0, w);
 }
 
 /// Prefetch the `w` elements `target[(idx[p] - off) * w..][..w]` (nothing when
@@ -1349,7 +1371,7 @@ fn csc_mm_scatter<V: Numeric, I: Index, P: Index>(
             continue;
         };
         for (k, (&i, &v)) in (a..).zip(idx[a..e].iter().zip(&vals[a..e])) {
-            prefetch_indexed(acc, idx, k.wrapping_add(AHEAD), r0, n);
+            prefetch_indexed(acc, idx, k.wrapping_add(ahead(n)), r0, n);
             let i = i.as_usize();
             oob |= i >= m;
             let r = i.wrapping_sub(r0);
@@ -1393,13 +1415,13 @@ fn coo_mm_scatter<V: Numeric, I: Index>(
         // no row to add into (every entry is out of range)
         return if lo < hi { row_flag } else { 0 };
     }
-    // the rows of C and B that the entry AHEAD places further on uses are
-    // prefetched (see `AHEAD`)
+    // the rows of C and B that the entry `ahead(n)` places further on uses
+    // are prefetched (see `ahead`)
     match c.layout {
         CoordLayout::RowMajor => {
             let pairs = c.c[2 * lo..2 * hi].chunks_exact(2).zip(&vals[lo..hi]);
             for (k, (rc, &v)) in (lo..).zip(pairs) {
-                let p = k.wrapping_add(AHEAD).wrapping_mul(2);
+                let p = k.wrapping_add(ahead(n)).wrapping_mul(2);
                 prefetch_indexed(acc, c.c, p, row0, n);
                 prefetch_indexed(b, c.c, p.wrapping_add(1), 0, n);
                 put(acc, rc[0].as_usize(), rc[1].as_usize(), v);
@@ -1411,7 +1433,7 @@ fn coo_mm_scatter<V: Numeric, I: Index>(
             let hi = hi.min(cc.len()).max(lo);
             let entries = r[lo..hi].iter().zip(&cc[lo..hi]).zip(&vals[lo..hi]);
             for (k, ((&i, &j), &v)) in (lo..).zip(entries) {
-                prefetch_indexed(acc, r, k.wrapping_add(AHEAD), row0, n);
+                prefetch_indexed(acc, r, k.wrapping_add(ahead(n)), row0, n);
                 prefetch_ahead(b, cc, k, n);
                 put(acc, i.as_usize(), j.as_usize(), v);
             }
@@ -1947,6 +1969,9 @@ mod tests {
             399,
             400,
             usize::MAX - AHEAD,
+            usize::MAX - AHEAD_ROWS,
+            383,
+            384,
             usize::MAX,
         ] {
             for w in [1, 3, usize::MAX] {
