@@ -1204,9 +1204,87 @@ fn b_row<'b, V>(b: &'b [V], n: usize, j: usize, klast: usize, oob: &mut bool) ->
 }
 
 /// `C = A B` (or the scaled form) for CSR buffers: rows in parallel, each row
-/// summed into its own slice of `C`.
+/// summed into its own slice of `C`. Widths of 4, 8 and 16 columns run
+/// [`csr_mm_w`] with the width as a constant (see there); others with `W = 0`.
 #[allow(clippy::too_many_arguments)]
 fn csr_mm<V: Numeric, I: Index, P: Index>(
+    ptr: &[P],
+    idx: &[I],
+    vals: &[V],
+    b: &[V],
+    n: usize,
+    c: &mut [V],
+    scale: Scale<V>,
+) -> u8 {
+    match n {
+        4 => csr_mm_w::<V, I, P, 4>(ptr, idx, vals, b, n, c, scale),
+        8 => csr_mm_w::<V, I, P, 8>(ptr, idx, vals, b, n, c, scale),
+        16 => csr_mm_w::<V, I, P, 16>(ptr, idx, vals, b, n, c, scale),
+        _ => csr_mm_w::<V, I, P, 0>(ptr, idx, vals, b, n, c, scale),
+    }
+}
+
+/// One CSR row of `C = alpha A B + beta C` for a `B` of `W` columns: the sums
+/// start at `beta` times the old `row` (zero without `beta`), and `alpha * v *
+/// B[j, :]` is added for each entry in storage order. They live in a local
+/// array of `W` elements, which the compiler keeps in registers, and `row` is
+/// written once at the end, never read back after a store; the additions and
+/// their order are those of [`axpy`] on `row`, so the result is the same bit
+/// for bit. An index past `B` is flagged and its entry skipped, where the
+/// general loop reads the last row instead: either way the caller reports
+/// the error.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn row_mm_fixed<V: Numeric, I: Index, const W: usize>(
+    row: &mut [V::Acc],
+    beta: Option<V::Acc>,
+    idx: &[I],
+    vals: &[V],
+    (a, e): (usize, usize),
+    b: &[V],
+    alpha: V::Acc,
+    oob: &mut bool,
+) {
+    let mut sum = [V::acc_zero(); W];
+    if let Some(beta) = beta {
+        sum.iter_mut()
+            .zip(row.iter())
+            .for_each(|(s, &o)| *s = V::acc_mul(beta, o));
+    }
+    // (the lines per row of `B` that `prefetch_ahead` asks for, unrolled)
+    let line = (64 / size_of::<V>()).max(1);
+    for (k, (&j, &v)) in (a..).zip(idx[a..e].iter().zip(&vals[a..e])) {
+        if let Some(&next) = idx.get(k.wrapping_add(AHEAD_ROWS)) {
+            let at = next.as_usize().wrapping_mul(W);
+            let mut o = 0;
+            while o < W.min(PREFETCH_ROW_BYTES / size_of::<V>()) {
+                crate::buffer::prefetch_at(b, at.wrapping_add(o));
+                o += line;
+            }
+        }
+        // an index past `B` (a tensor built without validation) is flagged
+        // and its entry skipped (the caller reports the error)
+        let Some(brow) = j
+            .as_usize()
+            .checked_mul(W)
+            .and_then(|s| b.get(s..s.checked_add(W)?))
+            .and_then(|r| <&[V; W]>::try_from(r).ok())
+        else {
+            *oob = true;
+            continue;
+        };
+        let s = V::acc_mul(alpha, v.to_acc());
+        for (o, &x) in sum.iter_mut().zip(brow) {
+            *o = V::acc_add(*o, V::acc_mul(s, x.to_acc()));
+        }
+    }
+    row.iter_mut().zip(sum).for_each(|(o, s)| *o = s);
+}
+
+/// [`csr_mm`] for a width `W` known at compile time (`W = n`), or any width
+/// `n` when `W = 0`.
+#[allow(clippy::too_many_arguments)]
+fn csr_mm_w<V: Numeric, I: Index, P: Index, const W: usize>(
     ptr: &[P],
     idx: &[I],
     vals: &[V],
@@ -1218,19 +1296,31 @@ fn csr_mm<V: Numeric, I: Index, P: Index>(
     let nnz = vals.len().min(idx.len());
     let klast = (b.len() / n).wrapping_sub(1);
     let alpha = alpha_acc(scale);
+    // `beta`, when the old `C` counts (BLAS: not when `beta = 0`)
+    let beta = match scale {
+        Some((_, beta)) if !beta.is_zero() => Some(beta.to_acc()),
+        _ => None,
+    };
     let leaf = |lo: usize, hi: usize, out: &mut [V]| -> u8 {
         let (mut flags, mut oob) = (0u8, false);
         match V::as_acc_mut(out) {
             Some(acc) => {
                 for (r, row) in acc.chunks_exact_mut(n).enumerate() {
-                    match scale {
-                        Some((_, beta)) if !beta.is_zero() => row
-                            .iter_mut()
-                            .for_each(|o| *o = V::acc_mul(beta.to_acc(), *o)),
-                        _ => row.iter_mut().for_each(|o| *o = V::acc_zero()),
-                    }
-                    let Some((a, e)) = range(ptr, lo + r, nnz) else {
+                    let ends = range(ptr, lo + r, nnz);
+                    if ends.is_none() {
                         flags |= BAD_PTR;
+                    }
+                    if W > 0 {
+                        // a bad row pointer leaves `beta * y` (or zero), as below
+                        let ends = ends.unwrap_or((0, 0));
+                        row_mm_fixed::<V, I, W>(row, beta, idx, vals, ends, b, alpha, &mut oob);
+                        continue;
+                    }
+                    match beta {
+                        Some(beta) => row.iter_mut().for_each(|o| *o = V::acc_mul(beta, *o)),
+                        None => row.iter_mut().for_each(|o| *o = V::acc_zero()),
+                    }
+                    let Some((a, e)) = ends else {
                         continue;
                     };
                     for (k, (&j, &v)) in (a..).zip(idx[a..e].iter().zip(&vals[a..e])) {
@@ -1952,6 +2042,83 @@ mod tests {
         // all entries in one row, or none: every part but one empty
         assert_eq!(csc_row_parts(&[4i32; 100], 10, 2), vec![0, 5, 10]);
         assert_eq!(csc_row_parts::<i32>(&[], 10, 3), vec![0, 10, 10, 10]);
+    }
+
+    /// CSR SpMM at every width with its own loop (4, 8, 16) and around them:
+    /// bit for bit the sums of a plain reference (`beta * old`, then `alpha *
+    /// v * b` added entry by entry in storage order), with unsorted rows,
+    /// empty rows, `f64` and `f32`, every scale form, on one thread and three;
+    /// a bad row pointer and an index past `B` are flagged as by the general
+    /// loop.
+    #[test]
+    fn csr_spmm_fixed_widths_match_a_plain_reference_bit_for_bit() {
+        fn run<V: Numeric + From<i8>>() {
+            let (m, k) = (300usize, 97usize);
+            let mut ptr = vec![0i64];
+            let (mut idx, mut vals) = (Vec::<i32>::new(), Vec::<V>::new());
+            for r in 0..m {
+                // rows of 0..=40 entries, every fifth empty, columns unsorted
+                let len = if r % 5 == 0 { 0 } else { (r * 13) % 41 };
+                for t in 0..len {
+                    idx.push(((r * 31 + t * 57) % k) as i32);
+                    vals.push(V::from(((r + 3 * t) % 9) as i8 - 4));
+                }
+                ptr.push(idx.len() as i64);
+            }
+            for n in [1usize, 3, 4, 5, 8, 9, 16, 17] {
+                let b: Vec<V> = (0..k * n)
+                    .map(|x| V::from(((x * 7) % 13) as i8 - 6))
+                    .collect();
+                let old: Vec<V> = (0..m * n).map(|x| V::from((x % 5) as i8 - 2)).collect();
+                let (two, three) = (V::from(2), V::from(3));
+                for scale in [None, Some((two, V::from(0))), Some((two, three))] {
+                    let mut want = old.clone();
+                    for r in 0..m {
+                        for c in 0..n {
+                            let mut s = match scale {
+                                Some((_, beta)) if !beta.is_zero() => {
+                                    V::acc_mul(beta.to_acc(), old[r * n + c].to_acc())
+                                }
+                                _ => V::acc_zero(),
+                            };
+                            for e in ptr[r] as usize..ptr[r + 1] as usize {
+                                let v = V::acc_mul(alpha_acc(scale), vals[e].to_acc());
+                                let x = b[idx[e] as usize * n + c].to_acc();
+                                s = V::acc_add(s, V::acc_mul(v, x));
+                            }
+                            want[r * n + c] = V::from_acc(s).unwrap();
+                        }
+                    }
+                    for threads in [1, 3] {
+                        let pool = rayon::ThreadPoolBuilder::new()
+                            .num_threads(threads)
+                            .build()
+                            .unwrap();
+                        let mut c = old.clone();
+                        let flags =
+                            pool.install(|| csr_mm(&ptr, &idx, &vals, &b, n, &mut c, scale));
+                        assert_eq!(flags, 0);
+                        assert!(c == want, "n = {n}, {scale:?}, {threads} threads");
+                    }
+                }
+                // an index past B, and a row pointer past the entries
+                let mut bad = idx.clone();
+                bad[idx.len() / 2] = k as i32;
+                let mut c = old.clone();
+                assert_eq!(
+                    csr_mm(&ptr, &bad, &vals, &b, n, &mut c, None) & OOB,
+                    OOB,
+                    "n = {n}"
+                );
+                let mut bad_ptr = ptr.clone();
+                bad_ptr[m / 2] = i64::MAX;
+                let mut c = old.clone();
+                let flags = csr_mm(&bad_ptr, &idx, &vals, &b, n, &mut c, None);
+                assert_eq!(flags & BAD_PTR, BAD_PTR, "n = {n}");
+            }
+        }
+        run::<f64>();
+        run::<f32>();
     }
 
     #[test]
