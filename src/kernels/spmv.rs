@@ -1251,17 +1251,8 @@ fn row_mm_fixed<V: Numeric, I: Index, const W: usize>(
             .zip(row.iter())
             .for_each(|(s, &o)| *s = V::acc_mul(beta, o));
     }
-    // (the lines per row of `B` that `prefetch_ahead` asks for, unrolled)
-    let line = (64 / size_of::<V>()).max(1);
     for (k, (&j, &v)) in (a..).zip(idx[a..e].iter().zip(&vals[a..e])) {
-        if let Some(&next) = idx.get(k.wrapping_add(AHEAD_ROWS)) {
-            let at = next.as_usize().wrapping_mul(W);
-            let mut o = 0;
-            while o < W.min(PREFETCH_ROW_BYTES / size_of::<V>()) {
-                crate::buffer::prefetch_at(b, at.wrapping_add(o));
-                o += line;
-            }
-        }
+        prefetch_ahead(b, idx, k, W);
         // an index past `B` (a tensor built without validation) is flagged
         // and its entry skipped (the caller reports the error)
         let Some(brow) = j
