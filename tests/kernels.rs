@@ -709,6 +709,12 @@ fn ttv_on_unvalidated_trees_returns_errors_not_panics() {
             vec![vec![0], vec![1], vec![9, 0]],
         ),
         (
+            // row 0's leaf 5 would land on row 1's element 1 of a mode-0 result
+            "leaf past extent inside the output",
+            vec![vec![0, 1], vec![0, 2]],
+            vec![vec![0], vec![0], vec![0, 5]],
+        ),
+        (
             "middle past extent",
             vec![vec![0, 1], vec![0, 2]],
             vec![vec![1], vec![7], vec![0, 1]],

@@ -1092,9 +1092,23 @@ impl<V: Numeric, I: Index, P: Index> DenseTtv<'_, V, I, P> {
             // `base` may be a part's negated offset (see `run`): wrapping
             let row = base.wrapping_add(x.as_usize() * os);
             let (cs, vs) = (&leaves[prev..b], &self.vals[prev..b]);
+            prev = b;
             // out-of-range leaves (only in unvalidated trees) are flagged and
             // their fiber abandoned; a compare and a never-taken branch per leaf
             // is cheaper than clamping the index (see `spmv::row_dot`)
+            if ols == 1
+                && let Some(out) = row.checked_add(leaf_ext).and_then(|e| acc.get_mut(row..e))
+            {
+                // the fiber's output row as a slice: one check per leaf
+                for (&c, &val) in cs.iter().zip(vs) {
+                    let Some(s) = out.get_mut(c.as_usize()) else {
+                        bad = true;
+                        break;
+                    };
+                    *s = V::acc_add(*s, V::acc_mul(val.to_acc(), w));
+                }
+                continue;
+            }
             for (&c, &val) in cs.iter().zip(vs) {
                 let c = c.as_usize();
                 let slot = if c < leaf_ext {
@@ -1108,7 +1122,6 @@ impl<V: Numeric, I: Index, P: Index> DenseTtv<'_, V, I, P> {
                 };
                 *s = V::acc_add(*s, V::acc_mul(val.to_acc(), w));
             }
-            prev = b;
         }
         Ok(bad)
     }
