@@ -233,6 +233,22 @@ pub(crate) fn prefetch_at<T>(s: &[T], i: usize) {
     }
 }
 
+/// [`prefetch_at`] into the level-2 cache only (`PREFETCHT1`), for a gather
+/// or scatter of single elements whose target is far larger than the level-2
+/// cache. The line then waits in the level-2 cache, where the access finds it
+/// in a few cycles, and does not take one of the level-1 cache's few
+/// outstanding-miss slots nor push out the lines the loop streams through.
+/// Measured on SpMV CSR with 10^7 entries and an 8 MB `x` (2-core EPYC, one
+/// thread, 128 entries ahead): 19.7-20.4 ms against 23.4-23.6 ms with the
+/// level-1 hint. Rows of several elements (SpMM) and COO's gathers ran slower
+/// with it, and keep [`prefetch_at`] and [`prefetch_run`].
+#[inline(always)]
+pub(crate) fn prefetch_at_l2<T>(s: &[T], i: usize) {
+    if let Some(x) = s.get(i) {
+        prefetch_line_l2(x);
+    }
+}
+
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 fn prefetch_line<T>(x: &T) {
@@ -245,9 +261,25 @@ fn prefetch_line<T>(x: &T) {
     }
 }
 
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn prefetch_line_l2<T>(x: &T) {
+    // SAFETY: PREFETCHT1 is a hint: it never faults, reads no value into the
+    // program and writes nothing; the address is that of a live reference.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T1 }>(
+            (x as *const T).cast(),
+        );
+    }
+}
+
 #[cfg(not(target_arch = "x86_64"))]
 #[inline(always)]
 fn prefetch_line<T>(_x: &T) {}
+
+#[cfg(not(target_arch = "x86_64"))]
+#[inline(always)]
+fn prefetch_line_l2<T>(_x: &T) {}
 
 /// [`advise_huge_pages`] for a working buffer read and written at random
 /// positions (an accumulator): there every access may miss the TLB, so huge
