@@ -245,41 +245,38 @@ pub(crate) fn prefetch_at<T>(s: &[T], i: usize) {
 #[inline(always)]
 pub(crate) fn prefetch_at_l2<T>(s: &[T], i: usize) {
     if let Some(x) = s.get(i) {
-        prefetch_line_l2(x);
+        prefetch_hint::<{ HINT_L2 }, T>(x);
     }
 }
 
-#[cfg(target_arch = "x86_64")]
+/// The line of `x` into the level-1 cache (`PREFETCHT0`).
 #[inline(always)]
 fn prefetch_line<T>(x: &T) {
-    // SAFETY: PREFETCHT0 is a hint: it never faults, reads no value into the
-    // program and writes nothing; the address is that of a live reference.
-    unsafe {
-        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
-            (x as *const T).cast(),
-        );
-    }
+    prefetch_hint::<{ HINT_L1 }, T>(x);
 }
 
 #[cfg(target_arch = "x86_64")]
+const HINT_L1: i32 = std::arch::x86_64::_MM_HINT_T0;
+#[cfg(target_arch = "x86_64")]
+const HINT_L2: i32 = std::arch::x86_64::_MM_HINT_T1;
+#[cfg(not(target_arch = "x86_64"))]
+const HINT_L1: i32 = 0;
+#[cfg(not(target_arch = "x86_64"))]
+const HINT_L2: i32 = 0;
+
+#[cfg(target_arch = "x86_64")]
 #[inline(always)]
-fn prefetch_line_l2<T>(x: &T) {
-    // SAFETY: PREFETCHT1 is a hint: it never faults, reads no value into the
-    // program and writes nothing; the address is that of a live reference.
+fn prefetch_hint<const H: i32, T>(x: &T) {
+    // SAFETY: PREFETCHT0 / T1 are hints: they never fault, read no value into
+    // the program and write nothing; the address is that of a live reference.
     unsafe {
-        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T1 }>(
-            (x as *const T).cast(),
-        );
+        std::arch::x86_64::_mm_prefetch::<H>((x as *const T).cast());
     }
 }
 
 #[cfg(not(target_arch = "x86_64"))]
 #[inline(always)]
-fn prefetch_line<T>(_x: &T) {}
-
-#[cfg(not(target_arch = "x86_64"))]
-#[inline(always)]
-fn prefetch_line_l2<T>(_x: &T) {}
+fn prefetch_hint<const H: i32, T>(_x: &T) {}
 
 /// [`advise_huge_pages`] for a working buffer read and written at random
 /// positions (an accumulator): there every access may miss the TLB, so huge
