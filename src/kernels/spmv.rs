@@ -238,26 +238,31 @@ pub(crate) fn prefetch_ahead<T, I: Index>(target: &[T], idx: &[I], k: usize, w: 
 /// cache.
 #[inline(always)]
 fn prefetch_indexed<T, I: Index>(target: &[T], idx: &[I], p: usize, off: usize, w: usize) {
+    if w == 1 {
+        return prefetch_element::<T, I, true>(target, idx, p, off);
+    }
     if let Some(&j) = idx.get(p) {
         let at = j.as_usize().wrapping_sub(off);
-        if w == 1 {
-            crate::buffer::prefetch_at_l2(target, at);
-        } else {
-            let bytes = w.saturating_mul(size_of::<T>()).min(PREFETCH_ROW_BYTES);
-            crate::buffer::prefetch_run(target, at.saturating_mul(w), bytes);
-        }
+        let bytes = w.saturating_mul(size_of::<T>()).min(PREFETCH_ROW_BYTES);
+        crate::buffer::prefetch_run(target, at.saturating_mul(w), bytes);
     }
 }
 
-/// Prefetch `target[idx[p] - off]` into the level-1 cache (nothing when `p` or
-/// the element is out of bounds): COO SpMV's gathers and scatters, which ran
-/// slower with the level-2 hint of [`prefetch_indexed`] (`int64` coordinates,
-/// 10^7 entries, one thread: 28.3-31.7 ms -> 32.2-34.1 ms, where CSR's
-/// gathers gained 10-15%).
+/// Prefetch the element `target[idx[p] - off]` (nothing when `p` or the
+/// element is out of bounds) into the level-2 cache only (`L2`, see
+/// [`prefetch_at_l2`](crate::buffer::prefetch_at_l2)) or into the level-1
+/// cache. COO SpMV's gathers and scatters take the level-1 cache: they ran
+/// slower with the level-2 hint (`int64` coordinates, 10^7 entries, one
+/// thread: 28.3-31.7 ms -> 32.2-34.1 ms, where CSR's gathers gained 10-15%).
 #[inline(always)]
-fn prefetch_element<T, I: Index>(target: &[T], idx: &[I], p: usize, off: usize) {
+fn prefetch_element<T, I: Index, const L2: bool>(target: &[T], idx: &[I], p: usize, off: usize) {
     if let Some(&j) = idx.get(p) {
-        crate::buffer::prefetch_at(target, j.as_usize().wrapping_sub(off));
+        let at = j.as_usize().wrapping_sub(off);
+        if L2 {
+            crate::buffer::prefetch_at_l2(target, at);
+        } else {
+            crate::buffer::prefetch_at(target, at);
+        }
     }
 }
 
@@ -665,10 +670,10 @@ fn coo_entries<V: Numeric, I: Index, const PF_ACC: bool, const PF_X: bool>(
             for (k, (rc, &v)) in (lo..).zip(pairs) {
                 let p = k.wrapping_add(AHEAD).wrapping_mul(2);
                 if PF_ACC {
-                    prefetch_element(acc, c.c, p, row0);
+                    prefetch_element::<_, _, false>(acc, c.c, p, row0);
                 }
                 if PF_X {
-                    prefetch_element(x, c.c, p.wrapping_add(1), 0);
+                    prefetch_element::<_, _, false>(x, c.c, p.wrapping_add(1), 0);
                 }
                 put(acc, rc[0].as_usize(), rc[1].as_usize(), v);
             }
@@ -679,10 +684,10 @@ fn coo_entries<V: Numeric, I: Index, const PF_ACC: bool, const PF_X: bool>(
             for (k, ((&i, &j), &v)) in (lo..).zip(entries) {
                 let p = k.wrapping_add(AHEAD);
                 if PF_ACC {
-                    prefetch_element(acc, rows, p, row0);
+                    prefetch_element::<_, _, false>(acc, rows, p, row0);
                 }
                 if PF_X {
-                    prefetch_element(x, cols, p, 0);
+                    prefetch_element::<_, _, false>(x, cols, p, 0);
                 }
                 put(acc, i.as_usize(), j.as_usize(), v);
             }
@@ -2152,7 +2157,8 @@ mod tests {
                 prefetch_ahead(&x, &idx, k, w);
                 for off in [0, 1, 300, usize::MAX] {
                     prefetch_indexed(&x, &idx, k, off, w);
-                    prefetch_element(&x, &idx, k, off);
+                    prefetch_element::<_, _, false>(&x, &idx, k, off);
+                    prefetch_element::<_, _, true>(&x, &idx, k, off);
                 }
             }
         }
