@@ -160,23 +160,20 @@ impl<I: Index, V: Value> Source<I, V> for CooSource<'_, I, V> {
             }
         }
     }
+    /// One loop for both layouts (coordinate `d` of entry `k` at `base(d) +
+    /// stride * k`), so that `f` has a single call site: with a loop per
+    /// layout, the scatter's per-entry closure was not inlined and was called
+    /// once per entry, reloading its captures (measured: COO -> CSR of 10^7
+    /// shuffled entries, one thread, 97.9-104.9 ms against 92.0-98.5 ms).
     #[inline]
     fn entries(&self, lo: usize, hi: usize, mut f: impl FnMut(usize, I, V)) {
-        match self.layout {
-            CoordLayout::RowMajor => {
-                let (c, v) = (&self.coords[2 * lo..2 * hi], &self.vals[lo..hi]);
-                for (pair, &x) in c.chunks_exact(2).zip(v) {
-                    f(pair[self.major].as_usize(), pair[self.minor], x);
-                }
-            }
-            CoordLayout::ColumnMajor => {
-                let n = self.nnz;
-                let keys = &self.coords[self.major * n..][lo..hi];
-                let minors = &self.coords[self.minor * n..][lo..hi];
-                for ((k, &m), &x) in keys.iter().zip(minors).zip(&self.vals[lo..hi]) {
-                    f(k.as_usize(), m, x);
-                }
-            }
+        let (key_at, minor_at, stride) = match self.layout {
+            CoordLayout::RowMajor => (self.major, self.minor, 2),
+            CoordLayout::ColumnMajor => (self.major * self.nnz, self.minor * self.nnz, 1),
+        };
+        for (k, &x) in (lo..hi).zip(&self.vals[lo..hi]) {
+            let key = self.coords[key_at + stride * k].as_usize();
+            f(key, self.coords[minor_at + stride * k], x);
         }
     }
 }
@@ -1840,6 +1837,46 @@ mod tests {
                     "{layout:?} at {at}"
                 );
             }
+        }
+    }
+
+    #[test]
+    fn unsorted_coo_converts_alike_from_both_layouts() {
+        // entries in random order (not canonical), with duplicates, large
+        // enough for the partitioned scatter
+        let coo = random(300_000, &[5000, 40], 12);
+        assert!(!coo.is_canonical());
+        let (n, c) = (coo.nnz(), coo.coords());
+        let mut dense = vec![0.0f64; 5000 * 40];
+        for k in 0..n {
+            dense[c[2 * k] as usize * 40 + c[2 * k + 1] as usize] += coo.values()[k];
+        }
+        let cm: Vec<i64> = (0..2)
+            .flat_map(|d| (0..n).map(move |k| c[2 * k + d]))
+            .collect();
+        let cm = CooTensor::<f64, i64>::try_new(
+            vec![5000, 40],
+            CoordLayout::ColumnMajor,
+            EntryOrder::Any,
+            cm.into(),
+            coo.values().clone(),
+        )
+        .unwrap();
+        for axis in [CompressedAxis::Row, CompressedAxis::Column] {
+            let want = coo_to_csx::<f64, i64, i64>(&coo, axis).unwrap();
+            assert_eq!(coo_to_csx::<f64, i64, i64>(&cm, axis).unwrap(), want);
+            let (ptr, idx, val) = (want.indptr(), want.indices(), want.values());
+            let mut got = vec![0.0f64; 5000 * 40];
+            for major in 0..ptr.len() - 1 {
+                for p in ptr[major] as usize..ptr[major + 1] as usize {
+                    let (r, col) = match axis {
+                        CompressedAxis::Row => (major, idx[p] as usize),
+                        CompressedAxis::Column => (idx[p] as usize, major),
+                    };
+                    got[r * 40 + col] += val[p];
+                }
+            }
+            assert_eq!(got, dense, "{axis:?}");
         }
     }
 
