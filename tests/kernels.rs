@@ -9,7 +9,8 @@ use arrow_sparse::dims::DimMap;
 use arrow_sparse::ipc::{self, MmapReader, StreamReadOptions, StreamWriteOptions, TensorMessage};
 use arrow_sparse::kernels::{convert, csf, elementwise, reduce, spmv};
 use arrow_sparse::{
-    AnyTensor, CompressedAxis, Convert, CooTensor, DenseTensor, Error, Format, IndexType,
+    AnyTensor, CompressedAxis, Convert, CooTensor, CoordLayout, DenseTensor, EntryOrder, Error,
+    Format, IndexType,
 };
 
 struct Counting;
@@ -407,6 +408,45 @@ fn elementwise_and_reductions() {
         elementwise::scale::<i8>(&big.clone().into(), 2),
         Err(Error::Overflow { .. })
     ));
+    // values over several of map_values' chunks (2^16 each), the last one
+    // partial, and an overflow in the last chunk only
+    let n = 200_001usize;
+    let long: AnyTensor = CooTensor::<i32, i32>::try_new(
+        vec![n],
+        CoordLayout::RowMajor,
+        EntryOrder::Canonical,
+        (0..n as i32).collect::<Vec<_>>().into(),
+        (0..n as i32)
+            .map(|k| k % 1000 - 500)
+            .collect::<Vec<_>>()
+            .into(),
+    )
+    .unwrap()
+    .into();
+    let want: Vec<i32> = (0..n as i32).map(|k| 3 * (k % 1000 - 500)).collect();
+    for tripled in on_threads(&[1, 2], || elementwise::scale::<i32>(&long, 3).unwrap()) {
+        let d = tripled
+            .convert(Format::Dense, IndexType::Int64, None)
+            .unwrap();
+        let AnyTensor::Dense(d) = d else {
+            unreachable!()
+        };
+        assert_eq!(d.downcast::<i32>().unwrap().values().as_ref(), &want[..]);
+    }
+    let mut edge: Vec<i32> = vec![1; n];
+    edge[n - 1] = i32::MAX;
+    let edge: AnyTensor = CooTensor::<i32, i32>::try_new(
+        vec![n],
+        CoordLayout::RowMajor,
+        EntryOrder::Canonical,
+        (0..n as i32).collect::<Vec<_>>().into(),
+        edge.into(),
+    )
+    .unwrap()
+    .into();
+    for r in on_threads(&[1, 2], || elementwise::scale::<i32>(&edge, 2)) {
+        assert!(matches!(r, Err(Error::Overflow { .. })));
+    }
     let m = CooTensor::<i64, i32>::from_entries(
         vec![1, 2],
         &[(vec![0, 0], i64::MAX), (vec![0, 1], i64::MAX)],
