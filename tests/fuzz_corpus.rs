@@ -20,6 +20,7 @@ use arrow_sparse::io::{
     ImportOptions, MtxWriteOptions, NpzWriteOptions, TnsWriteOptions, mtx, npz, tns,
 };
 use arrow_sparse::ipc::{self, StreamWriteOptions, TensorMessage};
+use arrow_sparse::tensor::level::LevelFormat;
 use arrow_sparse::{AnyTensor, CompressedAxis, Convert, CooTensor, DenseTensor, Format, IndexType};
 
 type Files = Vec<(String, String, Vec<u8>)>; // (target, name, bytes)
@@ -103,6 +104,33 @@ fn tensors() -> Vec<(&'static str, AnyTensor)> {
                 _ => unreachable!(),
             },
         ),
+        (
+            // level tensors: doubly compressed, sorted COO (singleton levels), and
+            // a dense level above compressed ones in a permuted order, with
+            // coordinates and positions of different widths
+            "level_dcsr_f64_i32",
+            AnyTensor::from(coo2.clone())
+                .to_level(&LevelFormat::dcsr(), IndexType::Int32, IndexType::Int32)
+                .unwrap(),
+        ),
+        (
+            "level_coo_f32_i64",
+            any3.to_level(
+                &LevelFormat::coo(3).unwrap(),
+                IndexType::Int64,
+                IndexType::Int64,
+            )
+            .unwrap(),
+        ),
+        (
+            "level_dense_csf_f32_i16",
+            any3.to_level(
+                &LevelFormat::csf_with_dense(1, vec![2, 0, 1]).unwrap(),
+                IndexType::Int16,
+                IndexType::Int32,
+            )
+            .unwrap(),
+        ),
     ]
 }
 
@@ -181,8 +209,12 @@ fn generate() -> Files {
         ));
     }
 
-    // .npz (stored, so the fuzzer sees the arrays), .mtx, .tns
+    // .npz (stored, so the fuzzer sees the arrays), .mtx, .tns; not the level
+    // tensors, which these kinds store as their plain entries (seeds like the rest)
     for (name, t) in &all {
+        if t.format() == Format::Level {
+            continue;
+        }
         let m: TensorMessage = t.clone().into();
         let opts = NpzWriteOptions::default().with_compressed(false);
         if let Ok(c) = npz::write_to(Cursor::new(Vec::new()), &m, &opts) {

@@ -28,6 +28,7 @@ use arrow_sparse::dims::DimMap;
 use arrow_sparse::ipc::{self, StreamReadOptions, StreamWriteOptions, TensorMessage};
 use arrow_sparse::kernels::{Numeric, reduce, spmv};
 use arrow_sparse::limit::ReadLimit;
+use arrow_sparse::tensor::level::LevelFormat;
 use arrow_sparse::{AnyTensor, CompressedAxis, Format, IndexType, ValueType};
 
 /// No single allocation above this is ever granted (256 MiB: four times the
@@ -393,6 +394,7 @@ pub fn exercise(m: &TensorMessage) {
         Format::Csf,
         Format::Gcs,
         Format::Dm,
+        Format::Level,
         Format::Dense,
     ];
     let extents = try_extents(t);
@@ -426,6 +428,10 @@ pub fn exercise(m: &TensorMessage) {
                     t.format()
                 );
             }
+            if to == Format::Level && full {
+                // the level tensor on the wire (its levels in extension metadata)
+                ipc_round_trip(&c.clone().into());
+            }
             if it == IndexType::Int64 {
                 // and back to the source's format: the round trip of conversions
                 if let Ok(back) = c.convert(Format::Coo, IndexType::Int64, None) {
@@ -436,6 +442,9 @@ pub fn exercise(m: &TensorMessage) {
                 }
             }
         }
+    }
+    if extents && full {
+        levels(t);
     }
     if ndim >= 2 && extents && full {
         // a GCS with the reversed dimensions split after the first, and a DM
@@ -450,6 +459,44 @@ pub fn exercise(m: &TensorMessage) {
         }
     }
     kernels(t);
+}
+
+/// The tensor built in level formats other than its own (`to_level`, which sums
+/// duplicates): sorted COO (singleton levels), CSF with its first level dense
+/// in the reversed dimension order, and DCSC for a matrix, with narrow
+/// coordinates and positions where they fit. Each result keeps the shape and
+/// value type, reads back as COO, runs the kernels and makes the IPC round
+/// trip. Typed errors are fine.
+pub fn levels(t: &AnyTensor) {
+    let ndim = t.shape().len();
+    let reversed: Vec<usize> = (0..ndim).rev().collect();
+    let mut formats = Vec::new();
+    formats.extend(LevelFormat::coo(ndim));
+    formats.extend(LevelFormat::csf_with_dense(1, reversed));
+    if ndim == 2 {
+        formats.push(LevelFormat::dcsc());
+    }
+    let types = [
+        (IndexType::Int64, IndexType::Int64),
+        (IndexType::Int16, IndexType::Int32),
+    ];
+    for (f, (it, pt)) in formats.iter().zip(types.iter().cycle()) {
+        let Ok(l) = t.to_level(f, *it, *pt) else {
+            continue;
+        };
+        assert_eq!(l.format(), Format::Level, "to_level {f}");
+        assert_eq!(l.shape(), t.shape(), "to_level {f}: shape");
+        assert_eq!(l.value_type(), t.value_type(), "to_level {f}: value type");
+        if let Ok(back) = l.convert(Format::Coo, IndexType::Int64, None) {
+            assert_eq!(
+                back.nnz(),
+                l.nnz(),
+                "to_level {f}, back to COO: stored entries"
+            );
+        }
+        kernels(&l);
+        ipc_round_trip(&l.into());
+    }
 }
 
 /// `sum_all`, `sum_axes` over the first dimension, and `spmv` with a vector of ones

@@ -423,7 +423,15 @@ impl LevelView {
     /// for the first): the levels from there down are new nodes.
     pub(crate) fn walk(&self, f: &mut dyn FnMut(&[usize], usize, usize)) -> Result<()> {
         let n = self.levels.len();
-        if n == 0 {
+        // a dense level of extent 0 has no coordinates: no path reaches the
+        // values, however many positions the levels above it have (a dense
+        // 10^9 x 0 tensor would otherwise visit 10^9 empty rows)
+        if n == 0
+            || self
+                .levels
+                .iter()
+                .any(|lv| lv.kind == LevelKind::Dense && lv.size == 0)
+        {
             return Ok(());
         }
         let bad = |l: usize, q: usize, what: &str| {
@@ -921,6 +929,39 @@ mod tests {
             dense.levels().unwrap().mlir_encoding(),
             "#sparse_tensor.encoding<{ map = (d0, d1, d2) -> (d0 : dense, d1 : dense, d2 : dense) }>"
         );
+    }
+
+    /// Found by fuzzing (`ipc_mmap`, a 268-byte message): a dense tensor of
+    /// 1056964610 x 0 elements, viewed as levels, walked every one of its 10^9
+    /// empty rows (more than a minute under the fuzzer). A dense level of extent
+    /// 0 now ends the walk before it starts. The walk runs on a helper thread
+    /// so that a regression fails here instead of hanging the suite (2^40 rows
+    /// would take hours; the fixed walk takes microseconds).
+    #[test]
+    fn a_dense_level_of_extent_zero_ends_the_walk() {
+        use crate::tensor::level::AnyLevel;
+        use crate::{DenseTensor, Format};
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let dense: AnyTensor = DenseTensor::<i16>::try_new(vec![1 << 40, 0], Vec::new().into())
+                .unwrap()
+                .into();
+            let mut stored = 0usize;
+            dense
+                .levels()
+                .unwrap()
+                .for_each_stored(|_, _| stored += 1)
+                .unwrap();
+            let level: AnyTensor = AnyLevel::from_tensor(&dense).unwrap().into();
+            let coo = level.convert(Format::Coo, IndexType::Int64, None).unwrap();
+            let sum = crate::kernels::reduce::sum_all::<i16>(&level).unwrap();
+            tx.send((stored, coo.nnz(), coo.shape().to_vec(), sum))
+                .unwrap();
+        });
+        let got = rx
+            .recv_timeout(std::time::Duration::from_secs(120))
+            .expect("the walk of a 2^40 x 0 dense tensor did not end");
+        assert_eq!(got, (0, 0, vec![1 << 40, 0], 0));
     }
 
     #[test]
