@@ -425,7 +425,9 @@ impl LevelView {
         let n = self.levels.len();
         // a dense level of extent 0 has no coordinates: no path reaches the
         // values, however many positions the levels above it have (a dense
-        // 10^9 x 0 tensor would otherwise visit 10^9 empty rows)
+        // 10^9 x 0 tensor would otherwise visit 10^9 empty rows). The levels
+        // above are then not checked: out-of-range positions there are a
+        // trusted construction's error with nothing stored below them.
         if n == 0
             || self
                 .levels
