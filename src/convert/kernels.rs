@@ -1191,9 +1191,9 @@ pub(crate) fn fold_duplicates<V: Value, I: Index, A: Copy>(
     let order: Vec<usize> = (0..ndim).collect();
     let perm = sort_permutation(coo, &order)?;
     let (c, layout, vals) = (&coo.coords()[..], coo.layout(), &coo.values()[..]);
-    let at = |k: usize, d: usize| match layout {
-        CoordLayout::RowMajor => c[k * ndim + d],
-        CoordLayout::ColumnMajor => c[d * nnz + k],
+    let at = |k: usize, d: usize| {
+        let (base, stride) = coord_place(layout, nnz, ndim, d);
+        c[base + stride * k]
     };
     let mut coords: Vec<I> = crate::alloc::with_capacity(nnz * ndim, "coordinates")?;
     let mut folded: Vec<A> = crate::alloc::with_capacity(nnz, "summed values")?;
@@ -1256,9 +1256,9 @@ pub fn coo_to_csf<V: Value, I: Index, P: Index>(
         Some(sort_permutation(coo, axis_order)?)
     };
     let (c, layout) = (&coo.coords()[..], coo.layout());
-    let at = |k: usize, d: usize| match layout {
-        CoordLayout::RowMajor => c[k * n + d],
-        CoordLayout::ColumnMajor => c[d * nnz + k],
+    let at = |k: usize, d: usize| {
+        let (base, stride) = coord_place(layout, nnz, n, d);
+        c[base + stride * k]
     };
     let entry = |i: usize| perm.as_ref().map_or(i, |p| p[i]);
     let mut indptr: Vec<Vec<P>> = vec![Vec::new(); n - 1];
