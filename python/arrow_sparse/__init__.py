@@ -696,6 +696,14 @@ def read(path, *, validate=True):
     a sparse tensor column. ``validate=False`` skips the O(nnz) checks (for files
     you trust). Returns a list of :class:`Tensor`.
 
+    ``path`` may also be an object store URL, as a ``str``: ``s3://bucket/key``
+    or ``file:///path``. A URL whose name ends in ``.parquet`` is read as an
+    archive, any other as a dataset (see :func:`read_dataset`). S3 credentials,
+    region and endpoint come from the ``AWS_*`` environment variables (a local
+    server such as MinIO needs ``AWS_ENDPOINT_URL`` and ``AWS_ALLOW_HTTP=true``);
+    a failed request or a missing object is an :class:`ObjectStoreError` (an
+    ``OSError``).
+
     >>> import arrow_sparse, tempfile, pathlib
     >>> path = pathlib.Path(tempfile.mkdtemp()) / "m.mtx"
     >>> _ = path.write_text("%%MatrixMarket matrix coordinate real general\\n2 3 1\\n2 3 -1.5\\n")
@@ -867,6 +875,11 @@ def write_dataset(path, tensor, *, partition_by=0, rows_per_file=65536, to=None,
     directory is written beside ``path`` and moved into place (an earlier dataset
     there is replaced). Returns ``(rows, parts, bytes)``.
 
+    ``path`` may be an object store URL (a ``str``, ``s3://bucket/prefix`` or
+    ``file:///path``; credentials as in :func:`read`): the parts are uploaded
+    as each one is complete and the manifest last, so readers see the old
+    dataset or the new one, never a mix (``format/SPEC.md`` 9.8).
+
     >>> import arrow_sparse, tempfile, pathlib, numpy as np, scipy.sparse as sp
     >>> a = sp.random(1000, 50, density=0.01, format="csr", random_state=0)
     >>> d = pathlib.Path(tempfile.mkdtemp()) / "ds"
@@ -890,6 +903,17 @@ def read_dataset(path, *, dim=None, start=None, stop=None, validate=True):
     shifted down by ``start``). Along the partition dimension only the parts that
     can hold the range are opened, and in each part the row groups are skipped by
     their statistics.
+
+    ``path`` may be an object store URL (a ``str``, ``s3://bucket/prefix`` or
+    ``file:///path``; credentials as in :func:`read`). The reads are ranged:
+    the manifest, then each opened part's footer and only the column chunks of
+    the row groups it decodes.
+
+    >>> import arrow_sparse, tempfile, pathlib, numpy as np
+    >>> d = pathlib.Path(tempfile.mkdtemp()) / "ds"
+    >>> _ = arrow_sparse.write_dataset(f"file://{d}", np.array([[0.0, 1.0], [2.0, 0.0]]), to="csr")
+    >>> arrow_sparse.read_dataset(f"file://{d}").to_numpy().tolist()
+    [[0.0, 1.0], [2.0, 0.0]]
 
     >>> import arrow_sparse, tempfile, pathlib, numpy as np
     >>> x = np.zeros((6, 4)); x[1, 2] = 1.5; x[4, 0] = -2.0

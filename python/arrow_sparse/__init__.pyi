@@ -18,6 +18,7 @@ from .errors import (
     LimitError as LimitError,
     MisalignedError as MisalignedError,
     NumericOverflowError as NumericOverflowError,
+    ObjectStoreError as ObjectStoreError,
     ParquetError as ParquetError,
     ParseError as ParseError,
     ShapeError as ShapeError,

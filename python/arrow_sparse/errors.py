@@ -27,6 +27,7 @@ __all__ = [
     "UnsupportedError",
     "ParseError",
     "ArrowSparseIOError",
+    "ObjectStoreError",
     "ArrowError",
     "ParquetError",
     "LimitError",
@@ -81,6 +82,11 @@ class ParseError(ArrowSparseError, ValueError):
 
 class ArrowSparseIOError(ArrowSparseError, OSError):
     """Reading or writing a file failed."""
+
+
+class ObjectStoreError(ArrowSparseError, OSError):
+    """A request to an object store (an ``s3://`` or ``file://`` URL) failed, or
+    its object does not exist (``errno`` 2, as a missing file)."""
 
 
 class ArrowError(ArrowSparseError, ValueError):

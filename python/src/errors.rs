@@ -25,6 +25,8 @@ fn class_name(e: &Error) -> &'static str {
         Error::Parquet(_) => "ParquetError",
         Error::Limit { .. } => "LimitError",
         Error::Allocation { .. } => "AllocationError",
+        #[cfg(feature = "object-store")]
+        Error::ObjectStore(_) => "ObjectStoreError",
         _ => "ArrowSparseError",
     }
 }
@@ -41,6 +43,9 @@ pub(crate) fn to_py(e: Error) -> PyErr {
             std::io::ErrorKind::AlreadyExists => Some(17),
             _ => None,
         }),
+        // a missing object is a missing file to Python (FileNotFoundError's errno)
+        #[cfg(feature = "object-store")]
+        Error::ObjectStore(object_store::Error::NotFound { .. }) => Some(2),
         _ => None,
     };
     Python::attach(|py| {

@@ -79,10 +79,115 @@ fn in_path(path: &Path, e: Error) -> Error {
     }
 }
 
+/// `path` when it is an object store URL (`s3://bucket/prefix`,
+/// `file:///path`): a `str` with a scheme (`pathlib` folds the `//`, so a
+/// `Path` never is one).
+fn url_of(path: &Path) -> Option<&str> {
+    path.to_str().filter(|s| store::is_url(s))
+}
+
+/// Datasets and archives at object store URLs, with the cargo feature
+/// `object-store` (the default); without it every URL is an
+/// `UnsupportedError`.
+mod store {
+    use arrow_sparse::Error;
+    use arrow_sparse::archive::{
+        ArchiveReadOptions, DatasetReader, DatasetSummary, DatasetWriteOptions,
+    };
+    use arrow_sparse::ipc::TensorMessage;
+
+    #[cfg(feature = "object-store")]
+    pub(super) fn is_url(s: &str) -> bool {
+        arrow_sparse::archive::store::is_url(s)
+    }
+
+    /// Without the feature: anything with `://`, so that such a path gets the
+    /// error below rather than "no such file".
+    #[cfg(not(feature = "object-store"))]
+    pub(super) fn is_url(s: &str) -> bool {
+        s.contains("://")
+    }
+
+    #[cfg(feature = "object-store")]
+    fn at(url: &str) -> Result<arrow_sparse::archive::store::StoreLocation, Error> {
+        arrow_sparse::archive::store::StoreLocation::from_url(url)
+    }
+
+    #[cfg(not(feature = "object-store"))]
+    fn at(url: &str) -> Result<std::convert::Infallible, Error> {
+        Err(Error::Unsupported(format!(
+            "{url}: object store URLs (arrow_sparse was built without the cargo feature object-store)"
+        )))
+    }
+
+    /// The tensor at `url`: a Parquet archive when its name ends in
+    /// `.parquet`, else a dataset (as the CLI reads URLs).
+    pub(super) fn read(url: &str, options: &ArchiveReadOptions) -> Result<TensorMessage, Error> {
+        let at = at(url)?;
+        #[cfg(feature = "object-store")]
+        if url.to_ascii_lowercase().ends_with(".parquet") {
+            return arrow_sparse::archive::ArchiveReader::open_store(&at, options)?.read();
+        }
+        dataset(&at, options)?.read()
+    }
+
+    /// The dataset at `url`.
+    pub(super) fn open_dataset(
+        url: &str,
+        options: &ArchiveReadOptions,
+    ) -> Result<DatasetReader, Error> {
+        dataset(&at(url)?, options)
+    }
+
+    #[cfg(feature = "object-store")]
+    fn dataset(
+        at: &arrow_sparse::archive::store::StoreLocation,
+        options: &ArchiveReadOptions,
+    ) -> Result<DatasetReader, Error> {
+        DatasetReader::open_store(at, options)
+    }
+
+    #[cfg(not(feature = "object-store"))]
+    fn dataset(
+        at: &std::convert::Infallible,
+        _: &ArchiveReadOptions,
+    ) -> Result<DatasetReader, Error> {
+        match *at {}
+    }
+
+    /// Write `message` as the dataset at `url` (its manifest last: the commit).
+    pub(super) fn write_dataset(
+        url: &str,
+        message: &TensorMessage,
+        options: &DatasetWriteOptions,
+    ) -> Result<DatasetSummary, Error> {
+        let at = at(url)?;
+        #[cfg(feature = "object-store")]
+        return arrow_sparse::archive::write_dataset_to_store(&at, message, options);
+        #[cfg(not(feature = "object-store"))]
+        {
+            let _ = (message, options);
+            match at {}
+        }
+    }
+}
+
+/// The error for a URL where only local files are taken.
+fn local_only(url: &str, what: &str) -> PyErr {
+    crate::errors::to_py(Error::Unsupported(format!(
+        "{url}: {what} (object store URLs are read by arrow_sparse.read and read_dataset, and written by write_dataset)"
+    )))
+}
+
 /// Every tensor of `path` (see `arrow_sparse.read`).
 #[pyfunction]
 #[pyo3(signature = (path, *, validate=true))]
 pub(crate) fn read(py: Python<'_>, path: PathBuf, validate: bool) -> PyResult<Vec<Tensor>> {
+    if let Some(url) = url_of(&path) {
+        let options = archive::ArchiveReadOptions::default().with_validation(validation(validate));
+        let message = guarded(py, || store::read(url, &options))?;
+        return Ok(vec![Tensor::new(message)]);
+    }
     let messages = guarded(py, || {
         read_all(&path, validate).map_err(|e| in_path(&path, e))
     })?;
@@ -100,6 +205,9 @@ impl Reader {
     #[new]
     #[pyo3(signature = (path, *, validate=true))]
     fn new(py: Python<'_>, path: PathBuf, validate: bool) -> PyResult<Reader> {
+        if let Some(url) = url_of(&path) {
+            return Err(local_only(url, "a memory map needs a local file"));
+        }
         let options = ipc::StreamReadOptions::default().with_validation(validation(validate));
         let reader = guarded(py, || {
             MmapReader::open_with(&path, &options).map_err(|e| in_path(&path, e))
@@ -259,6 +367,9 @@ pub(crate) fn write(
     binsparse_format: Option<&str>,
     mtx_symmetry: Option<&str>,
 ) -> PyResult<()> {
+    if let Some(url) = url_of(&path) {
+        return Err(local_only(url, "write writes local files"));
+    }
     let messages: Vec<TensorMessage> = tensors.iter().map(|t| t.get().message.clone()).collect();
     let k = write_kind(&path)?;
     let export = export_options(&path, npz_flavor, binsparse_format, mtx_symmetry)?;
@@ -336,7 +447,10 @@ pub(crate) fn write_dataset(
     }
     let options = archive::DatasetWriteOptions::new(partition_by, rows_per_file)
         .with_archive_options(parquet_options);
-    let s = guarded(py, || archive::write_dataset(&path, &message, &options))?;
+    let s = guarded(py, || match url_of(&path) {
+        Some(url) => store::write_dataset(url, &message, &options),
+        None => archive::write_dataset(&path, &message, &options),
+    })?;
     Ok((s.rows, s.parts, s.bytes))
 }
 
@@ -357,8 +471,12 @@ pub(crate) fn read_dataset(
     }
     let options = archive::ArchiveReadOptions::default().with_validation(validation(validate));
     let (message, parts) = guarded(py, || {
-        let r =
-            archive::DatasetReader::open_with(&path, &options).map_err(|e| in_path(&path, e))?;
+        let r = match url_of(&path) {
+            Some(url) => store::open_dataset(url, &options)?,
+            None => {
+                archive::DatasetReader::open_with(&path, &options).map_err(|e| in_path(&path, e))?
+            }
+        };
         match dim {
             None => Ok((r.read()?, r.parts().len())),
             Some(d) => {
