@@ -32,7 +32,7 @@ from .errors import *  # noqa: F401,F403
 from .errors import __all__ as _error_names
 
 __all__ = [
-    "Tensor", "Reader", "read", "open", "write", "write_dataset", "read_dataset", "spmv", "spmm", "mttkrp", "ttv", "sum", "sum_duplicates",
+    "Tensor", "Reader", "read", "open", "write", "write_dataset", "read_dataset", "read_range", "spmv", "spmm", "mttkrp", "ttv", "sum", "sum_duplicates",
     "canonicalize", "transpose", "map_values", "add", "subtract", "multiply", "scale", "allclose",
 ] + list(
     _error_names
@@ -924,6 +924,32 @@ def read_dataset(path, *, dim=None, start=None, stop=None, validate=True):
     ((2, 4), np.float64(-2.0))
     """
     t, _parts = _native.read_dataset(path, dim=dim, start=start, stop=stop, validate=validate)
+    return Tensor(t)
+
+
+def read_range(path, dim, start=None, stop=None, *, validate=True):
+    """The entries of the Parquet archive or dataset at ``path`` whose
+    coordinate along ``dim`` lies in ``start:stop`` (``None``: from the first /
+    to the last; clamped to the extent), as a tensor of the same format and
+    types with that extent along ``dim`` (coordinates shifted down by
+    ``start``). Row groups whose statistics show no coordinate in the range
+    are not decoded, and in a dataset only the parts that can hold the range
+    are opened, so a range of a large archive costs what the range holds.
+
+    ``path``: a ``.parquet`` archive, a dataset directory (see
+    :func:`write_dataset`), or an object store URL of either (see :func:`read`;
+    on a store the reads are ranged requests). A DM archive has no range
+    reads (read it whole; its slices copy nothing).
+
+    >>> import arrow_sparse, tempfile, pathlib, numpy as np, scipy.sparse as sp
+    >>> a = sp.random(1000, 20, density=0.05, format="csr", random_state=0)
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "a.parquet"
+    >>> arrow_sparse.write(path, a, row_group_size=100)
+    >>> t = arrow_sparse.read_range(path, 0, 200, 250)
+    >>> t.format, t.shape, np.array_equal(t.to_numpy(), a[200:250].toarray())
+    ('csr', (50, 20), True)
+    """
+    t, _parts, _groups, _total = _native.read_range(path, dim, start=start, stop=stop, validate=validate)
     return Tensor(t)
 
 

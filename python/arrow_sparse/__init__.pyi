@@ -154,6 +154,14 @@ def read_dataset(
     stop: int | None = None,
     validate: bool = True,
 ) -> Tensor: ...
+def read_range(
+    path: PathLike,
+    dim: int,
+    start: int | None = None,
+    stop: int | None = None,
+    *,
+    validate: bool = True,
+) -> Tensor: ...
 def spmv(
     a: TensorLike,
     x: npt.ArrayLike,

@@ -86,13 +86,18 @@ fn url_of(path: &Path) -> Option<&str> {
     path.to_str().filter(|s| store::is_url(s))
 }
 
+/// Whether `name` (a path or a URL) names a Parquet archive, by its extension.
+fn names_archive(name: &str) -> bool {
+    name.to_ascii_lowercase().ends_with(".parquet")
+}
+
 /// Datasets and archives at object store URLs, with the cargo feature
 /// `object-store` (the default); without it every URL is an
 /// `UnsupportedError`.
 mod store {
     use arrow_sparse::Error;
     use arrow_sparse::archive::{
-        ArchiveReadOptions, DatasetReader, DatasetSummary, DatasetWriteOptions,
+        ArchiveReadOptions, ArchiveReader, DatasetReader, DatasetSummary, DatasetWriteOptions,
     };
     use arrow_sparse::ipc::TensorMessage;
 
@@ -120,15 +125,29 @@ mod store {
         )))
     }
 
-    /// The tensor at `url`: a Parquet archive when its name ends in
-    /// `.parquet`, else a dataset (as the CLI reads URLs).
+    /// The tensor at `url`: a Parquet archive when its name says so
+    /// ([`super::names_archive`]), else a dataset (as the CLI reads URLs).
     pub(super) fn read(url: &str, options: &ArchiveReadOptions) -> Result<TensorMessage, Error> {
+        if super::names_archive(url) {
+            open_archive(url, options)?.read()
+        } else {
+            open_dataset(url, options)?.read()
+        }
+    }
+
+    /// The Parquet archive at `url`.
+    pub(super) fn open_archive(
+        url: &str,
+        options: &ArchiveReadOptions,
+    ) -> Result<ArchiveReader, Error> {
         let at = at(url)?;
         #[cfg(feature = "object-store")]
-        if url.to_ascii_lowercase().ends_with(".parquet") {
-            return arrow_sparse::archive::ArchiveReader::open_store(&at, options)?.read();
+        return ArchiveReader::open_store(&at, options);
+        #[cfg(not(feature = "object-store"))]
+        {
+            let _ = options;
+            match at {}
         }
-        dataset(&at, options)?.read()
     }
 
     /// The dataset at `url`.
@@ -480,14 +499,98 @@ pub(crate) fn read_dataset(
         match dim {
             None => Ok((r.read()?, r.parts().len())),
             Some(d) => {
-                let range = r.read_range(d, start.unwrap_or(0)..stop.unwrap_or(usize::MAX))?;
-                let message = TensorMessage {
-                    tensor: range.tensor,
-                    custom_metadata: r.spec().custom_metadata.clone(),
-                };
-                Ok((message, range.parts_read))
+                let got = dataset_range(&r, d, start.unwrap_or(0)..stop.unwrap_or(usize::MAX))?;
+                Ok((got.message, got.parts_read))
             }
         }
     })?;
     Ok((Tensor::new(message), parts))
+}
+
+/// A range read and what it decoded.
+struct RangeDecoded {
+    message: TensorMessage,
+    /// Parts opened (1 for an archive).
+    parts_read: usize,
+    row_groups_read: usize,
+    /// Row groups of the files opened.
+    row_groups_total: usize,
+}
+
+fn dataset_range(
+    r: &archive::DatasetReader,
+    dim: usize,
+    range: std::ops::Range<usize>,
+) -> Result<RangeDecoded, Error> {
+    let got = r.read_range(dim, range)?;
+    Ok(RangeDecoded {
+        message: TensorMessage {
+            tensor: got.tensor,
+            custom_metadata: r.spec().custom_metadata.clone(),
+        },
+        parts_read: got.parts_read,
+        row_groups_read: got.row_groups_read,
+        row_groups_total: got.row_groups_total,
+    })
+}
+
+fn archive_range(
+    r: &archive::ArchiveReader,
+    dim: usize,
+    range: std::ops::Range<usize>,
+) -> Result<RangeDecoded, Error> {
+    let got = r.read_range(dim, range)?;
+    Ok(RangeDecoded {
+        message: TensorMessage {
+            tensor: got.tensor,
+            custom_metadata: r.spec().custom_metadata.clone(),
+        },
+        parts_read: 1,
+        row_groups_read: got.row_groups_read,
+        row_groups_total: got.row_groups_total,
+    })
+}
+
+/// The entries of a Parquet archive or a dataset (a path or a URL) whose
+/// coordinate along `dim` lies in `start..stop` (see `arrow_sparse.read_range`):
+/// the tensor, the parts opened (1 for an archive), the row groups decoded and
+/// the row groups of the files opened.
+#[pyfunction]
+#[pyo3(signature = (path, dim, *, start=None, stop=None, validate=true))]
+pub(crate) fn read_range(
+    py: Python<'_>,
+    path: PathBuf,
+    dim: usize,
+    start: Option<usize>,
+    stop: Option<usize>,
+    validate: bool,
+) -> PyResult<(Tensor, usize, usize, usize)> {
+    let options = archive::ArchiveReadOptions::default().with_validation(validation(validate));
+    let range = start.unwrap_or(0)..stop.unwrap_or(usize::MAX);
+    let got = guarded(py, || match url_of(&path) {
+        Some(url) if names_archive(url) => {
+            archive_range(&store::open_archive(url, &options)?, dim, range)
+        }
+        Some(url) => dataset_range(&store::open_dataset(url, &options)?, dim, range),
+        None if path.is_dir() => {
+            let r = archive::DatasetReader::open_with(&path, &options)
+                .map_err(|e| in_path(&path, e))?;
+            dataset_range(&r, dim, range)
+        }
+        None if kind(&path) == Kind::Parquet => {
+            let r = archive::ArchiveReader::open_with(&path, &options)
+                .map_err(|e| in_path(&path, e))?;
+            archive_range(&r, dim, range)
+        }
+        None => Err(Error::Unsupported(format!(
+            "{}: a range read takes a Parquet archive (.parquet) or a dataset",
+            path.display()
+        ))),
+    })?;
+    Ok((
+        Tensor::new(got.message),
+        got.parts_read,
+        got.row_groups_read,
+        got.row_groups_total,
+    ))
 }

@@ -23,6 +23,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(io::write, m)?)?;
     m.add_function(wrap_pyfunction!(io::write_dataset, m)?)?;
     m.add_function(wrap_pyfunction!(io::read_dataset, m)?)?;
+    m.add_function(wrap_pyfunction!(io::read_range, m)?)?;
     m.add_function(wrap_pyfunction!(kernels::spmv, m)?)?;
     m.add_function(wrap_pyfunction!(kernels::sum, m)?)?;
     m.add_function(wrap_pyfunction!(kernels::sum_over, m)?)?;

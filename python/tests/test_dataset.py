@@ -63,3 +63,46 @@ def test_engines_read_the_directory_as_one_table(tmp_path):
     ctx.register_parquet("a", str(tmp_path / "ds"), file_extension=".parquet")
     n = ctx.sql("SELECT COUNT(*) AS n FROM a").to_arrow_table()["n"][0].as_py()
     assert n == a.nnz
+
+
+def test_read_range_of_an_archive_decodes_only_the_row_groups_it_needs(tmp_path):
+    a = sp.random(1000, 20, density=0.05, format="csr", random_state=6)
+    path = tmp_path / "a.parquet"
+    arrow_sparse.write(path, a, row_group_size=100)
+    t = arrow_sparse.read_range(path, 0, 200, 250)
+    assert (t.format, t.shape) == ("csr", (50, 20))
+    np.testing.assert_array_equal(t.to_numpy(), a[200:250].toarray())
+    _, parts, groups, total = arrow_sparse._native.read_range(path, 0, start=200, stop=250, validate=True)
+    assert parts == 1 and total == 10 and 1 <= groups <= 2
+    cols = arrow_sparse.read_range(path, 1, 5, 9)
+    np.testing.assert_array_equal(cols.to_numpy(), a[:, 5:9].toarray())
+    whole = arrow_sparse.read_range(path, 0, stop=10**9)  # clamped to the extent
+    np.testing.assert_array_equal(whole.to_numpy(), a.toarray())
+
+
+def test_read_range_of_a_3d_archive_and_of_a_dataset(tmp_path):
+    rng = np.random.default_rng(11)
+    x = np.where(rng.random((8, 6, 5)) < 0.3, rng.standard_normal((8, 6, 5)), 0.0)
+    arrow_sparse.write(tmp_path / "x.parquet", x, to="coo", index_type="int32")
+    t = arrow_sparse.read_range(tmp_path / "x.parquet", 2, 1, 4)
+    assert (t.format, t.index_type, t.shape) == ("coo", "int32", (8, 6, 3))
+    np.testing.assert_array_equal(t.to_numpy(), x[:, :, 1:4])
+    arrow_sparse.write_dataset(tmp_path / "ds", x, rows_per_file=2, to="coo")
+    np.testing.assert_array_equal(arrow_sparse.read_range(tmp_path / "ds", 0, 3, 7).to_numpy(), x[3:7])
+    _, parts, _, _ = arrow_sparse._native.read_range(tmp_path / "ds", 0, start=4, stop=6, validate=True)
+    assert parts == 1
+
+
+def test_read_range_errors_are_typed(tmp_path):
+    a = sp.random(30, 30, density=0.1, format="csr", random_state=3)
+    arrow_sparse.write(tmp_path / "a.arrow", a)
+    with pytest.raises(arrow_sparse.UnsupportedError, match="Parquet archive"):
+        arrow_sparse.read_range(tmp_path / "a.arrow", 0, 0, 5)
+    arrow_sparse.write(tmp_path / "a.parquet", a)
+    with pytest.raises(arrow_sparse.ShapeError):
+        arrow_sparse.read_range(tmp_path / "a.parquet", 2, 0, 5)
+    arrow_sparse.write(tmp_path / "dm.parquet", a, to="dm")
+    with pytest.raises(arrow_sparse.UnsupportedError, match="DM archive"):
+        arrow_sparse.read_range(tmp_path / "dm.parquet", 0, 0, 5)
+    with pytest.raises(arrow_sparse.ArrowSparseIOError):
+        arrow_sparse.read_range(tmp_path / "missing.parquet", 0, 0, 5)

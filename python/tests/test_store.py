@@ -108,6 +108,22 @@ def test_a_range_read_from_s3_opens_only_the_parts_it_needs(s3):
     np.testing.assert_array_equal(cols.to_numpy(), a.tocsr()[:, 5:9].toarray())
 
 
+def test_range_reads_of_an_archive_and_a_dataset_in_s3(s3, tmp_path):
+    a = sp.random(1000, 20, density=0.05, format="csr", random_state=8)
+    arrow_sparse.write(tmp_path / "a.parquet", a, row_group_size=100)
+    s3.upload_file(str(tmp_path / "a.parquet"), BUCKET, "ranges/a.parquet")
+    url = f"s3://{BUCKET}/ranges/a.parquet"
+    t, parts, groups, total = _native.read_range(url, 0, start=200, stop=250, validate=True)
+    assert (parts, total) == (1, 10) and 1 <= groups <= 2
+    np.testing.assert_array_equal(arrow_sparse.Tensor(t).to_numpy(), a[200:250].toarray())
+    np.testing.assert_array_equal(arrow_sparse.read_range(url, 1, 3, 6).to_numpy(), a[:, 3:6].toarray())
+    ds = f"s3://{BUCKET}/ranges/ds"
+    arrow_sparse.write_dataset(ds, a, rows_per_file=100)
+    t, parts, _, _ = _native.read_range(ds, 0, start=120, stop=180, validate=True)
+    assert parts == 1
+    np.testing.assert_array_equal(arrow_sparse.Tensor(t).to_numpy(), a[120:180].toarray())
+
+
 def test_a_dataset_written_again_replaces_the_old_one(s3):
     url = f"s3://{BUCKET}/again/ds"
     first = np.zeros((40, 3)); first[::2, 1] = 1.0
