@@ -888,7 +888,8 @@ fn ttv_with_an_accumulator_past_the_level_2_cache_matches_the_reference() {
 
 /// TTV on trees of more than 2 * 2^15 leaves: on several threads the output
 /// is cut into parts (by root nodes, or by blocks of level-1 coordinates when
-/// the mode is the root's); the results on 1, 2, 3 and 7 threads are bitwise
+/// the mode is the root's; the sparse result's walk with the mode at a middle
+/// level also by root nodes); the results on 1, 2, 3 and 7 threads are bitwise
 /// the same and match the reference, for every mode, a tree whose root is not
 /// the output's first dimension (not cut), a 2-D tree, and integer values
 /// (accumulated wide, then narrowed).
@@ -901,10 +902,13 @@ fn ttv_results_do_not_depend_on_the_thread_count() {
             .map(|_| (skewed(&mut r, shape), (r() % 2001) as f64 / 100.0 - 10.0))
             .collect()
     };
-    let cases: [(&[usize], &[usize], usize); 3] = [
+    // (a middle mode's accumulator of at most 2048 positions splits the roots:
+    // mode 1 of the first, mode 0 of the second, modes 1 and 2 of the 4-D one)
+    let cases: [(&[usize], &[usize], usize); 4] = [
         (&[40, 512, 512], &[0, 1, 2], 200_000),
         (&[300, 40, 60], &[1, 0, 2], 150_000),
         (&[3000, 700], &[0, 1], 150_000),
+        (&[10, 24, 30, 40], &[0, 1, 2, 3], 150_000),
     ];
     for (shape, order, nnz) in cases {
         let entries = draw(shape, nnz);

@@ -666,11 +666,15 @@ fn csr_mttkrp_rows<V: Numeric, I: Index, P: Index>(
 ///
 /// On several threads (a tree of more than 65 536 leaves): with `mode` at the
 /// last level the root nodes are split between threads by their leaf counts,
-/// each range writing its own slice of the output; with `mode` at the root and
-/// a blocked accumulator (larger than half the level-2 cache, 3 or more
-/// levels) the blocks are split, each range of blocks with its own part of the
-/// accumulator and its own entries, appended in order. The result is the same
-/// on any number of threads. The other modes run on one thread.
+/// each range writing its own slice of the output; with `mode` at a middle
+/// level and an accumulator of at most 2048 positions, likewise, each range
+/// of roots with an accumulator and entries of its own, appended in order;
+/// with `mode` at the root and a blocked accumulator (larger than half the
+/// level-2 cache, 3 or more levels) the blocks are split, each range of
+/// blocks with its own part of the accumulator and its own entries, appended
+/// in order. The result is the same on any number of threads. The other
+/// cases (a larger middle accumulator, the root's accumulator unblocked, the
+/// projection and sort) run on one thread.
 ///
 /// ```
 /// use arrow_sparse::kernels::csf::ttv;
@@ -1788,7 +1792,16 @@ fn ttv_dense_accumulator<V: Numeric, I: Index, P: Index>(
         path: vec![0usize; n],
         odometer: vec![0usize; n],
     };
-    st.prefix(0, 0, t.indices()[0].len(), v)?;
+    let roots = t.indices()[0].len();
+    if level >= 1
+        && size <= super::spmv::PAR_WORK / 16
+        && rayon::current_num_threads() > 1
+        && t.nnz() > 2 * super::spmv::PAR_WORK
+    {
+        st.par_roots(roots, v)?;
+    } else {
+        st.prefix(0, 0, roots, v)?;
+    }
     Ok(Some((st.coords, st.values)))
 }
 
@@ -1963,6 +1976,36 @@ impl<V: Numeric, I: Index, P: Index> TtvAcc<'_, V, I, P> {
                     Block::Run(a, b, w) => part.add::<false>(1, a, b, base, w),
                     Block::Done(a, b) => part.emit_scan_range(a * stride - off, b * stride - off),
                 })?;
+                let mut done = done.lock().unwrap_or_else(|e| e.into_inner());
+                done.push((lo, part.coords, part.values));
+                Ok(())
+            },
+        )?;
+        self.append(done.into_inner().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// The whole walk with the mode below the root (`level >= 1`), its root
+    /// nodes split between threads by their leaf counts ([`par_nodes`]): each
+    /// part of consecutive roots walks them into an accumulator of its own (a
+    /// whole one: it spans the levels below the mode, which every parent
+    /// reuses) and emits its own entries, appended in root order. Every entry
+    /// comes from one parent at the level above the mode, so the entries, their
+    /// order and their sums are those of one thread. The caller keeps the
+    /// accumulator small against a part's leaves (at most `PAR_WORK / 16`
+    /// positions), so that a part's fresh accumulator costs little.
+    fn par_roots(&mut self, roots: usize, v: &[V]) -> Result<()> {
+        let done = std::sync::Mutex::new(Vec::new());
+        let this = &*self;
+        let last = self.shape.len() - 1;
+        par_nodes(
+            0,
+            roots,
+            (),
+            &|k| this.lv.descend(0, k, last),
+            &|(), _, _| ((), ()),
+            &|lo, hi, ()| {
+                let mut part = this.part(0, this.acc.len())?;
+                part.prefix(0, lo, hi, v)?;
                 let mut done = done.lock().unwrap_or_else(|e| e.into_inner());
                 done.push((lo, part.coords, part.values));
                 Ok(())
