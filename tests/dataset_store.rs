@@ -275,6 +275,37 @@ fn an_in_memory_store_reads_only_the_objects_and_ranges_it_needs() {
     reads_fetch_only_what_they_need(&at, &counting);
 }
 
+/// A single archive written to a store: staged locally, uploaded in one PUT
+/// (no manifest, no other object), replaced whole by a second write, and
+/// refused with a typed error where the store cannot take it.
+#[test]
+fn an_archive_is_uploaded_whole_and_replaced_whole() {
+    let counting = Counting::new(Arc::new(object_store::memory::InMemory::new()));
+    let at = StoreLocation::new(counting.clone(), "one/a.parquet").unwrap();
+    let mut r = Rng(5);
+    let t: AnyTensor = random(&mut r, &[300, 40], 900).into();
+    let opts = ArchiveWriteOptions::default().with_row_group_size(100);
+    let summary = archive::write_archive_to_store(&at, &t.clone().into(), &opts).unwrap();
+    assert_eq!(summary.row_groups, 9);
+    assert_eq!(counting.take_puts(), vec!["one/a.parquet".to_string()]);
+    let back = ArchiveReader::open_store(&at, &Default::default()).unwrap();
+    assert_eq!(back.file_bytes(), summary.bytes);
+    assert_eq!(back.read().unwrap().tensor, t);
+    // written again: the new archive, whole
+    let u: AnyTensor = random(&mut r, &[10, 4], 7).into();
+    archive::write_archive_to_store(&at, &u.clone().into(), &opts).unwrap();
+    assert_eq!(counting.take_puts().len(), 1);
+    let again = ArchiveReader::open_store(&at, &Default::default()).unwrap();
+    assert_eq!(again.read().unwrap().tensor, u);
+    // a file URL under a regular file: the store's error, typed
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("plain"), b"x").unwrap();
+    let bad = StoreLocation::from_url(&format!("file://{}/plain/a.parquet", dir.path().display()))
+        .unwrap();
+    let err = archive::write_archive_to_store(&bad, &t.into(), &opts).unwrap_err();
+    assert!(matches!(err, Error::ObjectStore(_)), "{err}");
+}
+
 #[test]
 fn file_urls_read_datasets_written_to_directories_and_back() {
     let dir = tempfile::tempdir().unwrap();
@@ -577,6 +608,16 @@ fn an_s3_server_takes_multipart_parts_and_the_cli_s_urls() {
     let back = DatasetReader::open_store(&at, &Default::default()).unwrap();
     assert!(back.parts()[0].bytes > 8 << 20);
     assert_eq!(back.read().unwrap().tensor, t);
+    // the same tensor as one archive: a multipart upload too
+    let one = StoreLocation::new(counting.clone(), "one.parquet").unwrap();
+    let summary = archive::write_archive_to_store(&one, &t.clone().into(), &opts.archive).unwrap();
+    assert!(summary.bytes > 8 << 20);
+    assert_eq!(
+        counting.take_puts(),
+        vec!["one.parquet (multipart)".to_string()]
+    );
+    let back = ArchiveReader::open_store(&one, &Default::default()).unwrap();
+    assert_eq!(back.read().unwrap().tensor, t);
 
     // the CLI: a Matrix Market file into an s3:// dataset and back out
     let dir = tempfile::tempdir().unwrap();
@@ -616,6 +657,18 @@ fn an_s3_server_takes_multipart_parts_and_the_cli_s_urls() {
     let (code, _, err) = run(&["convert", "s3://big/cli/ds", local.to_str().unwrap()]);
     assert_eq!(code, Some(0), "{err}");
     assert!(std::fs::read_to_string(&local).unwrap().contains("6 4 4"));
+    // a single archive at a URL: uploaded whole, read back; other kinds refused
+    let (code, out, err) = run(&["convert", mtx_arg, "s3://big/cli/a.parquet"]);
+    assert_eq!(code, Some(0), "{out}{err}");
+    let (code, dump, err) = run(&["dump", "s3://big/cli/a.parquet"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        dump.contains(r#""entries":[[0,0,1.5],[2,1,-2.0],[4,3,4.0],[5,0,0.25]]"#),
+        "{dump}"
+    );
+    let (code, _, err) = run(&["convert", mtx_arg, "s3://big/cli/a.arrow"]);
+    assert_ne!(code, Some(0), "{err}");
+    assert!(err.contains("a URL takes a Parquet archive"), "{err}");
     // no such dataset: a one-line error, exit code 3
     let (code, _, err) = run(&["dump", "s3://big/nothing"]);
     assert_eq!(code, Some(3), "{err}");

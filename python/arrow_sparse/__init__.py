@@ -780,7 +780,10 @@ def write(path, tensors, *, to=None, index_type=None, axis_order=None, dimension
     the kind chosen by extension as in :func:`read` (``.arrow``, ``.arrows`` or
     ``.ipc`` streams, ``.parquet``, ``.mtx``, ``.tns``, ``.npz``; another extension
     is a ValueError): an Arrow IPC stream holds any number of tensors, the other
-    kinds one.
+    kinds one. ``path`` may also be an object store URL of a Parquet archive (a
+    ``str``, ``s3://bucket/key.parquet`` or ``file:///path.parquet``; settings
+    as in :func:`read`): the archive is written to a local temporary file, then
+    uploaded whole, so readers see the old object or the new one.
 
     ``tensors`` is one object or a list of :class:`Tensor`, ``scipy.sparse``
     arrays / matrices (CSR, CSC, COO), pydata/sparse ``COO`` / ``GCXS``, pyarrow

@@ -88,7 +88,7 @@ fn url_of(path: &Path) -> Option<&str> {
 
 /// Whether `name` (a path or a URL) names a Parquet archive, by its extension.
 fn names_archive(name: &str) -> bool {
-    name.to_ascii_lowercase().ends_with(".parquet")
+    archive::is_archive_path(Path::new(name))
 }
 
 /// Datasets and archives at object store URLs, with the cargo feature
@@ -97,7 +97,8 @@ fn names_archive(name: &str) -> bool {
 mod store {
     use arrow_sparse::Error;
     use arrow_sparse::archive::{
-        ArchiveReadOptions, ArchiveReader, DatasetReader, DatasetSummary, DatasetWriteOptions,
+        ArchiveReadOptions, ArchiveReader, ArchiveWriteOptions, DatasetReader, DatasetSummary,
+        DatasetWriteOptions, WriteSummary,
     };
     use arrow_sparse::ipc::TensorMessage;
 
@@ -172,6 +173,23 @@ mod store {
         _: &ArchiveReadOptions,
     ) -> Result<DatasetReader, Error> {
         match *at {}
+    }
+
+    /// Write `message` as the Parquet archive at `url` (staged locally, then
+    /// uploaded whole).
+    pub(super) fn write_archive(
+        url: &str,
+        message: &TensorMessage,
+        options: &ArchiveWriteOptions,
+    ) -> Result<WriteSummary, Error> {
+        let at = at(url)?;
+        #[cfg(feature = "object-store")]
+        return arrow_sparse::archive::write_archive_to_store(&at, message, options);
+        #[cfg(not(feature = "object-store"))]
+        {
+            let _ = (message, options);
+            match at {}
+        }
     }
 
     /// Write `message` as the dataset at `url` (its manifest last: the commit).
@@ -386,8 +404,14 @@ pub(crate) fn write(
     binsparse_format: Option<&str>,
     mtx_symmetry: Option<&str>,
 ) -> PyResult<()> {
-    if let Some(url) = url_of(&path) {
-        return Err(local_only(url, "write writes local files"));
+    let url = url_of(&path);
+    if let Some(url) = url
+        && (!names_archive(url) || as_column)
+    {
+        return Err(local_only(
+            url,
+            "write puts a Parquet archive (.parquet) at a URL, and other kinds and tables in local files",
+        ));
     }
     let messages: Vec<TensorMessage> = tensors.iter().map(|t| t.get().message.clone()).collect();
     let k = write_kind(&path)?;
@@ -436,7 +460,10 @@ pub(crate) fn write(
             let options = ipc::StreamWriteOptions::default().with_sync(sync);
             ipc::write_tensor_stream(&path, &messages, &options)
         }
-        Kind::Parquet => archive::write_archive(&path, &messages[0], &parquet_options).map(|_| ()),
+        Kind::Parquet => match url {
+            Some(url) => store::write_archive(url, &messages[0], &parquet_options).map(|_| ()),
+            None => archive::write_archive(&path, &messages[0], &parquet_options).map(|_| ()),
+        },
         Kind::Text => fileio::write_path_with(&path, &messages[0], &export),
     })
 }

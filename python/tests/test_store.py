@@ -124,6 +124,24 @@ def test_range_reads_of_an_archive_and_a_dataset_in_s3(s3, tmp_path):
     np.testing.assert_array_equal(arrow_sparse.Tensor(t).to_numpy(), a[120:180].toarray())
 
 
+def test_write_puts_a_parquet_archive_at_a_url(s3):
+    a = sp.random(600, 30, density=0.05, format="csc", random_state=12, dtype=np.float32)
+    url = f"s3://{BUCKET}/written/a.parquet"
+    arrow_sparse.write(url, a, row_group_size=64, compression="zstd")
+    assert _keys(s3, "written/") == ["written/a.parquet"]
+    [t] = arrow_sparse.read(url)
+    assert (t.format, t.value_type) == ("csc", "float32")
+    np.testing.assert_array_equal(t.to_numpy(), a.toarray())
+    part = arrow_sparse.read_range(url, 1, 10, 12)
+    np.testing.assert_array_equal(part.to_numpy(), a[:, 10:12].toarray())
+    # written again: replaced whole
+    b = np.zeros((3, 3), dtype=np.float32); b[2, 0] = 7.0
+    arrow_sparse.write(url, b, to="coo")
+    [t] = arrow_sparse.read(url)
+    assert t.format == "coo"
+    np.testing.assert_array_equal(t.to_numpy(), b)
+
+
 def test_a_dataset_written_again_replaces_the_old_one(s3):
     url = f"s3://{BUCKET}/again/ds"
     first = np.zeros((40, 3)); first[::2, 1] = 1.0
@@ -179,8 +197,10 @@ def test_file_urls(tmp_path):
 
 def test_urls_where_they_do_not_apply_are_typed_errors(tmp_path):
     a = sp.random(5, 5, density=0.5, format="csr", random_state=1)
-    with pytest.raises(arrow_sparse.UnsupportedError, match="write writes local files"):
+    with pytest.raises(arrow_sparse.UnsupportedError, match="Parquet archive"):
         arrow_sparse.write(f"s3://{BUCKET}/x.arrow", a)
+    with pytest.raises(arrow_sparse.UnsupportedError, match="tables in local files"):
+        arrow_sparse.write(f"file://{tmp_path}/t.parquet", [a, a], as_column=True)
     with pytest.raises(arrow_sparse.UnsupportedError, match="memory map needs a local file"):
         arrow_sparse.open(f"file://{tmp_path}/x.arrow")
     with pytest.raises(arrow_sparse.UnsupportedError, match="scheme"):

@@ -399,6 +399,40 @@ pub fn write_archive(
     writer::write_tensor(path, message, options)
 }
 
+/// [`write_archive`] to the object at `at` (feature `object-store`): the
+/// archive is written to a file in a local temporary directory (the system's),
+/// then uploaded, in one PUT up to 8 MiB and a multipart upload above
+/// (`format/SPEC.md` 9.8); the local copy is removed in every case. A store
+/// makes an object visible only once it is complete, so a reader sees the old
+/// object (if any) or the new one, never a part, and a failure leaves the old
+/// one in place.
+///
+/// ```
+/// use std::sync::Arc;
+/// use arrow_sparse::archive::store::StoreLocation;
+/// use arrow_sparse::archive::{self, ArchiveReader, ArchiveWriteOptions};
+/// use arrow_sparse::{AnyTensor, CooTensor};
+/// let at = StoreLocation::new(Arc::new(object_store::memory::InMemory::new()), "t/x.parquet")?;
+/// let t: AnyTensor = CooTensor::<f64, i64>::from_entries(vec![4, 3], &[(vec![3, 1], 2.5)])?.into();
+/// assert_eq!(archive::write_archive_to_store(&at, &t.clone().into(), &ArchiveWriteOptions::default())?.rows, 1);
+/// assert_eq!(ArchiveReader::open_store(&at, &Default::default())?.read()?.tensor, t);
+/// # Ok::<(), arrow_sparse::Error>(())
+/// ```
+#[cfg(feature = "object-store")]
+pub fn write_archive_to_store(
+    at: &store::StoreLocation,
+    message: &TensorMessage,
+    options: &ArchiveWriteOptions,
+) -> Result<WriteSummary> {
+    let dir = tempfile::Builder::new()
+        .prefix(".arrow-sparse-archive-upload.")
+        .tempdir()?;
+    let local = dir.path().join("archive.parquet");
+    let summary = write_archive(&local, message, options)?;
+    at.upload(&local)?;
+    Ok(summary)
+}
+
 /// Read a whole archive: the tensor exactly as it was written (format, index and
 /// indptr types, coordinate layout, canonical flag, dim names, buffers) and the
 /// custom metadata. The tensor passes its format's validating constructor.

@@ -97,6 +97,11 @@ fn check_usage(args: &ConvertArgs, out_kind: FileKind) -> Result<(), Failure> {
     if w.as_column && args.output_kind.is_some() && FileKind::of(&args.output) != Some(out_kind) {
         return usage("--as-column: name OUT .arrow or .parquet (--output-kind does not apply)");
     }
+    if w.as_column && args.output.to_str().is_some_and(crate::store::is_url) {
+        return usage(
+            "--as-column writes local files (a URL takes a Parquet archive or a dataset)",
+        );
+    }
     if w.as_column && (w.row_group_size.is_some() || w.compression.is_some()) {
         return usage(
             "--row-group-size and --compression apply to Parquet archives, not to --as-column tables",
@@ -321,9 +326,10 @@ pub fn run(args: &ConvertArgs, progress: &Progress) -> Result<Summary, Failure> 
                 .map_err(Failure::output)?
         }
     };
-    if as_column {
+    let bytes = if as_column {
         progress.spinner(format!("writing {}", args.output.display()));
         crate::columns::write(&args.output, &messages).map_err(Failure::output)?;
+        std::fs::metadata(&args.output)?.len()
     } else {
         files::check_output(&args.output, out_kind, &messages, &input).map_err(Failure::output)?;
         files::write(
@@ -333,9 +339,8 @@ pub fn run(args: &ConvertArgs, progress: &Progress) -> Result<Summary, Failure> 
             &output_options(&args.write),
             progress,
         )
-        .map_err(Failure::output)?;
-    }
-    let bytes = std::fs::metadata(&args.output)?.len();
+        .map_err(Failure::output)?
+    };
     Ok(Summary {
         input: args.input.clone(),
         input_kind: input.kind,

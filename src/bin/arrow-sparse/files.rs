@@ -489,33 +489,48 @@ pub fn check_output(
     Ok(())
 }
 
-/// Write `messages` to `path` as its kind (atomically), after [`check_output`].
+/// Write `messages` to `path` as its kind (atomically), after [`check_output`]:
+/// the bytes written. A URL takes a Parquet archive only (uploaded whole).
 pub fn write(
     path: &Path,
     kind: FileKind,
     messages: &[TensorMessage],
     options: &OutputOptions,
     progress: &Progress,
-) -> Result<(), Error> {
+) -> Result<u64, Error> {
     let message = format!("writing {}", path.display());
+    if let Some(url) = path.to_str().filter(|s| crate::store::is_url(s)) {
+        if kind != FileKind::Parquet {
+            return Err(Error::Unsupported(format!(
+                "{url}: a URL takes a Parquet archive (.parquet) or, with --partition-by, a dataset; not {}",
+                kind.describe()
+            )));
+        }
+        progress.spinner(message);
+        #[cfg(feature = "parquet")]
+        return crate::store::write_archive(url, &messages[0], &options.parquet);
+        #[cfg(not(feature = "parquet"))]
+        return Err(no_parquet());
+    }
     match kind {
         FileKind::Arrow => {
             progress.steps(message, messages.len() as u64, "tensors");
-            write_arrow(path, messages, progress)
+            write_arrow(path, messages, progress)?
         }
         FileKind::Parquet => {
             progress.spinner(message);
-            write_parquet(path, &messages[0], options)
+            write_parquet(path, &messages[0], options)?
         }
         FileKind::Mtx | FileKind::Tns | FileKind::Npz => {
             progress.spinner(message);
-            io::write_path_with(path, &messages[0], &options.io)
+            io::write_path_with(path, &messages[0], &options.io)?
         }
         FileKind::Hdf5 => {
             progress.spinner(message);
-            write_hdf5(path, &messages[0], &options.io)
+            write_hdf5(path, &messages[0], &options.io)?
         }
     }
+    Ok(std::fs::metadata(path)?.len())
 }
 
 fn write_arrow(path: &Path, messages: &[TensorMessage], progress: &Progress) -> Result<(), Error> {

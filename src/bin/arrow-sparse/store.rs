@@ -52,6 +52,25 @@ pub fn open_archive(path: &Path) -> Result<ArchiveReader, Error> {
     }
 }
 
+/// Write `message` as the Parquet archive at the URL `url` (staged locally,
+/// then uploaded whole): the bytes written.
+pub fn write_archive(
+    url: &str,
+    message: &arrow_sparse::ipc::TensorMessage,
+    options: &arrow_sparse::archive::ArchiveWriteOptions,
+) -> Result<u64, Error> {
+    #[cfg(feature = "object-store")]
+    {
+        let at = arrow_sparse::archive::store::StoreLocation::from_url(url)?;
+        Ok(arrow_sparse::archive::write_archive_to_store(&at, message, options)?.bytes)
+    }
+    #[cfg(not(feature = "object-store"))]
+    {
+        let _ = (url, message, options);
+        Err(no_object_store())
+    }
+}
+
 /// A dataset writer into the directory or URL `path`.
 pub fn create_dataset(
     path: &Path,
