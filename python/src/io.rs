@@ -91,39 +91,20 @@ fn names_archive(name: &str) -> bool {
     archive::is_archive_path(Path::new(name))
 }
 
-/// Datasets and archives at object store URLs, with the cargo feature
-/// `object-store` (the default); without it every URL is an
-/// `UnsupportedError`.
+/// Datasets and archives at object store URLs (the cargo feature
+/// `object-store`, on by default).
+#[cfg(feature = "object-store")]
 mod store {
     use arrow_sparse::Error;
+    use arrow_sparse::archive::store::StoreLocation;
     use arrow_sparse::archive::{
         ArchiveReadOptions, ArchiveReader, ArchiveWriteOptions, DatasetReader, DatasetSummary,
         DatasetWriteOptions, WriteSummary,
     };
     use arrow_sparse::ipc::TensorMessage;
 
-    #[cfg(feature = "object-store")]
     pub(super) fn is_url(s: &str) -> bool {
         arrow_sparse::archive::store::is_url(s)
-    }
-
-    /// Without the feature: anything with `://`, so that such a path gets the
-    /// error below rather than "no such file".
-    #[cfg(not(feature = "object-store"))]
-    pub(super) fn is_url(s: &str) -> bool {
-        s.contains("://")
-    }
-
-    #[cfg(feature = "object-store")]
-    fn at(url: &str) -> Result<arrow_sparse::archive::store::StoreLocation, Error> {
-        arrow_sparse::archive::store::StoreLocation::from_url(url)
-    }
-
-    #[cfg(not(feature = "object-store"))]
-    fn at(url: &str) -> Result<std::convert::Infallible, Error> {
-        Err(Error::Unsupported(format!(
-            "{url}: object store URLs (arrow_sparse was built without the cargo feature object-store)"
-        )))
     }
 
     /// The tensor at `url`: a Parquet archive when its name says so
@@ -141,14 +122,7 @@ mod store {
         url: &str,
         options: &ArchiveReadOptions,
     ) -> Result<ArchiveReader, Error> {
-        let at = at(url)?;
-        #[cfg(feature = "object-store")]
-        return ArchiveReader::open_store(&at, options);
-        #[cfg(not(feature = "object-store"))]
-        {
-            let _ = options;
-            match at {}
-        }
+        ArchiveReader::open_store(&StoreLocation::from_url(url)?, options)
     }
 
     /// The dataset at `url`.
@@ -156,23 +130,7 @@ mod store {
         url: &str,
         options: &ArchiveReadOptions,
     ) -> Result<DatasetReader, Error> {
-        dataset(&at(url)?, options)
-    }
-
-    #[cfg(feature = "object-store")]
-    fn dataset(
-        at: &arrow_sparse::archive::store::StoreLocation,
-        options: &ArchiveReadOptions,
-    ) -> Result<DatasetReader, Error> {
-        DatasetReader::open_store(at, options)
-    }
-
-    #[cfg(not(feature = "object-store"))]
-    fn dataset(
-        at: &std::convert::Infallible,
-        _: &ArchiveReadOptions,
-    ) -> Result<DatasetReader, Error> {
-        match *at {}
+        DatasetReader::open_store(&StoreLocation::from_url(url)?, options)
     }
 
     /// Write `message` as the Parquet archive at `url` (staged locally, then
@@ -182,14 +140,11 @@ mod store {
         message: &TensorMessage,
         options: &ArchiveWriteOptions,
     ) -> Result<WriteSummary, Error> {
-        let at = at(url)?;
-        #[cfg(feature = "object-store")]
-        return arrow_sparse::archive::write_archive_to_store(&at, message, options);
-        #[cfg(not(feature = "object-store"))]
-        {
-            let _ = (message, options);
-            match at {}
-        }
+        arrow_sparse::archive::write_archive_to_store(
+            &StoreLocation::from_url(url)?,
+            message,
+            options,
+        )
     }
 
     /// Write `message` as the dataset at `url` (its manifest last: the commit).
@@ -198,21 +153,69 @@ mod store {
         message: &TensorMessage,
         options: &DatasetWriteOptions,
     ) -> Result<DatasetSummary, Error> {
-        let at = at(url)?;
-        #[cfg(feature = "object-store")]
-        return arrow_sparse::archive::write_dataset_to_store(&at, message, options);
-        #[cfg(not(feature = "object-store"))]
-        {
-            let _ = (message, options);
-            match at {}
-        }
+        arrow_sparse::archive::write_dataset_to_store(
+            &StoreLocation::from_url(url)?,
+            message,
+            options,
+        )
+    }
+}
+
+/// Without the feature every URL is an `UnsupportedError`.
+#[cfg(not(feature = "object-store"))]
+mod store {
+    use arrow_sparse::Error;
+    use arrow_sparse::archive::{
+        ArchiveReadOptions, ArchiveReader, ArchiveWriteOptions, DatasetReader, DatasetSummary,
+        DatasetWriteOptions, WriteSummary,
+    };
+    use arrow_sparse::ipc::TensorMessage;
+
+    /// Anything with `://`, so that such a path gets the error below rather
+    /// than "no such file".
+    pub(super) fn is_url(s: &str) -> bool {
+        s.contains("://")
+    }
+
+    fn off(url: &str) -> Error {
+        Error::Unsupported(format!(
+            "{url}: object store URLs (arrow_sparse was built without the cargo feature object-store)"
+        ))
+    }
+
+    pub(super) fn read(url: &str, _: &ArchiveReadOptions) -> Result<TensorMessage, Error> {
+        Err(off(url))
+    }
+
+    pub(super) fn open_archive(url: &str, _: &ArchiveReadOptions) -> Result<ArchiveReader, Error> {
+        Err(off(url))
+    }
+
+    pub(super) fn open_dataset(url: &str, _: &ArchiveReadOptions) -> Result<DatasetReader, Error> {
+        Err(off(url))
+    }
+
+    pub(super) fn write_archive(
+        url: &str,
+        _: &TensorMessage,
+        _: &ArchiveWriteOptions,
+    ) -> Result<WriteSummary, Error> {
+        Err(off(url))
+    }
+
+    pub(super) fn write_dataset(
+        url: &str,
+        _: &TensorMessage,
+        _: &DatasetWriteOptions,
+    ) -> Result<DatasetSummary, Error> {
+        Err(off(url))
     }
 }
 
 /// The error for a URL where only local files are taken.
 fn local_only(url: &str, what: &str) -> PyErr {
     crate::errors::to_py(Error::Unsupported(format!(
-        "{url}: {what} (object store URLs are read by arrow_sparse.read and read_dataset, and written by write_dataset)"
+        "{url}: {what} (at object store URLs, arrow_sparse.read, read_range and read_dataset read archives and datasets; write puts archives and write_dataset datasets)"
     )))
 }
 
@@ -544,21 +547,40 @@ struct RangeDecoded {
     row_groups_total: usize,
 }
 
+impl RangeDecoded {
+    /// `tensor` with the custom metadata of `spec` (the file's or dataset's).
+    fn new(
+        tensor: arrow_sparse::AnyTensor,
+        spec: &archive::TensorSpec,
+        parts_read: usize,
+        (row_groups_read, row_groups_total): (usize, usize),
+    ) -> Self {
+        let custom_metadata = spec.custom_metadata.clone();
+        RangeDecoded {
+            message: TensorMessage {
+                tensor,
+                custom_metadata,
+            },
+            parts_read,
+            row_groups_read,
+            row_groups_total,
+        }
+    }
+}
+
 fn dataset_range(
     r: &archive::DatasetReader,
     dim: usize,
     range: std::ops::Range<usize>,
 ) -> Result<RangeDecoded, Error> {
     let got = r.read_range(dim, range)?;
-    Ok(RangeDecoded {
-        message: TensorMessage {
-            tensor: got.tensor,
-            custom_metadata: r.spec().custom_metadata.clone(),
-        },
-        parts_read: got.parts_read,
-        row_groups_read: got.row_groups_read,
-        row_groups_total: got.row_groups_total,
-    })
+    let groups = (got.row_groups_read, got.row_groups_total);
+    Ok(RangeDecoded::new(
+        got.tensor,
+        r.spec(),
+        got.parts_read,
+        groups,
+    ))
 }
 
 fn archive_range(
@@ -567,15 +589,8 @@ fn archive_range(
     range: std::ops::Range<usize>,
 ) -> Result<RangeDecoded, Error> {
     let got = r.read_range(dim, range)?;
-    Ok(RangeDecoded {
-        message: TensorMessage {
-            tensor: got.tensor,
-            custom_metadata: r.spec().custom_metadata.clone(),
-        },
-        parts_read: 1,
-        row_groups_read: got.row_groups_read,
-        row_groups_total: got.row_groups_total,
-    })
+    let groups = (got.row_groups_read, got.row_groups_total);
+    Ok(RangeDecoded::new(got.tensor, r.spec(), 1, groups))
 }
 
 /// The entries of a Parquet archive or a dataset (a path or a URL) whose
