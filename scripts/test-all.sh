@@ -83,6 +83,12 @@ cargo clippy --all-targets --locked --features "$FEATURES" -- -D warnings
 # with the features the Python step builds (the arrow-sparse it checks is the one
 # the line above checked)
 cargo clippy -p arrow-sparse-python --locked --features test-build -- -D warnings
+# the Python crate without its default feature (no object stores: URLs refused)
+cargo clippy -p arrow-sparse-python --locked --no-default-features -- -D warnings
+# the fuzz crate (its own workspace and lock file): the harness and the targets
+(cd fuzz && cargo fmt -- --check &&
+  CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/../target}/fuzz-check" \
+  cargo clippy --locked --lib --bins -- -D warnings)
 
 step "API docs: no rustdoc warnings, a runnable example on every public item"
 RUSTDOCFLAGS="-D warnings" cargo doc --locked --no-deps --lib --features "$FEATURES"

@@ -36,7 +36,7 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
             } else {
                 &[]
             };
-            for range in ranges.iter().cloned() {
+            for range in ranges {
                 if let Ok(part) = r.read_range(d, range.clone()) {
                     assert!(
                         part.rows_read <= r.rows(),
