@@ -184,6 +184,30 @@ pub enum Error {
 }
 
 impl Error {
+    /// Whether the error says that a file or an object does not exist: an I/O
+    /// error of kind `NotFound`, or (feature `object-store`) a store's missing
+    /// object, also within a row's context. Bindings map it to their own "not
+    /// found" (Python: errno 2, as `FileNotFoundError`).
+    ///
+    /// ```
+    /// use arrow_sparse::archive::{self, ArchiveReadOptions};
+    /// use arrow_sparse::Error;
+    /// let dir = tempfile::tempdir()?;
+    /// let err = archive::read_archive(dir.path().join("none.parquet"), &ArchiveReadOptions::default()).unwrap_err();
+    /// assert!(err.is_not_found(), "{err}");
+    /// assert!(!Error::Unsupported("x".into()).is_not_found());
+    /// # Ok::<(), arrow_sparse::Error>(())
+    /// ```
+    pub fn is_not_found(&self) -> bool {
+        match self {
+            Error::Io(e) => e.kind() == std::io::ErrorKind::NotFound,
+            Error::Row { source, .. } => source.is_not_found(),
+            #[cfg(feature = "object-store")]
+            Error::ObjectStore(object_store::Error::NotFound { .. }) => true,
+            _ => false,
+        }
+    }
+
     pub(crate) fn ipc(offset: Option<u64>, detail: impl Into<String>) -> Self {
         Error::Ipc {
             offset,

@@ -45,7 +45,7 @@ pub(crate) fn to_py(e: Error) -> PyErr {
         }),
         // a missing object is a missing file to Python (FileNotFoundError's errno)
         #[cfg(feature = "object-store")]
-        Error::ObjectStore(object_store::Error::NotFound { .. }) => Some(2),
+        Error::ObjectStore(_) if e.is_not_found() => Some(2),
         _ => None,
     };
     Python::attach(|py| {
