@@ -19,10 +19,12 @@
 //! the ratio ours / theirs and our GB/s as a share of the measured copy bandwidth.
 //!
 //! Every time is the best of up to `--iters` runs (9 by default; no further run
-//! starts once `--budget` seconds have passed, so a slow kernel runs once),
-//! output freed outside the timed region, on every side. Kernels of a few
-//! milliseconds, whose single runs spread most, get all their runs. The bandwidth is a STREAM-style copy of a 256 MiB f64 array into another
-//! (bytes = 2 x 8 x length), single-threaded and on all cores.
+//! starts once `--budget` seconds have passed, but each kernel runs at least
+//! twice, so that one slow run, such as a fresh output's page faults stalled by
+//! the host, does not decide a row), output freed outside the timed region, on
+//! every side. Kernels of a few milliseconds, whose single runs spread most, get
+//! all their runs. The bandwidth is a STREAM-style copy of a 256 MiB f64 array
+//! into another (bytes = 2 x 8 x length), single-threaded and on all cores.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::hint::black_box;
@@ -143,13 +145,13 @@ fn parse_args() -> Args {
 }
 
 /// Best wall time of up to `iters` runs of `f`, stopping once `budget` seconds
-/// have passed (at least one run); what `f` returns is dropped outside the timed
-/// region.
+/// have passed (but not before two runs, unless `iters` is 1); what `f` returns
+/// is dropped outside the timed region.
 fn best_of<T>(iters: usize, budget: f64, mut f: impl FnMut() -> T) -> f64 {
     let mut best = Duration::MAX;
     let start = Instant::now();
     let mut runs = 0;
-    while runs < iters && (runs == 0 || start.elapsed().as_secs_f64() < budget) {
+    while runs < iters && (runs < 2 || start.elapsed().as_secs_f64() < budget) {
         let t0 = Instant::now();
         let out = f();
         let dt = t0.elapsed();

@@ -14,8 +14,9 @@ Objects are built per index width ("i32" / "i64"), lazily, with that width:
 scipy's constructors downcast int64 arrays whose contents fit int32, so the int64
 arrays are put back in place afterwards (the sparsetools kernels take both).
 Each op is timed as the best of up to MAX_ITERS runs, stopping once BUDGET_S
-seconds have passed (at least one run), with the garbage collector off during a run and
-the result freed outside the timed region. scipy.sparse is single-threaded.
+seconds have passed (at least two runs, unless MAX_ITERS is 1), with the garbage
+collector off during a run and the result freed outside the timed region.
+scipy.sparse is single-threaded.
 
 Server protocol (one line in, one JSON line out):
   "idx i32" | "idx i64"  -> {"ok": true}            (switch width, free the other)
@@ -63,7 +64,7 @@ def best_of(f, max_iters, budget, setup=None):
     best = math.inf
     runs = 0
     start = time.perf_counter()
-    while runs < max_iters and (runs == 0 or time.perf_counter() - start < budget):
+    while runs < max_iters and (runs < 2 or time.perf_counter() - start < budget):
         arg = setup() if setup is not None else None
         gc.collect()
         gc.disable()

@@ -31,23 +31,29 @@ fn class_name(e: &Error) -> &'static str {
     }
 }
 
-/// Convert a library error into the matching `arrow_sparse.errors` exception.
-pub(crate) fn to_py(e: Error) -> PyErr {
-    let name = class_name(&e);
-    let message = e.to_string();
-    // the errno of the kind (io::Error::new drops raw_os_error), for OSError.errno
-    let errno = match &e {
+/// The `OSError.errno` of `e` (after unwrapping row context, as [`class_name`]):
+/// the OS's code of an I/O error, else the code of its kind (`io::Error::new`
+/// drops `raw_os_error`); a missing object is a missing file to Python
+/// (`FileNotFoundError`'s errno, as [`Error::is_not_found`] decides).
+fn errno(e: &Error) -> Option<i32> {
+    match e {
+        Error::Row { source, .. } => errno(source),
         Error::Io(io) => io.raw_os_error().or(match io.kind() {
             std::io::ErrorKind::NotFound => Some(2),
             std::io::ErrorKind::PermissionDenied => Some(13),
             std::io::ErrorKind::AlreadyExists => Some(17),
             _ => None,
         }),
-        // a missing object is a missing file to Python (FileNotFoundError's errno)
-        #[cfg(feature = "object-store")]
-        Error::ObjectStore(_) if e.is_not_found() => Some(2),
+        _ if e.is_not_found() => Some(2),
         _ => None,
-    };
+    }
+}
+
+/// Convert a library error into the matching `arrow_sparse.errors` exception.
+pub(crate) fn to_py(e: Error) -> PyErr {
+    let name = class_name(&e);
+    let message = e.to_string();
+    let errno = errno(&e);
     Python::attach(|py| {
         let made = (|| -> PyResult<PyErr> {
             let class = py.import("arrow_sparse.errors")?.getattr(name)?;
