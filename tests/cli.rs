@@ -786,6 +786,15 @@ fn exit_codes() {
         assert_eq!(r.status.code(), Some(2), "{args:?}");
         assert!(!r.stderr.is_empty());
     }
+    // 2 also for a file of another kind than a Parquet archive at a URL, refused
+    // before the input is opened (a missing input would be 1)
+    let r = cli(&["convert", "/nonexistent/m.mtx", "s3://bucket/x.arrow"]);
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert_eq!(r.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("s3://bucket/x.arrow: a URL takes a Parquet archive"),
+        "{err}"
+    );
     // GCS tensors are archived in Parquet (this used to be refused with code 4)
     let p = dir.path().join("x.parquet");
     if cfg!(feature = "parquet") {

@@ -667,7 +667,7 @@ fn an_s3_server_takes_multipart_parts_and_the_cli_s_urls() {
         "{dump}"
     );
     let (code, _, err) = run(&["convert", mtx_arg, "s3://big/cli/a.arrow"]);
-    assert_ne!(code, Some(0), "{err}");
+    assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("a URL takes a Parquet archive"), "{err}");
     // no such dataset: a one-line error, exit code 3
     let (code, _, err) = run(&["dump", "s3://big/nothing"]);

@@ -489,6 +489,20 @@ pub fn check_output(
     Ok(())
 }
 
+/// Why the output `path` cannot take a file of `kind`: a URL takes a Parquet
+/// archive only (a dataset goes through `--partition-by`). `None` for a local
+/// path or an archive. Known from the command line alone, so `convert` asks
+/// before it reads its input (a usage error), and [`write`] again.
+pub fn url_refusal(path: &Path, kind: FileKind) -> Option<String> {
+    let url = path.to_str().filter(|s| crate::store::is_url(s))?;
+    (kind != FileKind::Parquet).then(|| {
+        format!(
+            "{url}: a URL takes a Parquet archive (.parquet) or, with --partition-by, a dataset; not {}",
+            kind.describe()
+        )
+    })
+}
+
 /// Write `messages` to `path` as its kind (atomically), after [`check_output`]:
 /// the bytes written. A URL takes a Parquet archive only (uploaded whole).
 pub fn write(
@@ -499,13 +513,10 @@ pub fn write(
     progress: &Progress,
 ) -> Result<u64, Error> {
     let message = format!("writing {}", path.display());
+    if let Some(refusal) = url_refusal(path, kind) {
+        return Err(Error::Unsupported(refusal));
+    }
     if let Some(url) = path.to_str().filter(|s| crate::store::is_url(s)) {
-        if kind != FileKind::Parquet {
-            return Err(Error::Unsupported(format!(
-                "{url}: a URL takes a Parquet archive (.parquet) or, with --partition-by, a dataset; not {}",
-                kind.describe()
-            )));
-        }
         progress.spinner(message);
         #[cfg(feature = "parquet")]
         return crate::store::write_archive(url, &messages[0], &options.parquet);
