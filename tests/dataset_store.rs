@@ -12,7 +12,7 @@ mod common;
 use std::fmt;
 use std::net::TcpListener;
 use std::ops::Range;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -241,7 +241,8 @@ fn reads_fetch_only_what_they_need(at: &StoreLocation, counting: &Counting) {
         part.row_groups_total
     );
     assert_eq!(gets[0].range.end, sizes[1]);
-    let expect = ArchiveReader::open(write_local(&csr))
+    let local = tempfile::tempdir().unwrap();
+    let expect = ArchiveReader::open(write_local(&csr, local.path()))
         .unwrap()
         .read_range(0, 1200..1300)
         .unwrap()
@@ -260,9 +261,8 @@ fn reads_fetch_only_what_they_need(at: &StoreLocation, counting: &Counting) {
     assert!(bytes_of(&gets) <= 2 * total);
 }
 
-/// `t` as one archive in a temporary directory (kept for the test's life).
-fn write_local(t: &AnyTensor) -> PathBuf {
-    let dir = tempfile::tempdir().unwrap().keep();
+/// `t` as the archive `one.parquet` in `dir`.
+fn write_local(t: &AnyTensor, dir: &Path) -> PathBuf {
     let path = dir.join("one.parquet");
     archive::write_archive(&path, &t.clone().into(), &ArchiveWriteOptions::default()).unwrap();
     path
