@@ -102,7 +102,7 @@ fn check_usage(args: &ConvertArgs, out_kind: FileKind) -> Result<(), Failure> {
             "--as-column writes local files (a URL takes a Parquet archive or a dataset)",
         );
     }
-    if let Some(refusal) = files::url_refusal(&args.output, out_kind).filter(|_| !w.as_column) {
+    if let Some(refusal) = files::url_refusal(&args.output, out_kind) {
         return usage(&refusal);
     }
     if w.as_column && (w.row_group_size.is_some() || w.compression.is_some()) {
