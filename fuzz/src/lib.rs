@@ -19,7 +19,7 @@
 //! input saved under `fuzz/artifacts/<target>/`.
 
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::sync::{Arc, OnceLock};
 
@@ -145,23 +145,45 @@ pub fn read_phase<T>(input_len: usize, f: impl FnOnce() -> T) -> T {
     out
 }
 
-/// A scratch file path for the readers that take a path (unique per process; the
-/// folder is `$ARROW_SPARSE_FUZZ_TMP`, else the system's temporary folder).
-pub fn scratch_file(name: &str) -> PathBuf {
-    static DIR: OnceLock<PathBuf> = OnceLock::new();
-    let dir = DIR.get_or_init(|| {
-        let base = std::env::var_os("ARROW_SPARSE_FUZZ_TMP")
-            .map(PathBuf::from)
-            .unwrap_or_else(std::env::temp_dir);
-        let dir = base.join(format!("arrow-sparse-fuzz-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).expect("scratch folder");
-        dir
-    });
-    dir.join(name)
+/// A scratch file for the readers that take a path, removed when dropped (so a
+/// run leaves no file behind, also when started by hand rather than through
+/// `run-all.sh`): `arrow-sparse-fuzz-<pid>-<name>` in `$ARROW_SPARSE_FUZZ_TMP`,
+/// else in the system's temporary folder. Only an input that crashes the
+/// process leaves its file (libFuzzer saves the input itself too).
+pub struct Scratch(PathBuf);
+
+impl std::ops::Deref for Scratch {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
 }
 
-/// Write `data` to the scratch file `name` and return its path.
-pub fn write_scratch(name: &str, data: &[u8]) -> PathBuf {
+impl AsRef<Path> for Scratch {
+    fn as_ref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// The scratch file `name` (unique per process, see [`Scratch`]), not created.
+pub fn scratch_file(name: &str) -> Scratch {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    let dir = DIR.get_or_init(|| {
+        std::env::var_os("ARROW_SPARSE_FUZZ_TMP")
+            .map(PathBuf::from)
+            .unwrap_or_else(std::env::temp_dir)
+    });
+    Scratch(dir.join(format!("arrow-sparse-fuzz-{}-{name}", std::process::id())))
+}
+
+/// Write `data` to the scratch file `name` and return it.
+pub fn write_scratch(name: &str, data: &[u8]) -> Scratch {
     let p = scratch_file(name);
     std::fs::write(&p, data).expect("write scratch file");
     p
