@@ -616,6 +616,89 @@ class Tensor:
             )
         return Tensor(native)
 
+    # ------------------------------------------------------------ operators
+    # numpy hands ``ndarray + Tensor`` (and the other operators) to the
+    # Tensor's reflected method instead of looping over the Tensor as an
+    # object scalar
+    __array_ufunc__ = None
+
+    def __matmul__(self, other):
+        """``A @ x``: :func:`spmv` for a 1-D numpy array (or list) ``x``,
+        :func:`spmm` for a 2-D one, with their rules (``x`` of the tensor's
+        dtype, never cast). Sparse @ sparse is not supported (``TypeError``).
+
+        >>> import arrow_sparse, numpy as np, scipy.sparse as sp
+        >>> a = arrow_sparse.Tensor.from_scipy(sp.csr_array(np.array([[1.0, 0, 2], [0, 3, 0]])))
+        >>> a @ np.ones(3)
+        array([3., 3.])
+        >>> (a @ np.eye(3)).tolist()
+        [[1.0, 0.0, 2.0], [0.0, 3.0, 0.0]]
+        """
+        if not isinstance(other, (_np.ndarray, list, tuple)):
+            return NotImplemented
+        x = _np.asarray(other)
+        if x.ndim == 1:
+            return spmv(self, x)
+        if x.ndim == 2:
+            return spmm(self, x)
+        raise ValueError(f"A @ x takes a 1-D or 2-D array, found {x.ndim} dimensions")
+
+    def __add__(self, other):
+        """``a + b``: :func:`add`, in the format of the left operand (``b`` a
+        :class:`Tensor`, numpy array or anything else :func:`write` takes).
+
+        >>> import arrow_sparse, numpy as np
+        >>> a = arrow_sparse.Tensor.from_numpy(np.array([[1, 0], [0, 2]])).convert("csr")
+        >>> s = a + np.array([[0, 5], [0, 1]])
+        >>> s.format, s.to_numpy().tolist()
+        ('csr', [[1, 5], [0, 3]])
+        >>> (np.ones((2, 2), dtype=a.dtype) + a).format  # the left operand's
+        'dense'
+        >>> (a - a).nnz, (-a).to_numpy().tolist()
+        (0, [[-1, 0], [0, -2]])
+        """
+        b = _operand(other)
+        return NotImplemented if b is None else add(self, b)
+
+    def __radd__(self, other):
+        a = _operand(other)
+        return NotImplemented if a is None else add(a, self)
+
+    def __sub__(self, other):
+        """``a - b``: :func:`subtract`, as ``+``."""
+        b = _operand(other)
+        return NotImplemented if b is None else subtract(self, b)
+
+    def __rsub__(self, other):
+        a = _operand(other)
+        return NotImplemented if a is None else subtract(a, self)
+
+    def __mul__(self, other):
+        """``a * b``: :func:`scale` for a scalar ``b``, else :func:`multiply`
+        (entry by entry, as scipy's sparse arrays; ``@`` is the product).
+
+        >>> import arrow_sparse, numpy as np
+        >>> a = arrow_sparse.Tensor.from_numpy(np.array([[1.0, 0], [0, 2.0]])).convert("coo")
+        >>> (a * 3).to_numpy().tolist(), (3 * a).format
+        ([[3.0, 0.0], [0.0, 6.0]], 'coo')
+        >>> (a * np.array([[5.0, 5.0], [0, 1.0]])).to_numpy().tolist()
+        [[5.0, 0.0], [0.0, 2.0]]
+        """
+        if _is_scalar(other):
+            return scale(self, other)
+        b = _operand(other)
+        return NotImplemented if b is None else multiply(self, b)
+
+    def __rmul__(self, other):
+        if _is_scalar(other):
+            return scale(self, other)
+        a = _operand(other)
+        return NotImplemented if a is None else multiply(a, self)
+
+    def __neg__(self):
+        """``-a``: :func:`scale` by -1 (unsigned value types raise ``OverflowError``)."""
+        return scale(self, -1)
+
     # ------------------------------------------------------------ misc
     def __eq__(self, other):
         return isinstance(other, Tensor) and self._t == other._t
@@ -624,6 +707,20 @@ class Tensor:
 
     def __repr__(self):
         return repr(self._t)
+
+
+def _is_scalar(x):
+    """A Python or numpy number (what :func:`scale` takes), not a string."""
+    return _np.isscalar(x) and not isinstance(x, (str, bytes))
+
+
+def _operand(obj):
+    """``obj`` as a :class:`Tensor` for an operator, or ``None`` when it is not
+    something :func:`write` takes (the operator then returns NotImplemented)."""
+    try:
+        return _as_tensor(obj)
+    except TypeError:
+        return None
 
 
 def _flat(a):

@@ -36,6 +36,53 @@ def test_spmv_refuses_wrong_dtype_and_length():
         arrow_sparse.spmv(m, np.ones(4))
 
 
+@pytest.mark.parametrize("fmt", ["csr", "csc", "coo"])
+def test_operators_match_scipy(tmp_path, fmt):
+    rng = np.random.default_rng(11)
+    m = sp.random_array((30, 20), density=0.2, format=fmt, rng=rng)
+    n = sp.random_array((30, 20), density=0.2, format=fmt, rng=rng)
+    path = tmp_path / "m.arrow"
+    arrow_sparse.write(path, [m, n])
+    a, b = arrow_sparse.read(path)  # mapped
+    x, xs = rng.random(20), rng.random((20, 4))
+    assert np.array_equal(a @ x, arrow_sparse.spmv(a, x))
+    assert np.allclose(a @ x, m @ x) and np.allclose(a @ list(x), m @ x)
+    assert (a @ xs).shape == (30, 4) and np.allclose(a @ xs, m @ xs)
+    for got, want in [
+        (a + b, m + n),
+        (a - b, m - n),
+        (a * b, m.multiply(n)),
+        (a * 2.5, m * 2.5),
+        (2.5 * a, m * 2.5),
+        (-a, -m),
+        (a + n, m + n),  # scipy on the right
+        (n + a, n + m),  # scipy on the left: it defers to Tensor.__radd__
+        (n - a, n - m),
+    ]:
+        assert isinstance(got, arrow_sparse.Tensor) and got.format == fmt
+        assert np.allclose(got.to_numpy(), want.toarray())
+    d = n.toarray()
+    for got, want in [(d + a, d + m), (d - a, d - m), (d * a, m.multiply(d))]:
+        # numpy on the left defers to the Tensor (no object-array loop); the
+        # result takes the left operand's format
+        assert isinstance(got, arrow_sparse.Tensor) and got.format == "dense"
+        assert np.allclose(got.to_numpy(), want.toarray() if sp.issparse(want) else want)
+    with pytest.raises(TypeError):
+        a @ a  # no sparse @ sparse
+    with pytest.raises(TypeError):
+        x @ a
+    with pytest.raises(TypeError):
+        a + "a"
+    with pytest.raises(ValueError):
+        a @ x.astype(np.float32)  # never cast, as spmv
+    with pytest.raises(ValueError):
+        a @ np.ones((20, 2, 2))
+    with pytest.raises(arrow_sparse.ArrowSparseError):
+        a + arrow_sparse.Tensor.from_numpy(np.zeros((3, 3)))
+    with pytest.raises(OverflowError):
+        -arrow_sparse.Tensor.from_numpy(np.array([1, 0], dtype=np.uint16))
+
+
 def test_integer_overflow_is_an_error():
     m = sp.csr_array(np.array([[100, 100]], dtype=np.int8))
     with pytest.raises(arrow_sparse.NumericOverflowError):
