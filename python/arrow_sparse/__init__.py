@@ -625,7 +625,8 @@ class Tensor:
     def __matmul__(self, other):
         """``A @ x``: :func:`spmv` for a 1-D numpy array (or list) ``x``,
         :func:`spmm` for a 2-D one, with their rules (``x`` of the tensor's
-        dtype, never cast). Sparse @ sparse is not supported (``TypeError``).
+        dtype, never cast). Sparse @ sparse is not supported (``TypeError``);
+        ``x @ A`` is ``A.T @ x``.
 
         >>> import arrow_sparse, numpy as np, scipy.sparse as sp
         >>> a = arrow_sparse.Tensor.from_scipy(sp.csr_array(np.array([[1.0, 0, 2], [0, 3, 0]])))
@@ -642,6 +643,38 @@ class Tensor:
         if x.ndim == 2:
             return spmm(self, x)
         raise ValueError(f"A @ x takes a 1-D or 2-D array, found {x.ndim} dimensions")
+
+    def __rmatmul__(self, other):
+        """``x @ A``: ``A.T @ x``, :func:`spmv` or :func:`spmm` on
+        :func:`transpose` (which shares a CSR / CSC matrix's buffers).
+
+        >>> import arrow_sparse, numpy as np, scipy.sparse as sp
+        >>> a = arrow_sparse.Tensor.from_scipy(sp.csr_array(np.array([[1.0, 0, 2], [0, 3, 0]])))
+        >>> np.array([1.0, 10.0]) @ a
+        array([ 1., 30.,  2.])
+        >>> (np.eye(2) @ a).tolist()
+        [[1.0, 0.0, 2.0], [0.0, 3.0, 0.0]]
+        """
+        if not isinstance(other, (_np.ndarray, list, tuple)):
+            return NotImplemented
+        x = _np.asarray(other)
+        if x.ndim == 1:
+            return spmv(transpose(self), x)
+        if x.ndim == 2:
+            return spmm(transpose(self), x.T).T
+        raise ValueError(f"x @ A takes a 1-D or 2-D array, found {x.ndim} dimensions")
+
+    @property
+    def T(self):  # noqa: N802  (numpy's name)
+        """The transpose, as :func:`transpose` (buffers shared where the format
+        allows it).
+
+        >>> import arrow_sparse, numpy as np
+        >>> t = arrow_sparse.Tensor.from_numpy(np.arange(6.0).reshape(2, 3)).convert("csr")
+        >>> t.T.format, t.T.shape
+        ('csc', (3, 2))
+        """
+        return transpose(self)
 
     def __add__(self, other):
         """``a + b``: :func:`add`, in the format of the left operand (``b`` a
