@@ -635,14 +635,7 @@ class Tensor:
         >>> (a @ np.eye(3)).tolist()
         [[1.0, 0.0, 2.0], [0.0, 3.0, 0.0]]
         """
-        if not isinstance(other, (_np.ndarray, list, tuple)):
-            return NotImplemented
-        x = _np.asarray(other)
-        if x.ndim == 1:
-            return spmv(self, x)
-        if x.ndim == 2:
-            return spmm(self, x)
-        raise ValueError(f"A @ x takes a 1-D or 2-D array, found {x.ndim} dimensions")
+        return _product(self, other, transposed=False)
 
     def __rmatmul__(self, other):
         """``x @ A``: ``A.T @ x``, :func:`spmv` or :func:`spmm` on
@@ -655,14 +648,7 @@ class Tensor:
         >>> (np.eye(2) @ a).tolist()
         [[1.0, 0.0, 2.0], [0.0, 3.0, 0.0]]
         """
-        if not isinstance(other, (_np.ndarray, list, tuple)):
-            return NotImplemented
-        x = _np.asarray(other)
-        if x.ndim == 1:
-            return spmv(transpose(self), x)
-        if x.ndim == 2:
-            return spmm(transpose(self), x.T).T
-        raise ValueError(f"x @ A takes a 1-D or 2-D array, found {x.ndim} dimensions")
+        return _product(self, other, transposed=True)
 
     @property
     def T(self):  # noqa: N802  (numpy's name)
@@ -690,20 +676,20 @@ class Tensor:
         >>> (a - a).nnz, (-a).to_numpy().tolist()
         (0, [[-1, 0], [0, -2]])
         """
-        b = _operand(other)
+        b = _as_tensor(other, strict=False)
         return NotImplemented if b is None else add(self, b)
 
     def __radd__(self, other):
-        a = _operand(other)
+        a = _as_tensor(other, strict=False)
         return NotImplemented if a is None else add(a, self)
 
     def __sub__(self, other):
         """``a - b``: :func:`subtract`, as ``+``."""
-        b = _operand(other)
+        b = _as_tensor(other, strict=False)
         return NotImplemented if b is None else subtract(self, b)
 
     def __rsub__(self, other):
-        a = _operand(other)
+        a = _as_tensor(other, strict=False)
         return NotImplemented if a is None else subtract(a, self)
 
     def __mul__(self, other):
@@ -719,13 +705,13 @@ class Tensor:
         """
         if _is_scalar(other):
             return scale(self, other)
-        b = _operand(other)
+        b = _as_tensor(other, strict=False)
         return NotImplemented if b is None else multiply(self, b)
 
     def __rmul__(self, other):
         if _is_scalar(other):
             return scale(self, other)
-        a = _operand(other)
+        a = _as_tensor(other, strict=False)
         return NotImplemented if a is None else multiply(a, self)
 
     def __neg__(self):
@@ -747,13 +733,21 @@ def _is_scalar(x):
     return _np.isscalar(x) and not isinstance(x, (str, bytes))
 
 
-def _operand(obj):
-    """``obj`` as a :class:`Tensor` for an operator, or ``None`` when it is not
-    something :func:`write` takes (the operator then returns NotImplemented)."""
-    try:
-        return _as_tensor(obj)
-    except TypeError:
-        return None
+def _product(t, other, transposed):
+    """``t @ other`` for :class:`Tensor` ``t`` and a 1-D or 2-D array (or
+    list), or ``other @ t`` when ``transposed`` (``t.T @ other.T``,
+    transposed back); NotImplemented for other operands."""
+    if not isinstance(other, (_np.ndarray, list, tuple)):
+        return NotImplemented
+    x = _np.asarray(other)
+    if x.ndim not in (1, 2):
+        raise ValueError(f"a product with a sparse tensor takes a 1-D or 2-D array, found {x.ndim} dimensions")
+    if transposed:
+        t, x = transpose(t), x.T
+    if x.ndim == 1:
+        return spmv(t, x)
+    c = spmm(t, x)
+    return c.T if transposed else c
 
 
 def _flat(a):
@@ -844,7 +838,10 @@ def read(path, *, validate=True):
     return [Tensor(t) for t in _native.read(path, validate=validate)]
 
 
-def _as_tensor(obj):
+def _as_tensor(obj, *, strict=True):
+    """``obj`` as a :class:`Tensor`; a TypeError for a type :func:`write` does
+    not take, or ``None`` when not ``strict`` (the operators then return
+    NotImplemented; a type they take but cannot convert still raises)."""
     if isinstance(obj, Tensor):
         return obj
     if isinstance(obj, _np.ndarray):
@@ -859,6 +856,8 @@ def _as_tensor(obj):
         return Tensor.from_pyarrow(obj)
     if type(obj).__module__.startswith("sparse"):
         return Tensor.from_sparse(obj)
+    if not strict:
+        return None
     raise TypeError(
         f"cannot write a {type(obj).__module__}.{type(obj).__name__}: pass arrow_sparse.Tensor, "
         "scipy.sparse arrays / matrices or numpy arrays"

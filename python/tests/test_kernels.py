@@ -73,8 +73,12 @@ def test_operators_match_scipy(tmp_path, fmt):
         assert np.allclose(got.to_numpy(), want.toarray() if sp.issparse(want) else want)
     with pytest.raises(TypeError):
         a @ a  # no sparse @ sparse
-    with pytest.raises(TypeError):
-        a + "a"
+    with pytest.raises(TypeError, match="unsupported operand"):
+        a + "a"  # NotImplemented: Python's own error
+    with pytest.raises(TypeError, match="unsupported numpy dtype"):
+        a + np.ones((30, 20), dtype=np.complex128)  # a type it takes, not a dtype
+    with pytest.raises(ValueError, match="1-D or 2-D"):
+        np.ones((2, 2, 30)) @ a
     with pytest.raises(ValueError):
         a @ x.astype(np.float32)  # never cast, as spmv
     with pytest.raises(ValueError):
