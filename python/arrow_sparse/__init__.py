@@ -676,21 +676,17 @@ class Tensor:
         >>> (a - a).nnz, (-a).to_numpy().tolist()
         (0, [[-1, 0], [0, -2]])
         """
-        b = _as_tensor(other, strict=False)
-        return NotImplemented if b is None else add(self, b)
+        return _operator(self, other, "add")
 
     def __radd__(self, other):
-        a = _as_tensor(other, strict=False)
-        return NotImplemented if a is None else add(a, self)
+        return _operator(self, other, "add", reflected=True)
 
     def __sub__(self, other):
         """``a - b``: :func:`subtract`, as ``+``."""
-        b = _as_tensor(other, strict=False)
-        return NotImplemented if b is None else subtract(self, b)
+        return _operator(self, other, "subtract")
 
     def __rsub__(self, other):
-        a = _as_tensor(other, strict=False)
-        return NotImplemented if a is None else subtract(a, self)
+        return _operator(self, other, "subtract", reflected=True)
 
     def __mul__(self, other):
         """``a * b``: :func:`scale` for a scalar ``b``, else :func:`multiply`
@@ -705,14 +701,12 @@ class Tensor:
         """
         if _is_scalar(other):
             return scale(self, other)
-        b = _as_tensor(other, strict=False)
-        return NotImplemented if b is None else multiply(self, b)
+        return _operator(self, other, "multiply")
 
     def __rmul__(self, other):
         if _is_scalar(other):
             return scale(self, other)
-        a = _as_tensor(other, strict=False)
-        return NotImplemented if a is None else multiply(a, self)
+        return _operator(self, other, "multiply", reflected=True)
 
     def __neg__(self):
         """``-a``: :func:`scale` by -1 (unsigned value types raise ``OverflowError``)."""
@@ -731,6 +725,15 @@ class Tensor:
 def _is_scalar(x):
     """A Python or numpy number (what :func:`scale` takes), not a string."""
     return _np.isscalar(x) and not isinstance(x, (str, bytes))
+
+
+def _operator(t, other, op, reflected=False):
+    """``t op other`` (``other op t`` when ``reflected``), entry by entry, for
+    the operators; NotImplemented when :func:`write` does not take ``other``."""
+    o = _as_tensor(other, strict=False)
+    if o is None:
+        return NotImplemented
+    return _binary(o, t, op) if reflected else _binary(t, o, op)
 
 
 def _product(t, other, transposed):
