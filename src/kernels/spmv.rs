@@ -283,7 +283,8 @@ fn prefetch_indexed<T, I: Index>(target: &[T], idx: &[I], p: usize, off: usize, 
 /// bounds; the element's address is not checked, a prefetch cannot fault, see
 /// [`prefetch_at`](crate::buffer::prefetch_at)) into the level-2 cache only (`L2`, see
 /// [`prefetch_at_l2`](crate::buffer::prefetch_at_l2)) or into the level-1
-/// cache. COO SpMV's gathers and scatters take the level-1 cache: they ran
+/// cache. COO SpMV's gathers and scatters take the level-1 cache
+/// ([`prefetch_at`](crate::buffer::prefetch_at), in [`coo_entries`]): they ran
 /// slower with the level-2 hint (`int64` coordinates, 10^7 entries, one
 /// thread: 28.3-31.7 ms -> 32.2-34.1 ms, where CSR's gathers gained 10-15%).
 #[inline(always)]
@@ -708,31 +709,54 @@ fn coo_entries<V: Numeric, I: Index, const PF_ACC: bool, const PF_X: bool>(
         }
         _ => bad = true,
     };
+    // entries lo..cut prefetch the entry AHEAD places on, read beside their own
+    // coordinates (see `ahead_of`); the rest, near the end, run plain
+    let pf = PF_ACC || PF_X;
+    let cut = if pf {
+        hi.min(c.nnz.saturating_sub(AHEAD)).max(lo)
+    } else {
+        lo
+    };
+    let hint = |acc: &[V::Acc], i: I, j: I| {
+        if PF_ACC {
+            crate::buffer::prefetch_at(acc, i.as_usize().wrapping_sub(row0));
+        }
+        if PF_X {
+            crate::buffer::prefetch_at(x, j.as_usize());
+        }
+    };
     match c.layout {
         CoordLayout::RowMajor => {
-            let pairs = c.c[2 * lo..2 * hi].chunks_exact(2).zip(&vals[lo..hi]);
-            for (k, (rc, &v)) in (lo..).zip(pairs) {
-                let p = k.wrapping_add(AHEAD).wrapping_mul(2);
-                if PF_ACC {
-                    prefetch_element::<_, _, false>(acc, c.c, p, row0);
+            let pairs = |a: usize, b: usize| c.c[2 * a..2 * b].chunks_exact(2).zip(&vals[a..b]);
+            let (a, b) = (lo.saturating_add(AHEAD), cut.saturating_add(AHEAD));
+            let cut = match c.c.get(a.saturating_mul(2)..b.saturating_mul(2)) {
+                Some(ahead) => {
+                    for ((rc, &v), pa) in pairs(lo, cut).zip(ahead.chunks_exact(2)) {
+                        hint(acc, pa[0], pa[1]);
+                        put(acc, rc[0].as_usize(), rc[1].as_usize(), v);
+                    }
+                    cut
                 }
-                if PF_X {
-                    prefetch_element::<_, _, false>(x, c.c, p.wrapping_add(1), 0);
-                }
+                None => lo,
+            };
+            for (rc, &v) in pairs(cut, hi) {
                 put(acc, rc[0].as_usize(), rc[1].as_usize(), v);
             }
         }
         CoordLayout::ColumnMajor => {
             let (rows, cols) = c.c.split_at(c.nnz.min(c.c.len()));
-            let entries = rows[lo..hi].iter().zip(&cols[lo..hi]).zip(&vals[lo..hi]);
-            for (k, ((&i, &j), &v)) in (lo..).zip(entries) {
-                let p = k.wrapping_add(AHEAD);
-                if PF_ACC {
-                    prefetch_element::<_, _, false>(acc, rows, p, row0);
+            let entries = |a: usize, b: usize| rows[a..b].iter().zip(&cols[a..b]).zip(&vals[a..b]);
+            let cut = match (ahead_of(rows, lo, cut), ahead_of(cols, lo, cut)) {
+                (Some(ar), Some(ac)) => {
+                    for (((&i, &j), &v), (&pi, &pj)) in entries(lo, cut).zip(ar.iter().zip(ac)) {
+                        hint(acc, pi, pj);
+                        put(acc, i.as_usize(), j.as_usize(), v);
+                    }
+                    cut
                 }
-                if PF_X {
-                    prefetch_element::<_, _, false>(x, cols, p, 0);
-                }
+                _ => lo,
+            };
+            for ((&i, &j), &v) in entries(cut, hi) {
                 put(acc, i.as_usize(), j.as_usize(), v);
             }
         }
@@ -2268,6 +2292,72 @@ mod tests {
         assert_eq!(ahead_of(&idx, 0, 5), Some(&idx[AHEAD..AHEAD + 5]));
         assert_eq!(ahead_of(&idx, nnz - AHEAD, nnz), None);
         assert_eq!(ahead_of(&idx, usize::MAX - 1, usize::MAX), None);
+    }
+
+    /// COO's entry loops with their prefetches (operand, output or both, the
+    /// prefetch indices read beside the entries) compute what the plain loop
+    /// computes, in either coordinate layout, for ranges anywhere in the
+    /// entries (near the end too), and flag a bad entry alike.
+    #[test]
+    fn prefetching_coo_loops_match_the_plain_one() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        let (rows, cols, nnz) = (300usize, 500usize, 2000usize);
+        let ij: Vec<(i64, i64)> = (0..nnz)
+            .map(|_| (next(rows as u64) as i64, next(cols as u64) as i64))
+            .collect();
+        let vals: Vec<f64> = (0..nnz).map(|_| next(1000) as f64 / 7.0 - 50.0).collect();
+        let x: Vec<f64> = (0..cols).map(|i| 1.0 + i as f64 / 3.0).collect();
+        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        for bad_at in [None, Some(7), Some(nnz - 3)] {
+            let mut ij = ij.clone();
+            if let Some(k) = bad_at {
+                ij[k].1 = cols as i64 + 2;
+            }
+            let row_major: Vec<i64> = ij.iter().flat_map(|&(i, j)| [i, j]).collect();
+            let col_major: Vec<i64> = ij
+                .iter()
+                .map(|p| p.0)
+                .chain(ij.iter().map(|p| p.1))
+                .collect();
+            for (layout, c) in [
+                (CoordLayout::RowMajor, &row_major),
+                (CoordLayout::ColumnMajor, &col_major),
+            ] {
+                let coords = Coords { c, layout, nnz };
+                for (lo, hi) in [
+                    (0, nnz),
+                    (0, 5),
+                    (100, 1500),
+                    (nnz - 200, nnz),
+                    (nnz - 5, nnz),
+                ] {
+                    let e = (coords, &vals[..], lo, hi, 0);
+                    let run = |pf: u8| {
+                        let mut acc = vec![0.25f64; rows];
+                        let bad = match pf {
+                            0 => coo_entries::<f64, i64, false, false>(e, &x, &mut acc, 1.5),
+                            1 => coo_entries::<f64, i64, false, true>(e, &x, &mut acc, 1.5),
+                            2 => coo_entries::<f64, i64, true, false>(e, &x, &mut acc, 1.5),
+                            _ => coo_entries::<f64, i64, true, true>(e, &x, &mut acc, 1.5),
+                        };
+                        (bad, bits(&acc))
+                    };
+                    let plain = run(0);
+                    let hit = bad_at.is_some_and(|k| (lo..hi).contains(&k));
+                    assert_eq!(plain.0, hit, "{layout:?} {lo}..{hi} {bad_at:?}");
+                    assert_ne!(plain.1, bits(&[0.25; 300]), "{layout:?} {lo}..{hi}");
+                    for pf in 1..4 {
+                        assert!(run(pf) == plain, "{layout:?} {lo}..{hi} {bad_at:?} pf {pf}");
+                    }
+                }
+            }
+        }
     }
 
     /// Targets up to half the level-2 cache are not prefetched; larger ones are.
