@@ -189,7 +189,7 @@ fn row_dot<V: Numeric, I: Index, const PF: bool>(
 
 /// The indices [`AHEAD`] places past entries `a..b`, when all of them exist:
 /// the loops of SpMV CSR's gathers and CSC's scatters read them beside their
-/// own entries, with no test per entry (1.1-1.6 ms less than a test per entry,
+/// own entries, with no test per entry (1.0-1.8 ms less than a test per entry,
 /// the setting of the measurement at [`prefetch_at`](crate::buffer::prefetch_at)).
 /// Entries
 /// within [`AHEAD`] of the end are not prefetched: their targets were asked
