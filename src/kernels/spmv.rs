@@ -2233,18 +2233,22 @@ mod tests {
         prefetch_ahead::<f64, i32>(&[], &[5], 0, 1);
     }
 
+    /// Numbers below `n` from a xorshift generator started at `seed` (not 0).
+    fn xorshift(mut seed: u64) -> impl FnMut(u64) -> u64 {
+        move |n| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        }
+    }
+
     /// The gather and scatter loops that read their prefetch indices beside
     /// their own entries ([`ahead_of`]) compute what the plain loops compute,
     /// stop at the same bad index, and prefetch nothing near the end.
     #[test]
     fn prefetching_row_and_column_loops_match_the_plain_ones() {
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = |n: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % n
-        };
+        let mut next = xorshift(0x9e37_79b9_7f4a_7c15u64);
         let n = 700; // x and the scatter's target
         let mut ptr = vec![0usize];
         while *ptr.last().unwrap() < 3000 {
@@ -2300,13 +2304,7 @@ mod tests {
     /// entries (near the end too), and flag a bad entry alike.
     #[test]
     fn prefetching_coo_loops_match_the_plain_one() {
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let mut next = |n: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % n
-        };
+        let mut next = xorshift(0x2545_f491_4f6c_dd1du64);
         let (rows, cols, nnz) = (300usize, 500usize, 2000usize);
         let ij: Vec<(i64, i64)> = (0..nnz)
             .map(|_| (next(rows as u64) as i64, next(cols as u64) as i64))
