@@ -191,9 +191,8 @@ fn row_dot<V: Numeric, I: Index, const PF: bool>(
 /// the loops of SpMV CSR's gathers and CSC's scatters read them beside their
 /// own entries, with no test per entry (1.0-1.8 ms less than a test per entry,
 /// the setting of the measurement at [`prefetch_at`](crate::buffer::prefetch_at)).
-/// Entries
-/// within [`AHEAD`] of the end are not prefetched: their targets were asked
-/// for or are being read already.
+/// Entries within [`AHEAD`] of the end are not prefetched: their targets were
+/// asked for or are being read already.
 #[inline(always)]
 pub(crate) fn ahead_of<I>(idx: &[I], a: usize, b: usize) -> Option<&[I]> {
     idx.get(a.saturating_add(AHEAD)..b.saturating_add(AHEAD))
