@@ -1362,3 +1362,72 @@ fn canonical_coo_spmm_splits_rows_between_threads_with_exact_sums() {
         );
     }
 }
+
+/// Column sums of a CSR wider than the level-2 caches of our machines (2^21
+/// columns, a 16 MiB accumulator, so the scatter prefetches ahead) equal a
+/// plain sum in storage order, bit for bit; a bad index (a tensor built
+/// without validation) early, in the middle, or among the last entries that
+/// run without the prefetch is an error, not a panic.
+#[test]
+fn wide_column_sums_match_a_plain_sum_and_report_bad_indices() {
+    use arrow_sparse::{CsxMatrix, TensorOptions};
+    let (rows, cols) = (700usize, 1usize << 21);
+    let mut r = rng(44);
+    let (mut ptr, mut idx, mut vals) = (vec![0i64], Vec::new(), Vec::new());
+    for row in 0..rows {
+        // empty rows, and a few columns that many rows share (repeated targets)
+        let k = if row % 5 == 0 { 0 } else { (r() % 13) as usize };
+        let mut cs: Vec<i64> = (0..k)
+            .map(|_| match r() % 4 {
+                0 => (r() % 8) as i64,
+                _ => (r() % cols as u64) as i64,
+            })
+            .collect();
+        cs.sort_unstable();
+        cs.dedup();
+        for c in cs {
+            idx.push(c);
+            vals.push((r() % 97) as f64 / 7.0 - 6.0);
+        }
+        ptr.push(idx.len() as i64);
+    }
+    let nnz = idx.len();
+    assert!(nnz > 1000, "{nnz} entries");
+    let mut want = vec![0.0f64; cols];
+    for (&c, &v) in idx.iter().zip(&vals) {
+        want[c as usize] += v;
+    }
+    let build = |idx: Vec<i64>, opts: &TensorOptions| -> AnyTensor {
+        CsxMatrix::<f64, i64>::try_new_with(
+            vec![rows, cols],
+            CompressedAxis::Row,
+            ptr.clone().into(),
+            idx.into(),
+            vals.clone().into(),
+            opts,
+        )
+        .unwrap()
+        .into()
+    };
+    let sums = |t: &AnyTensor| reduce::sum_axes_with::<f64>(t, &[0], reduce::SumOutput::Dense);
+    let got = dense(&sums(&build(idx.clone(), &TensorOptions::default())).unwrap());
+    assert_eq!(got.0, vec![cols]);
+    assert!(
+        got.1
+            .iter()
+            .zip(&want)
+            .all(|(a, b)| a.to_bits() == b.to_bits()),
+        "column sums differ from the plain sum"
+    );
+    for at in [0, 1, nnz / 2, nnz - 129, nnz - 128, nnz - 127, nnz - 1] {
+        for bad in [cols as i64, -1, i64::MAX] {
+            let mut b = idx.clone();
+            b[at] = bad;
+            let t = build(b, &TensorOptions::trusted());
+            assert!(
+                matches!(sums(&t), Err(Error::Invariant { .. })),
+                "bad index {bad} at {at}"
+            );
+        }
+    }
+}

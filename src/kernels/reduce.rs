@@ -416,16 +416,32 @@ fn csx_dense_sums<V: Numeric>(m: &AnyCsx, kept: &Kept, size: usize) -> Result<Ve
         dense_accumulate::<V>(size, |acc| {
             // an index past the accumulator (an unvalidated tensor) ends the
             // scatter and is reported; cheaper than clamping (see `spmv::row_dot`)
-            let mut oob = false;
-            for (k, (&j, &v)) in (0usize..).zip(idx[..nnz].iter().zip(vals)) {
-                super::spmv::prefetch_ahead(acc, idx, k, 1);
-                let Some(s) = acc.get_mut(j.as_usize()) else {
-                    oob = true;
-                    break;
-                };
-                *s = V::acc_add(*s, v.to_acc());
-            }
-            if oob {
+            let add = |acc: &mut [V::Acc], j: J, v: V| match acc.get_mut(j.as_usize()) {
+                Some(s) => {
+                    *s = V::acc_add(*s, v.to_acc());
+                    true
+                }
+                None => false,
+            };
+            let entries = |a: usize, b: usize| idx[a..b].iter().zip(&vals[a..b]);
+            // an accumulator larger than half the level-2 cache is prefetched
+            // ahead, as CSC SpMV's scatter (`spmv::ahead_of`), but for the last
+            // entries, which run plain
+            let cut = match super::spmv::prefetches(acc) {
+                true => nnz.saturating_sub(super::spmv::AHEAD),
+                false => 0,
+            };
+            let (ok, cut) = match super::spmv::ahead_of(idx, 0, cut) {
+                Some(ahead) => {
+                    let ok = entries(0, cut).zip(ahead).all(|((&j, &v), &p)| {
+                        crate::buffer::prefetch_at_l2(acc, p.as_usize());
+                        add(acc, j, v)
+                    });
+                    (ok, cut)
+                }
+                None => (true, 0),
+            };
+            if !(ok && entries(cut, nnz).all(|(&j, &v)| add(acc, j, v))) {
                 return Err(out_of_range("sum"));
             }
             if ptr.windows(2).any(|w| w[0].as_usize() > w[1].as_usize()) {
