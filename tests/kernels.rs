@@ -1367,11 +1367,17 @@ fn canonical_coo_spmm_splits_rows_between_threads_with_exact_sums() {
 /// columns, a 16 MiB accumulator, so the scatter prefetches ahead) equal a
 /// plain sum in storage order, bit for bit; a bad index (a tensor built
 /// without validation) early, in the middle, or among the last entries that
-/// run without the prefetch is an error, not a panic.
+/// run without the prefetch is an error, not a panic. The same for a narrow
+/// CSR (3000 columns: no prefetch).
 #[test]
 fn wide_column_sums_match_a_plain_sum_and_report_bad_indices() {
+    column_sums_match_a_plain_sum_and_report_bad_indices(1 << 21);
+    column_sums_match_a_plain_sum_and_report_bad_indices(3000);
+}
+
+fn column_sums_match_a_plain_sum_and_report_bad_indices(cols: usize) {
     use arrow_sparse::{CsxMatrix, TensorOptions};
-    let (rows, cols) = (700usize, 1usize << 21);
+    let rows = 700usize;
     let mut r = rng(44);
     let (mut ptr, mut idx, mut vals) = (vec![0i64], Vec::new(), Vec::new());
     for row in 0..rows {
@@ -1417,7 +1423,7 @@ fn wide_column_sums_match_a_plain_sum_and_report_bad_indices() {
             .iter()
             .zip(&want)
             .all(|(a, b)| a.to_bits() == b.to_bits()),
-        "column sums differ from the plain sum"
+        "{cols} columns: sums differ from the plain sum"
     );
     for at in [0, 1, nnz / 2, nnz - 129, nnz - 128, nnz - 127, nnz - 1] {
         for bad in [cols as i64, -1, i64::MAX] {
@@ -1426,7 +1432,7 @@ fn wide_column_sums_match_a_plain_sum_and_report_bad_indices() {
             let t = build(b, &TensorOptions::trusted());
             assert!(
                 matches!(sums(&t), Err(Error::Invariant { .. })),
-                "bad index {bad} at {at}"
+                "{cols} columns: bad index {bad} at {at}"
             );
         }
     }

@@ -215,10 +215,9 @@ pub(crate) fn ahead_of<I>(idx: &[I], a: usize, b: usize) -> Option<&[I]> {
 /// sums skip it when their target fits in half the level-2 cache
 /// ([`prefetches`]; the column sums with a 256 KiB accumulator: 12.8-15.5 ms
 /// against 13.9-16.4 ms with the prefetch, 10^7 entries, one thread, 2-core
-/// Xeon), and a COO
-/// whose rows are in order never prefetches its output (read forward). The
-/// distance is a count of entries, not a size: it depends on the memory
-/// latency, not on the cache sizes. Single elements are prefetched into the
+/// Xeon), and a COO whose rows are in order never prefetches its output (read
+/// forward). The distance is a count of entries, not a size: it depends on
+/// the memory latency, not on the cache sizes. Single elements are prefetched into the
 /// level-2 cache only ([`prefetch_indexed`]; COO's into the level-1 cache, in
 /// [`coo_entries`]).
 pub(crate) const AHEAD: usize = 128;
