@@ -344,6 +344,53 @@ fn dense_ttv_of_integers_is_checked_and_empty_tensors_give_zeros() {
     assert!(y.values().iter().all(|&x| x == 0.0));
 }
 
+/// A sparse TTV keeps an entry wherever the tensor stores one, whatever the
+/// sum: sums that cancel, products with a zero weight, and a sum that passes
+/// through zero and leaves it; an untouched position gets none. The tensors
+/// have as many leaves as accumulator positions, so the accumulator is read
+/// back by a scan, which tells an untouched position from a sum back at zero
+/// only by the flag the addition leaves.
+#[test]
+fn sparse_ttv_keeps_entries_whose_sums_are_zero() {
+    // 4 x 2 x 2 along mode 0, weights [1, 1, 0, 2]
+    let entries = [
+        (vec![0, 0, 0], 2), // (0, 0): 2 - 2
+        (vec![1, 0, 0], -2),
+        (vec![2, 0, 1], 5), // (0, 1): 5 * 0
+        (vec![0, 1, 0], 1), // (1, 0): 1 - 1, then + 2
+        (vec![1, 1, 0], -1),
+        (vec![3, 1, 0], 1),
+    ]; // (1, 1): nothing stored
+    let v = [1, 1, 0, 2];
+    let want = [(vec![0, 0], 0), (vec![0, 1], 0), (vec![1, 0], 2)];
+    for order in [[0usize, 1, 2], [1, 0, 2], [1, 2, 0], [2, 0, 1]] {
+        let f: Vec<(Vec<usize>, f64)> = entries
+            .iter()
+            .map(|(c, x)| (c.clone(), *x as f64))
+            .collect();
+        let t = CooTensor::<f64, i64>::from_entries(vec![4, 2, 2], &f)
+            .unwrap()
+            .to_csf::<i32, i32>(&order)
+            .unwrap();
+        let vf: Vec<f64> = v.iter().map(|&x| x as f64).collect();
+        let mut got = Vec::new();
+        let y = csf::ttv(&t, 0, &vf).unwrap();
+        y.for_each(|c, x| got.push((c.to_vec(), x))).unwrap();
+        let wf: Vec<(Vec<usize>, f64)> = want.iter().map(|(c, x)| (c.clone(), *x as f64)).collect();
+        assert_eq!(got, wf, "float64, order {order:?}");
+        let t = CooTensor::<i32, i64>::from_entries(vec![4, 2, 2], &entries)
+            .unwrap()
+            .to_csf::<i32, i32>(&order)
+            .unwrap();
+        let mut got = Vec::new();
+        csf::ttv(&t, 0, &v)
+            .unwrap()
+            .for_each(|c, x| got.push((c.to_vec(), x)))
+            .unwrap();
+        assert_eq!(got, want, "int32, order {order:?}");
+    }
+}
+
 #[test]
 fn elementwise_and_reductions() {
     let a = random_coo(&[9, 8, 7], 120, 4);
