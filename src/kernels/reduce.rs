@@ -425,21 +425,18 @@ fn csx_dense_sums<V: Numeric>(m: &AnyCsx, kept: &Kept, size: usize) -> Result<Ve
             };
             let entries = |a: usize, b: usize| idx[a..b].iter().zip(&vals[a..b]);
             // an accumulator larger than half the level-2 cache is prefetched
-            // ahead, as CSC SpMV's scatter (`spmv::ahead_of`), but for the last
-            // entries, which run plain
-            let cut = match super::spmv::prefetches(acc) {
-                true => nnz.saturating_sub(super::spmv::AHEAD),
-                false => 0,
-            };
-            let (ok, cut) = match super::spmv::ahead_of(idx, 0, cut) {
-                Some(ahead) => {
+            // ahead, as CSC SpMV's scatter, but for the last entries, which
+            // run plain (`spmv::look_ahead`)
+            let pf = super::spmv::prefetches(acc);
+            let (ok, cut) = match super::spmv::look_ahead(&idx[..nnz], 1, (0, nnz)) {
+                Some((ahead, cut)) if pf => {
                     let ok = entries(0, cut).zip(ahead).all(|((&j, &v), &p)| {
                         crate::buffer::prefetch_at_l2(acc, p.as_usize());
                         add(acc, j, v)
                     });
                     (ok, cut)
                 }
-                None => (true, 0),
+                _ => (true, 0),
             };
             if !(ok && entries(cut, nnz).all(|(&j, &v)| add(acc, j, v))) {
                 return Err(out_of_range("sum"));

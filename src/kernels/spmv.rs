@@ -198,6 +198,27 @@ pub(crate) fn ahead_of<I>(idx: &[I], a: usize, b: usize) -> Option<&[I]> {
     idx.get(a.saturating_add(AHEAD)..b.saturating_add(AHEAD))
 }
 
+/// The look-ahead of a long run of entries `lo..hi`, each with `w` indices in
+/// `idx`: `(ahead, cut)`, where the entries `lo..cut` are those whose entry
+/// [`AHEAD`] places further on exists, and `ahead` holds that entry's indices
+/// for each of them (`w` per entry). A loop reads `ahead` beside its own
+/// entries `lo..cut`, with no test per entry (see [`ahead_of`]), then runs
+/// `cut..hi` plain. `None` when no entry of the run has one (all plain).
+#[inline(always)]
+pub(crate) fn look_ahead<I>(
+    idx: &[I],
+    w: usize,
+    (lo, hi): (usize, usize),
+) -> Option<(&[I], usize)> {
+    let w = w.max(1);
+    let cut = hi.min((idx.len() / w).saturating_sub(AHEAD));
+    if lo >= cut {
+        return None;
+    }
+    // lo < cut <= idx.len() / w - AHEAD: nothing below overflows
+    Some((idx.get((lo + AHEAD) * w..(cut + AHEAD) * w)?, cut))
+}
+
 /// How many entries ahead the single-element gathers and scatters of SpMV and
 /// the column sums prefetch their targets: the element at index
 /// `idx[k + AHEAD]` is asked for while entry `k` is computed (rows of SpMM and
@@ -710,13 +731,8 @@ fn coo_entries<V: Numeric, I: Index, const PF_ACC: bool, const PF_X: bool>(
         _ => bad = true,
     };
     // entries lo..cut prefetch the entry AHEAD places on, read beside their own
-    // coordinates (see `ahead_of`); the rest, near the end, run plain
+    // coordinates (see `look_ahead`); the rest, near the end, run plain
     let pf = PF_ACC || PF_X;
-    let cut = if pf {
-        hi.min(c.nnz.saturating_sub(AHEAD)).max(lo)
-    } else {
-        lo
-    };
     let hint = |acc: &[V::Acc], i: I, j: I| {
         if PF_ACC {
             crate::buffer::prefetch_at(acc, i.as_usize().wrapping_sub(row0));
@@ -728,16 +744,16 @@ fn coo_entries<V: Numeric, I: Index, const PF_ACC: bool, const PF_X: bool>(
     match c.layout {
         CoordLayout::RowMajor => {
             let pairs = |a: usize, b: usize| c.c[2 * a..2 * b].chunks_exact(2).zip(&vals[a..b]);
-            let (a, b) = (lo.saturating_add(AHEAD), cut.saturating_add(AHEAD));
-            let cut = match c.c.get(a.saturating_mul(2)..b.saturating_mul(2)) {
-                Some(ahead) => {
+            let cut = match look_ahead(&c.c[..c.nnz.saturating_mul(2).min(c.c.len())], 2, (lo, hi))
+            {
+                Some((ahead, cut)) if pf => {
                     for ((rc, &v), pa) in pairs(lo, cut).zip(ahead.chunks_exact(2)) {
                         hint(acc, pa[0], pa[1]);
                         put(acc, rc[0].as_usize(), rc[1].as_usize(), v);
                     }
                     cut
                 }
-                None => lo,
+                _ => lo,
             };
             for (rc, &v) in pairs(cut, hi) {
                 put(acc, rc[0].as_usize(), rc[1].as_usize(), v);
@@ -746,8 +762,9 @@ fn coo_entries<V: Numeric, I: Index, const PF_ACC: bool, const PF_X: bool>(
         CoordLayout::ColumnMajor => {
             let (rows, cols) = c.c.split_at(c.nnz.min(c.c.len()));
             let entries = |a: usize, b: usize| rows[a..b].iter().zip(&cols[a..b]).zip(&vals[a..b]);
-            let cut = match (ahead_of(rows, lo, cut), ahead_of(cols, lo, cut)) {
-                (Some(ar), Some(ac)) => {
+            let cut = match (look_ahead(rows, 1, (lo, hi)), look_ahead(cols, 1, (lo, hi))) {
+                (Some((ar, a)), Some((ac, b))) if pf => {
+                    let cut = a.min(b);
                     for (((&i, &j), &v), (&pi, &pj)) in entries(lo, cut).zip(ar.iter().zip(ac)) {
                         hint(acc, pi, pj);
                         put(acc, i.as_usize(), j.as_usize(), v);
@@ -2244,7 +2261,8 @@ mod tests {
 
     /// The gather and scatter loops that read their prefetch indices beside
     /// their own entries ([`ahead_of`]) compute what the plain loops compute,
-    /// stop at the same bad index, and prefetch nothing near the end.
+    /// stop at the same bad index, and prefetch nothing near the end; runs
+    /// with a plain tail ([`look_ahead`]) stop their look-ahead there.
     #[test]
     fn prefetching_row_and_column_loops_match_the_plain_ones() {
         let mut next = xorshift(0x9e37_79b9_7f4a_7c15u64);
@@ -2289,6 +2307,28 @@ mod tests {
         assert_eq!(ahead_of(&idx, 0, 5), Some(&idx[AHEAD..AHEAD + 5]));
         assert_eq!(ahead_of(&idx, nnz - AHEAD, nnz), None);
         assert_eq!(ahead_of(&idx, usize::MAX - 1, usize::MAX), None);
+        // runs with a plain tail: the look-ahead stops AHEAD entries before
+        // the end of the indices, whatever the run's end
+        let rest = nnz - AHEAD;
+        assert_eq!(
+            look_ahead(&idx, 1, (0, 5)),
+            Some((&idx[AHEAD..AHEAD + 5], 5))
+        );
+        assert_eq!(
+            look_ahead(&idx, 1, (3, nnz)),
+            Some((&idx[3 + AHEAD..], rest))
+        );
+        assert_eq!(look_ahead(&idx, 1, (rest, nnz)), None);
+        assert_eq!(look_ahead(&idx, 1, (usize::MAX - 1, usize::MAX)), None);
+        assert_eq!(look_ahead(&idx[..AHEAD], 1, (0, AHEAD)), None);
+        // two indices per entry (row-major COO coordinates)
+        let half = nnz / 2 - AHEAD;
+        let pairs = look_ahead(&idx, 2, (1, nnz));
+        assert_eq!(
+            pairs,
+            Some((&idx[2 * (1 + AHEAD)..2 * (half + AHEAD)], half))
+        );
+        assert_eq!(look_ahead(&idx, 2, (half, nnz)), None);
     }
 
     /// COO's entry loops with their prefetches (operand, output or both, the
