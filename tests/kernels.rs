@@ -346,10 +346,12 @@ fn dense_ttv_of_integers_is_checked_and_empty_tensors_give_zeros() {
 
 /// A sparse TTV keeps an entry wherever the tensor stores one, whatever the
 /// sum: sums that cancel, products with a zero weight, and a sum that passes
-/// through zero and leaves it; an untouched position gets none. The tensors
-/// have as many leaves as accumulator positions, so the accumulator is read
-/// back by a scan, which tells an untouched position from a sum back at zero
-/// only by the flag the addition leaves.
+/// through zero and leaves it; an untouched position gets none. With the mode
+/// above the leaf level (three of the four axis orders) each parent has at
+/// least an eighth as many leaves as accumulator positions, so the
+/// accumulator is read back by a scan, which tells an untouched position from
+/// a sum back at zero only by the flag the addition leaves; with the mode at
+/// the leaf level (order [1, 2, 0]) each fiber is one entry.
 #[test]
 fn sparse_ttv_keeps_entries_whose_sums_are_zero() {
     // 4 x 2 x 2 along mode 0, weights [1, 1, 0, 2]
