@@ -266,7 +266,10 @@ pub(crate) fn ahead(w: usize) -> usize {
 
 /// Whether gathers from or scatters into `target` prefetch (see [`AHEAD`]):
 /// when it is larger than half this core's level-2 cache (private to the core,
-/// so not shared with other programs as the last level is).
+/// so not shared with other programs as the last level is). CSR SpMV then
+/// times its first rows both ways and keeps the faster ([`prefetch_trial`]):
+/// whether a larger target is served by the last-level cache or by memory
+/// is not known from the sizes.
 pub(crate) fn prefetches<T>(target: &[T]) -> bool {
     size_of_val(target) > crate::cache::cache_sizes().l2 / 2
 }
@@ -405,12 +408,114 @@ fn csr_mv<V: Numeric, I: Index, P: Index>(
     // the choices that hold for every row made once: each row then runs the
     // loop body of its own variant, with nothing per row to load or test
     let m = (ptr, idx, vals);
-    match (prefetches(x), scale.is_some()) {
-        (false, false) => csr_rows::<V, I, P, false, false>(m, x, y, scale),
-        (false, true) => csr_rows::<V, I, P, false, true>(m, x, y, scale),
-        (true, false) => csr_rows::<V, I, P, true, false>(m, x, y, scale),
-        (true, true) => csr_rows::<V, I, P, true, true>(m, x, y, scale),
+    let scaled = scale.is_some();
+    if !prefetches(x) {
+        return match scaled {
+            false => csr_rows::<V, I, P, false, false>(m, x, y, scale),
+            true => csr_rows::<V, I, P, false, true>(m, x, y, scale),
+        };
     }
+    let (done, flags, pf) = match scaled {
+        false => prefetch_trial::<V, I, P, false>(m, x, y, scale),
+        true => prefetch_trial::<V, I, P, true>(m, x, y, scale),
+    };
+    let (Some(ptr), Some(y)) = (ptr.get(done..), y.get_mut(done..)) else {
+        return flags;
+    };
+    let m = (ptr, idx, vals);
+    flags
+        | match (pf, scaled) {
+            (false, false) => csr_rows::<V, I, P, false, false>(m, x, y, scale),
+            (false, true) => csr_rows::<V, I, P, false, true>(m, x, y, scale),
+            (true, false) => csr_rows::<V, I, P, true, false>(m, x, y, scale),
+            (true, true) => csr_rows::<V, I, P, true, true>(m, x, y, scale),
+        }
+}
+
+/// The rows of a prefetch trial ([`prefetch_trial`]): runs of at least this
+/// share of the entries (`nnz / TRIAL_SHARE`)...
+const TRIAL_SHARE: usize = 64;
+/// ... but no fewer entries than this (a run of a few tenths of a
+/// millisecond: the clock's cost and a stray interrupt stay small beside it)
+const TRIAL_MIN: usize = 1 << 14;
+/// ... and no more than this.
+const TRIAL_MAX: usize = 1 << 17;
+/// The order of a trial's runs, `true` with the prefetch: each way three
+/// times, interleaved so that a trend over the first rows (lines of `x` still
+/// cold, a row length that falls) weighs on both.
+const TRIAL_RUNS: [bool; 6] = [false, true, true, false, false, true];
+
+/// Whether CSR SpMV's gathers should prefetch `x` (larger than half the
+/// level-2 cache, see [`prefetches`]), found by timing the first rows both
+/// ways: six runs of consecutive rows, each of at least `nnz / 64` entries
+/// (16 Ki to 128 Ki; on several threads each run is split between them as the
+/// rest is), alternately without and with the prefetch. The faster way (the
+/// best run of each, per entry) does the rest. Returns the rows done, their
+/// problem flags, and the choice.
+///
+/// The prefetch pays when `x`'s lines come from memory and costs when they
+/// come from a last-level cache that holds `x`, and which of the two happens
+/// is not known from the cache sizes the system reports: on a 2-core EPYC
+/// VM (32 MiB of L3 reported, about 2-4 MiB of it this core's in practice)
+/// the prefetch made SpMV with an 8 MB `x` 2.4-2.9x faster; on a 2-core Xeon
+/// VM (260 MiB of L3) the same `x` stays in the L3, and SpMV ran 3%-10%
+/// faster without it (10^6 x 10^6, 10^7 entries) and 2%-20% faster on
+/// 1000 rows of 10^4 entries (GCS 3-D). So the matrix's own first rows decide,
+/// on the machine and at the moment of the call. On that Xeon the trial chose
+/// no prefetch for both shapes, and SpMV went from 1.04x-1.07x of scipy's time
+/// to 1.00x-1.01x (10^6 x 10^6, power-law rows) and from 1.04x-1.21x to
+/// 0.97x-1.02x (GCS), one thread; the trial itself is 6-8% of the entries.
+///
+/// The timing changes no result: each row is computed the same way with or
+/// without the prefetch. A matrix with fewer than `64 * 16 Ki` entries, or a
+/// run that would take more than a quarter of the entries (a very long row),
+/// ends the trial; with a way not timed, the prefetch is kept.
+fn prefetch_trial<V: Numeric, I: Index, P: Index, const SCALED: bool>(
+    (ptr, idx, vals): (&[P], &[I], &[V]),
+    x: &[V],
+    y: &mut [V],
+    scale: Scale<V>,
+) -> (usize, u8, bool) {
+    let nnz = vals.len().min(idx.len());
+    let (idx, vals) = (&idx[..nnz], &vals[..nnz]);
+    let rows = y.len().min(ptr.len().saturating_sub(1));
+    let run = nnz / TRIAL_SHARE;
+    if run < TRIAL_MIN {
+        return (0, 0, true);
+    }
+    let run = run.min(TRIAL_MAX);
+    // the best time per entry of each way: [without, with]
+    let mut best = [f64::INFINITY; 2];
+    let (mut r, mut flags) = (0usize, 0u8);
+    let at = |r: usize| ptr.get(r).map_or(nnz, |p| p.as_usize().min(nnz));
+    for pf in TRIAL_RUNS {
+        let start = at(r);
+        // the first row past `r` whose start is `run` entries on (on a bad,
+        // decreasing indptr, some row past `r`: only the timing suffers)
+        let end = (r
+            + 1
+            + ptr[(r + 1).min(ptr.len())..]
+                .partition_point(|p| p.as_usize() < start.saturating_add(run)))
+        .min(rows);
+        let entries = at(end).saturating_sub(start);
+        if end <= r || entries > nnz / 4 {
+            break;
+        }
+        let (Some(rows_ptr), Some(out)) = (ptr.get(r..=end), y.get_mut(r..end)) else {
+            break;
+        };
+        let m = (rows_ptr, idx, vals);
+        let t = std::time::Instant::now();
+        flags |= match pf {
+            false => csr_rows::<V, I, P, false, SCALED>(m, x, out, scale),
+            true => csr_rows::<V, I, P, true, SCALED>(m, x, out, scale),
+        };
+        let per_entry = t.elapsed().as_secs_f64() / entries.max(1) as f64;
+        best[usize::from(pf)] = best[usize::from(pf)].min(per_entry);
+        r = end;
+    }
+    let pf = best[1] <= best[0] || best[0].is_infinite() || best[1].is_infinite();
+    (r, flags, pf)
 }
 
 /// [`csr_mv`] on its buffers `(ptr, idx, vals)`, with its choices as
@@ -2072,6 +2177,87 @@ mod tests {
                 let mut y = [0.0; 2];
                 assert_eq!(csr_mv(&[0i32, 1, 3], &idx, &vals, &x, &mut y, None), 0);
                 assert_eq!(y, [10.0, 600.0]);
+            });
+        }
+    }
+
+    /// CSR SpMV with an `x` larger than half the level-2 cache and enough
+    /// entries for the prefetch trial ([`prefetch_trial`]): the rows timed both
+    /// ways and the rest give the sums of a plain loop (integer-valued floats,
+    /// exact), plain and scaled, on one and two threads; a decreasing row
+    /// pointer and an index past `x` within the timed rows are flagged, and
+    /// so are they past them; a matrix too small for the trial gives the same.
+    #[test]
+    fn prefetch_trial_rows_match_a_plain_loop_and_keep_their_flags() {
+        let cols = crate::cache::cache_sizes().l2 / 8 + 1;
+        let x: Vec<f64> = (0..cols).map(|j| (j % 13) as f64 - 6.0).collect();
+        assert!(prefetches(&x));
+        let mut rnd = xorshift(7);
+        let rows = 120_000usize;
+        let mut ptr = vec![0i64];
+        let (mut idx, mut vals) = (Vec::new(), Vec::new());
+        for r in 0..rows {
+            // rows of 0 to 20 entries, and a few long ones
+            let len = if r % 5000 == 3 {
+                3000
+            } else {
+                rnd(21) as usize
+            };
+            for _ in 0..len {
+                idx.push(rnd(cols as u64) as i64);
+                vals.push(rnd(7) as f64 - 3.0);
+            }
+            ptr.push(idx.len() as i64);
+        }
+        assert!(
+            idx.len() >= TRIAL_SHARE * TRIAL_MIN,
+            "{} entries",
+            idx.len()
+        );
+        let plain = |ptr: &[i64], y0: &[f64], scale: Scale<f64>| -> Vec<f64> {
+            (0..rows)
+                .map(|r| {
+                    let (a, b) = (ptr[r] as usize, ptr[r + 1] as usize);
+                    let dot: f64 = (a..b).map(|k| vals[k] * x[idx[k] as usize]).sum();
+                    match scale {
+                        Some((alpha, beta)) => alpha * dot + beta * y0[r],
+                        None => dot,
+                    }
+                })
+                .collect()
+        };
+        let y0: Vec<f64> = (0..rows).map(|r| (r % 3) as f64).collect();
+        for threads in [1, 2] {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            pool.install(|| {
+                for scale in [None, Some((2.0, -1.0))] {
+                    let mut y = y0.clone();
+                    assert_eq!(csr_mv(&ptr, &idx, &vals, &x, &mut y, scale), 0);
+                    assert_eq!(y, plain(&ptr, &y0, scale), "{threads} threads");
+                    // too few entries for a trial: the same sums
+                    let small = rows / 40;
+                    let mut y = y0[..small].to_vec();
+                    let end = ptr[small] as usize;
+                    let flags =
+                        csr_mv(&ptr[..=small], &idx[..end], &vals[..end], &x, &mut y, scale);
+                    assert_eq!(flags, 0);
+                    assert_eq!(y, plain(&ptr, &y0, scale)[..small]);
+                }
+                // problems in the first rows (timed) and in the last ones
+                for row in [2, rows - 2] {
+                    let mut bad = ptr.clone();
+                    bad[row + 1] = bad[row] - 1;
+                    let mut y = y0.clone();
+                    assert_eq!(csr_mv(&bad, &idx, &vals, &x, &mut y, None), BAD_PTR);
+                    let mut far = idx.clone();
+                    far[ptr[row] as usize] = cols as i64;
+                    assert!(ptr[row + 1] > ptr[row]);
+                    let mut y = y0.clone();
+                    assert_eq!(csr_mv(&ptr, &far, &vals, &x, &mut y, None), OOB);
+                }
             });
         }
     }
