@@ -440,6 +440,11 @@ const TRIAL_SHARE: usize = 64;
 const TRIAL_MIN: usize = 1 << 14;
 /// ... and no more than this.
 const TRIAL_MAX: usize = 1 << 17;
+/// A way this many times slower per entry than the other, on a run each,
+/// ends the trial (the rest of its runs would only cost): the prefetch was
+/// 2.4x-2.9x faster on the EPYC, and either way within 20% of the other on
+/// the Xeon (see [`prefetch_trial`]).
+const TRIAL_CLEAR: f64 = 1.5;
 /// The order of a trial's runs, `true` with the prefetch: each way three
 /// times, interleaved so that a trend over the first rows (lines of `x` still
 /// cold, a row length that falls) weighs on both.
@@ -449,9 +454,10 @@ const TRIAL_RUNS: [bool; 6] = [false, true, true, false, false, true];
 /// level-2 cache, see [`prefetches`]), found by timing the first rows both
 /// ways: six runs of consecutive rows, each of at least `nnz / 64` entries
 /// (16 Ki to 128 Ki; on several threads each run is split between them as the
-/// rest is), alternately without and with the prefetch. The faster way (the
-/// best run of each, per entry) does the rest. Returns the rows done, their
-/// problem flags, and the choice.
+/// rest is), alternately without and with the prefetch, or fewer when one
+/// way is more than [`TRIAL_CLEAR`] times slower than the other. The faster
+/// way (the best run of each, per entry) does the rest. Returns the rows
+/// done, their problem flags, and the choice.
 ///
 /// The prefetch pays when `x`'s lines come from memory and costs when they
 /// come from a last-level cache that holds `x`, and which of the two happens
@@ -464,7 +470,9 @@ const TRIAL_RUNS: [bool; 6] = [false, true, true, false, false, true];
 /// on the machine and at the moment of the call. On that Xeon the trial chose
 /// no prefetch for both shapes, and SpMV went from 1.04x-1.07x of scipy's time
 /// to 1.00x-1.01x (10^6 x 10^6, power-law rows) and from 1.04x-1.21x to
-/// 0.97x-1.02x (GCS), one thread; the trial itself is 6-8% of the entries.
+/// 0.97x-1.02x (GCS), one thread. The trial takes at most about 6/64 of
+/// the entries, or six runs of 128 Ki when that is fewer (8% of 10^7
+/// entries); on a machine where the prefetch is 2.4x faster, two runs.
 ///
 /// The timing changes no result: each row is computed the same way with or
 /// without the prefetch. A matrix with fewer than `64 * 16 Ki` entries, or a
@@ -513,6 +521,11 @@ fn prefetch_trial<V: Numeric, I: Index, P: Index, const SCALED: bool>(
         let per_entry = t.elapsed().as_secs_f64() / entries.max(1) as f64;
         best[usize::from(pf)] = best[usize::from(pf)].min(per_entry);
         r = end;
+        // one way far slower than the other after a run each: decided
+        let [a, b] = best;
+        if a.is_finite() && b.is_finite() && a.max(b) > TRIAL_CLEAR * a.min(b) {
+            break;
+        }
     }
     let pf = best[1] <= best[0] || best[0].is_infinite() || best[1].is_infinite();
     (r, flags, pf)
