@@ -442,7 +442,7 @@ const TRIAL_MIN: usize = 1 << 14;
 const TRIAL_MAX: usize = 1 << 17;
 /// A way this many times slower per entry than the other, on a run each,
 /// ends the trial (the rest of its runs would only cost): the prefetch was
-/// 2.4x-2.9x faster on the EPYC, and either way within 20% of the other on
+/// 2.4x-2.9x faster on the EPYC, and either way within 25% of the other on
 /// the Xeon (see [`prefetch_trial`]).
 const TRIAL_CLEAR: f64 = 1.5;
 /// The order of a trial's runs, `true` with the prefetch: each way three
