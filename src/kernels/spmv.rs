@@ -710,7 +710,11 @@ fn csx_mv<V: Numeric, I: Index, P: Index>(
 
 /// `y = A x` for a CSR or CSC matrix, into a new vector. CSR runs rows in
 /// parallel; CSC scatters column by column on one thread (so sums keep one
-/// fixed order).
+/// fixed order). With an `x` larger than half the level-2 cache and 2^20
+/// entries or more, CSR times its first rows with and without a prefetch of
+/// `x`'s elements and does the rest the faster way: which one is faster
+/// depends on whether the last-level cache holds `x`, which the cache sizes
+/// do not tell. The result is the same either way.
 ///
 /// ```
 /// use arrow_sparse::{kernels::spmv::spmv_csx, CompressedAxis, CsxMatrix};
