@@ -1435,6 +1435,41 @@ impl<'a, I: Index, P: Index> Levels<'a, I, P> {
         k
     }
 
+    /// Nodes `lo..hi` of level `l` (`lo < hi`), the leaves' parents, for a flat
+    /// loop over them: their coordinates and child pointers, and the leaves and
+    /// values below them up to the last one's end, checked once (the start and
+    /// end of the children within the leaves and `vals`). The loop then checks
+    /// each node's end of children against the previous one and `end`.
+    fn parent_run<'v, V>(
+        &self,
+        l: usize,
+        (lo, hi): (usize, usize),
+        vals: &'v [V],
+    ) -> Result<ParentRun<'a, 'v, I, P, V>> {
+        let bad_range = Error::invariant(format!("indptr[{l}]"), Some(lo), "bad child range");
+        let (ptrs, idxs) = (self.ptr, self.idx);
+        let (Some(idx), Some(ptr), Some(leaves)) =
+            (idxs[l].get(lo..hi), ptrs[l].get(lo..=hi), idxs.get(l + 1))
+        else {
+            return Err(bad_range);
+        };
+        let (start, end) = (ptr[0].as_usize(), ptr[hi - lo].as_usize());
+        if start > end || end > leaves.len() {
+            return Err(bad_range);
+        }
+        let vals = vals
+            .get(..end)
+            .ok_or_else(|| Error::invariant("CSF tree", Some(end), "leaf without a value"))?;
+        Ok(ParentRun {
+            idx,
+            ptr,
+            start,
+            end,
+            leaves: &leaves[..end],
+            vals,
+        })
+    }
+
     /// Children of `node` at `level`, checked.
     #[inline(always)]
     fn children(&self, level: usize, node: usize) -> Result<(usize, usize)> {
@@ -1452,6 +1487,23 @@ impl<'a, I: Index, P: Index> Levels<'a, I, P> {
         }
         Ok((lo, hi))
     }
+}
+
+/// A run of the leaves' parents, checked for a flat loop
+/// ([`Levels::parent_run`]).
+struct ParentRun<'a, 'v, I, P, V> {
+    /// The parents' coordinates.
+    idx: &'a [I],
+    /// Their child pointers, one more than the parents.
+    ptr: &'a [P],
+    /// The first parent's first child.
+    start: usize,
+    /// The last parent's end of children.
+    end: usize,
+    /// The leaves `..end`.
+    leaves: &'a [I],
+    /// The values `..end`.
+    vals: &'v [V],
 }
 
 /// [`Levels`] without the extents: two shared references, free to use while
@@ -1576,7 +1628,6 @@ fn ttv_fibers<V: Numeric, I: Index, P: Index>(
     let roots = t.indices()[0].len();
     let walk = FiberTtv {
         lv: &lv,
-        leaves: &t.indices()[n - 1][..],
         vals: &t.values()[..],
         v,
     };
@@ -1618,7 +1669,6 @@ fn ttv_fibers<V: Numeric, I: Index, P: Index>(
 /// The read-only state of [`ttv_fibers`]'s walk.
 struct FiberTtv<'a, V: Numeric, I: Index, P: Index> {
     lv: &'a Levels<'a, I, P>,
-    leaves: &'a [I],
     vals: &'a [V],
     v: &'a [V],
 }
@@ -1675,17 +1725,14 @@ impl<V: Numeric, I: Index, P: Index> FiberTtv<'_, V, I, P> {
         let ext = lv.ext[l];
         let bad_range =
             |node: usize| Error::invariant(format!("indptr[{l}]"), Some(node), "bad child range");
-        let (Some(idx), Some(ptr)) = (lv.idx[l].get(lo..hi), lv.ptr[l].get(lo..=hi)) else {
-            return Err(bad_range(lo));
-        };
-        let (start, end) = (ptr[0].as_usize(), ptr[hi - lo].as_usize());
-        if start > end || end > self.leaves.len() {
-            return Err(bad_range(lo));
-        }
-        let vals = self
-            .vals
-            .get(..end)
-            .ok_or_else(|| Error::invariant("CSF tree", Some(end), "leaf without a value"))?;
+        let ParentRun {
+            idx,
+            ptr,
+            start,
+            end,
+            leaves,
+            vals,
+        } = lv.parent_run(l, (lo, hi), self.vals)?;
         let k = hi - lo;
         let at = out.at;
         let (Some(slots), Some(coords)) = (
@@ -1709,7 +1756,7 @@ impl<V: Numeric, I: Index, P: Index> FiberTtv<'_, V, I, P> {
             if b < prev || b > end {
                 return Err(bad_range(node));
             }
-            let ls = &self.leaves[prev..b];
+            let ls = &leaves[prev..b];
             // an index past v (an unvalidated tree) ends the walk (see
             // `spmv::row_dot`)
             let mut acc = V::acc_zero();
@@ -2128,20 +2175,14 @@ impl<V: Numeric, I: Index, P: Index> TtvAcc<'_, V, I, P> {
         let (ext, leaf_ext, stride) = (self.lv.ext[l], self.lv.ext[n - 1], self.stride[l]);
         let bad_range =
             |node: usize| Error::invariant(format!("indptr[{l}]"), Some(node), "bad child range");
-        let (Some(idx), Some(ptr)) = (self.lv.idx[l].get(lo..hi), self.lv.ptr[l].get(lo..=hi))
-        else {
-            return Err(bad_range(lo));
-        };
-        let (start, end) = (ptr[0].as_usize(), ptr[hi - lo].as_usize());
-        let leaves = &self.lv.idx[n - 1][..];
-        if start > end || end > leaves.len() {
-            return Err(bad_range(lo));
-        }
-        let vals = self
-            .vals
-            .get(..end)
-            .ok_or_else(|| Error::invariant("CSF tree", Some(end), "leaf without a value"))?;
-        let leaves = &leaves[..end];
+        let ParentRun {
+            idx,
+            ptr,
+            start,
+            end,
+            leaves,
+            vals,
+        } = self.lv.parent_run(l, (lo, hi), self.vals)?;
         let (acc, seen) = (&mut self.acc[..], &mut self.seen[..]);
         let mut prev = start;
         for (node, (&x, b)) in (lo..).zip(idx.iter().zip(&ptr[1..])) {

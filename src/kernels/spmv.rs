@@ -409,15 +409,11 @@ fn csr_mv<V: Numeric, I: Index, P: Index>(
     // loop body of its own variant, with nothing per row to load or test
     let m = (ptr, idx, vals);
     let scaled = scale.is_some();
-    if !prefetches(x) {
-        return match scaled {
-            false => csr_rows::<V, I, P, false, false>(m, x, y, scale),
-            true => csr_rows::<V, I, P, false, true>(m, x, y, scale),
-        };
-    }
-    let (done, flags, pf) = match scaled {
-        false => prefetch_trial::<V, I, P, false>(m, x, y, scale),
-        true => prefetch_trial::<V, I, P, true>(m, x, y, scale),
+    // a large `x`: the first rows are timed both ways (and done)
+    let (done, flags, pf) = match (prefetches(x), scaled) {
+        (false, _) => (0, 0, false),
+        (true, false) => prefetch_trial::<V, I, P, false>(m, x, y, scale),
+        (true, true) => prefetch_trial::<V, I, P, true>(m, x, y, scale),
     };
     let (Some(ptr), Some(y)) = (ptr.get(done..), y.get_mut(done..)) else {
         return flags;
