@@ -1324,10 +1324,10 @@ fn nonzero_mask<V: Value>(group: &[V]) -> u64 {
 
 /// The non-zeros of elements `lo..lo + block.len()` of a row-major tensor of
 /// shape `shape` (`block` is that slice of its values), in order, into `coords`
-/// (`ndim` per entry) and `values`, which hold exactly that many entries. The
+/// (`ndim` per entry) and `values`, which hold at least that many entries. The
 /// leading coordinates are carried from row to row (an odometer: no division
 /// per entry); groups of 64 elements are scanned by their [`nonzero_mask`].
-/// Returns the number of entries written.
+/// Returns the number of entries written (it stops when the output is full).
 fn dense_block<V: Value, I: Index>(
     block: &[V],
     lo: usize,
@@ -1335,7 +1335,30 @@ fn dense_block<V: Value, I: Index>(
     coords: &mut [I],
     values: &mut [V],
 ) -> usize {
-    let ndim = shape.len();
+    // 1 to 3 dimensions with the entry's width known to the compiler: each
+    // entry's coordinates are then stored directly, not copied by a call
+    match shape.len() {
+        1 => dense_block_of::<V, I, 1>(block, lo, shape, coords, values),
+        2 => dense_block_of::<V, I, 2>(block, lo, shape, coords, values),
+        3 => dense_block_of::<V, I, 3>(block, lo, shape, coords, values),
+        _ => dense_block_of::<V, I, 0>(block, lo, shape, coords, values),
+    }
+}
+
+/// [`dense_block`] for `N` dimensions (`shape.len() == N`), or any number when
+/// `N` is 0.
+#[inline(always)]
+fn dense_block_of<V: Value, I: Index, const N: usize>(
+    block: &[V],
+    lo: usize,
+    shape: &[usize],
+    coords: &mut [I],
+    values: &mut [V],
+) -> usize {
+    let ndim = if N == 0 { shape.len() } else { N };
+    if ndim == 0 || shape.len() != ndim || block.is_empty() {
+        return 0;
+    }
     let last = shape[ndim - 1];
     // the coordinates of the block's first element; the leading ones also in
     // the index type, refreshed once per row
@@ -1376,10 +1399,80 @@ fn dense_block<V: Value, I: Index>(
 }
 
 /// The non-zeros of the row-major values `vals` of shape `shape` (ndim >= 1,
-/// empty `vals` for an empty tensor) as row-major coordinates and values, in
-/// blocks of `block` elements: pass 1 counts each block's non-zeros, pass 2
-/// writes each block into its own part of the output, blocks in parallel.
+/// empty `vals` for an empty tensor) as row-major coordinates and values: by
+/// [`dense_scan_once`] (one read of the values), or, when its output cannot be
+/// reserved, by [`dense_scan_twice`].
 fn dense_scan<V: Value, I: Index>(
+    vals: &[V],
+    shape: &[usize],
+    block: usize,
+) -> Result<(Vec<I>, Vec<V>)> {
+    match dense_scan_once(vals, shape, block) {
+        Some(out) => Ok(out),
+        None => dense_scan_twice(vals, shape, block),
+    }
+}
+
+/// [`dense_scan`] reading the values once: the output is reserved for every
+/// element being a non-zero (zeroed allocations, so the OS backs only the
+/// pages written, and the input's own size bounds the reservation), the
+/// values are cut into one part per thread (of at least `block` elements),
+/// each part writes its entries from its own first element's position on,
+/// the parts after the first are moved down behind the one before, and the
+/// buffers are trimmed to the entries. `None` when the reservation is refused
+/// (the caller counts first instead).
+///
+/// Against counting first ([`dense_scan_twice`]), this reads the dense values
+/// once instead of twice: on a 10^8-element `f64` tensor, 800 MB less read
+/// from memory.
+fn dense_scan_once<V: Value, I: Index>(
+    vals: &[V],
+    shape: &[usize],
+    block: usize,
+) -> Option<(Vec<I>, Vec<V>)> {
+    let ndim = shape.len();
+    let n = vals.len();
+    if n == 0 {
+        return Some((Vec::new(), Vec::new()));
+    }
+    let mut coords = crate::alloc::zeroed::<I>(n.checked_mul(ndim)?, "COO coordinates").ok()?;
+    let mut values = crate::alloc::zeroed::<V>(n, "COO values").ok()?;
+    let parts = rayon::current_num_threads().min(n / block.max(1)).max(1);
+    let cuts: Vec<usize> = (0..=parts).map(|p| p * n / parts).collect();
+    let mut pieces = Vec::with_capacity(parts);
+    let (mut rc, mut rv) = (&mut coords[..], &mut values[..]);
+    for w in cuts.windows(2) {
+        let len = w[1] - w[0];
+        let (c, c2) = rc.split_at_mut(len * ndim);
+        let (v, v2) = rv.split_at_mut(len);
+        pieces.push((w[0], c, v));
+        (rc, rv) = (c2, v2);
+    }
+    let written: Vec<usize> = pieces
+        .into_par_iter()
+        .map(|(lo, c, v)| dense_block(&vals[lo..lo + v.len()], lo, shape, c, v))
+        .collect();
+    // the parts moved down in order: a part's new place may overlap the old
+    // place of the part before it, never of one after
+    let mut k = 0;
+    for (&lo, &w) in cuts.iter().zip(&written) {
+        if lo != k {
+            coords.copy_within(lo * ndim..(lo + w) * ndim, k * ndim);
+            values.copy_within(lo..lo + w, k);
+        }
+        k += w;
+    }
+    coords.truncate(k * ndim);
+    coords.shrink_to_fit();
+    values.truncate(k);
+    values.shrink_to_fit();
+    Some((coords, values))
+}
+
+/// [`dense_scan`] in two passes over blocks of `block` elements: pass 1
+/// counts each block's non-zeros, pass 2 writes each block into its own part
+/// of the output (allocated exactly), blocks in parallel.
+fn dense_scan_twice<V: Value, I: Index>(
     vals: &[V],
     shape: &[usize],
     block: usize,
@@ -1447,6 +1540,14 @@ fn row_major_for<V: Value, I: Index>(d: &DenseTensor<V>) -> Result<DenseTensor<V
 }
 
 /// Dense (row-major or strided) to canonical COO, scanning in parallel.
+///
+/// The values are read once: the output is first reserved for every element
+/// being a non-zero (from zeroed allocations, so only the pages written are
+/// backed by memory) and trimmed to the entries at the end, without a copy
+/// where the allocator can shrink in place (glibc and most others). When that
+/// reservation is refused, the non-zeros are counted first and the output
+/// allocated exactly (two reads). [`dense_to_csx`] and, when it scans,
+/// [`dense_to_csf`] start with this conversion.
 ///
 /// ```
 /// use arrow_sparse::kernels::convert::dense_to_coo;
@@ -2010,7 +2111,8 @@ mod tests {
     /// blocks that end inside a row, rows shorter and longer than a 64-element
     /// group, 1-D, leading coordinates carried over several dimensions, every
     /// element zero or non-zero, and -0.0 (zero) and NaN (not zero), on 1 and 3
-    /// threads.
+    /// threads; the scan reading once (its parts moved down) and the one
+    /// counting first, each trimmed to its entries.
     #[test]
     fn the_dense_scan_finds_every_non_zero_in_order() {
         let mut seed = 11u64;
@@ -2054,11 +2156,18 @@ mod tests {
                         .num_threads(threads)
                         .build()
                         .unwrap();
-                    let (c, v) = pool
-                        .install(|| dense_scan::<f64, i32>(&vals, &shape, block))
-                        .unwrap();
-                    let v: Vec<u64> = v.iter().map(|x| x.to_bits()).collect();
-                    assert_eq!((&c, &v), (&rc, &rv), "{shape:?} {density} {block}");
+                    let scans = pool.install(|| {
+                        [
+                            dense_scan::<f64, i32>(&vals, &shape, block).unwrap(),
+                            dense_scan_once::<f64, i32>(&vals, &shape, block).unwrap(),
+                            dense_scan_twice::<f64, i32>(&vals, &shape, block).unwrap(),
+                        ]
+                    });
+                    for (c, v) in scans {
+                        let v: Vec<u64> = v.iter().map(|x| x.to_bits()).collect();
+                        assert_eq!((&c, &v), (&rc, &rv), "{shape:?} {density} {block}");
+                        assert_eq!((c.capacity(), v.len()), (c.len(), v.capacity()));
+                    }
                 }
             }
         }
