@@ -1312,8 +1312,10 @@ const DENSE_BLOCK: usize = 1 << 20;
 
 /// Bit `j` set when `group[j]` (at most 64 elements) is not zero. The compare
 /// loop has no branch, so the scan pays one loop exit per 64 elements rather
-/// than a mispredicted branch per non-zero.
-#[inline(always)]
+/// than a mispredicted branch per non-zero. Kept out of line: inlined into
+/// [`dense_block`]'s loop, the compare was not vectorised (one element per
+/// step instead of four).
+#[inline(never)]
 fn nonzero_mask<V: Value>(group: &[V]) -> u64 {
     let mut m = 0u64;
     for (j, v) in group.iter().enumerate().take(64) {
