@@ -1546,7 +1546,7 @@ fn row_major_for<V: Value, I: Index>(d: &DenseTensor<V>) -> Result<DenseTensor<V
 /// The values are read once: the output is first reserved for every element
 /// being a non-zero (from zeroed allocations, so only the pages written are
 /// backed by memory) and trimmed to the entries at the end, without a copy
-/// where the allocator can shrink in place (glibc and most others). When that
+/// where the allocator shrinks in place (glibc does, by `mremap`). When that
 /// reservation is refused, the non-zeros are counted first and the output
 /// allocated exactly (two reads). [`dense_to_csx`] and, when it scans,
 /// [`dense_to_csf`] start with this conversion.
