@@ -1287,6 +1287,19 @@ fn par_nodes<D: Send>(
 /// (at least 64 leaves per step on average), so that each mode node's share of
 /// a block is still read as a run.
 /// `leaves` is asked for only when the span is large enough to block.
+///
+/// The blocks do not win on every machine, and the cache sizes the system
+/// reports do not tell which: with an 8 MB accumulator (TTV along the root
+/// of a 1000^3 tree of 10^7 leaves, one thread), the blocks were faster
+/// than one sweep on 2-core Xeons with 2 MiB of L2 (1.3x-1.5x with 260 MiB
+/// of L3; 1.25x-1.60x for `ttv_dense` and 1.10x-1.33x for `ttv` with
+/// 480 MiB) and 2x-3x faster on a 2-core EPYC with 512 KiB of L2, but took
+/// 1.3x-1.6x the sweep's time on a 2-core EPYC with 1 MiB of L2 and 32 MiB
+/// of L3.
+/// A walk that timed its first blocks against a sweep of its first mode
+/// nodes, and went on with the faster, was built twice and dropped: the
+/// timed parts ran far slower per leaf than the walk's steady state (see
+/// `benches/RESULTS.md`, sixth and twenty-fifth sessions).
 fn block_rows(
     span: usize,
     elem: usize,
