@@ -542,6 +542,133 @@ fn chunked_binary_csx_matches_the_reference_on_any_thread_count() {
     }
 }
 
+/// COO element-wise operations on canonical row-major operands (merged on
+/// their buffers, in chunks on several threads) against the dense reference,
+/// 1- to 4-D: results that cancel (regions shorter than counted), the same
+/// result on 1, 2 and 3 threads, and the same entries as the general merge
+/// that other layouts take (column-major and not canonical operands).
+#[test]
+fn chunked_binary_coo_matches_the_reference_on_any_thread_count() {
+    let shapes: [&[usize]; 4] = [
+        &[2_400_000],
+        &[400, 6_000],
+        &[40, 60, 1_000],
+        &[10, 20, 30, 400],
+    ];
+    for (i, shape) in shapes.into_iter().enumerate() {
+        let ea = entries(shape, 150_000, 90 + i as u64);
+        // b: its own entries, the negation of every third position of a (which
+        // cancels in a + b) and a copy of every fifth (which cancels in a - b)
+        let mut eb = entries(shape, 70_000, 95 + i as u64);
+        let ca = canonical(&ea);
+        eb.extend(ca.iter().step_by(3).map(|(c, v)| (c.clone(), -v)));
+        eb.extend(ca.iter().skip(1).step_by(5).map(|(c, v)| (c.clone(), *v)));
+        let cb = canonical(&eb);
+        let (ra, rb) = (reference(shape, &ea), reference(shape, &eb));
+        let rm = CoordLayout::RowMajor;
+        let pairs: Vec<(AnyTensor, AnyTensor, &str)> = vec![
+            (
+                coo::<i32>(shape, &ca, rm, true).into(),
+                coo::<i32>(shape, &cb, rm, true).into(),
+                "i32",
+            ),
+            (
+                coo::<i64>(shape, &ca, rm, true).into(),
+                coo::<i64>(shape, &cb, rm, true).into(),
+                "i64",
+            ),
+        ];
+        // the general merge: column-major / not canonical operands
+        let general: Vec<(AnyTensor, AnyTensor)> = vec![
+            (
+                coo::<i64>(shape, &ca, CoordLayout::ColumnMajor, true).into(),
+                coo::<i64>(shape, &cb, CoordLayout::ColumnMajor, true).into(),
+            ),
+            (
+                coo::<i64>(shape, &ea, rm, false).into(),
+                coo::<i64>(shape, &eb, rm, false).into(),
+            ),
+        ];
+        for op in [BinaryOp::Add, BinaryOp::Subtract, BinaryOp::Multiply] {
+            let want: Vec<f64> = ra
+                .iter()
+                .zip(&rb)
+                .map(|(x, y)| match op {
+                    BinaryOp::Add => x + y,
+                    BinaryOp::Subtract => x - y,
+                    _ => x * y,
+                })
+                .collect();
+            let nonzero = want.iter().filter(|x| **x != 0.0).count();
+            let slow: Vec<AnyTensor> = general
+                .iter()
+                .map(|(a, b)| elementwise::binary::<f64>(a, b, op).unwrap())
+                .collect();
+            for (a, b, name) in &pairs {
+                let what = format!("{shape:?} {name} {op:?}");
+                let runs: Vec<AnyTensor> = [1, 2, 3]
+                    .into_iter()
+                    .map(|n| pool(n).install(|| elementwise::binary::<f64>(a, b, op).unwrap()))
+                    .collect();
+                same(&read(&runs[0]), &want, &what);
+                // zero results are dropped, and every position is stored once
+                assert_eq!(runs[0].nnz(), nonzero, "{what}: stored entries");
+                let AnyTensor::Coo(c) = &runs[0] else {
+                    panic!("{what}: not COO");
+                };
+                assert!(c.is_canonical(), "{what}: canonical");
+                for r in &runs[1..] {
+                    assert!(
+                        *r == runs[0],
+                        "{what}: results differ between thread counts"
+                    );
+                }
+                if *name == "i64" {
+                    for s in &slow {
+                        assert!(*s == runs[0], "{what}: differs from the general merge");
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Extents whose product does not fit a `u64` (no linear positions): the
+/// entries are merged by their coordinates. Here (0, 0) and (2^30, 0), and
+/// (0, 0, 0) and (2^4, 0, 0), would share a wrapped linear position.
+#[test]
+fn binary_coo_with_extents_past_u64() {
+    // canonical row-major operands (entries given sorted)
+    let t = |shape: &[usize], e: &[(Vec<usize>, f64)]| -> AnyTensor {
+        coo::<i64>(shape, e, CoordLayout::RowMajor, true).into()
+    };
+    let coo = |x: AnyTensor| x.to_coo::<f64, i64>().unwrap();
+    let big = [1usize << 40, 1 << 40];
+    let a = t(&big, &[(vec![0, 0], 1.0), (vec![1 << 39, 5], 4.0)]);
+    let b = t(&big, &[(vec![1 << 30, 0], 2.0), (vec![1 << 39, 5], 3.0)]);
+    let s = coo(elementwise::binary::<f64>(&a, &b, BinaryOp::Add).unwrap());
+    assert_eq!(
+        (s.coords().as_ref(), s.values().as_ref()),
+        (&[0, 0, 1 << 30, 0, 1 << 39, 5][..], &[1.0, 2.0, 7.0][..])
+    );
+    let p = coo(elementwise::binary::<f64>(&a, &b, BinaryOp::Multiply).unwrap());
+    assert_eq!(p.values().as_ref(), &[12.0]);
+    let big3 = [1usize << 30, 1 << 30, 1 << 30];
+    let a = t(&big3, &[(vec![0, 0, 0], 1.0), (vec![1 << 20, 3, 5], 4.0)]);
+    let b = t(
+        &big3,
+        &[(vec![1 << 4, 0, 0], 2.0), (vec![1 << 20, 3, 5], 3.0)],
+    );
+    let s = coo(elementwise::binary::<f64>(&a, &b, BinaryOp::Subtract).unwrap());
+    assert_eq!(
+        (s.coords().as_ref(), s.values().as_ref()),
+        (
+            &[0, 0, 0, 1 << 4, 0, 0, 1 << 20, 3, 5][..],
+            &[1.0, -2.0, 1.0][..]
+        )
+    );
+}
+
 /// Operands of every format the independent readers know, for `shape`.
 fn operands(shape: &[usize], e: &[(Vec<usize>, f64)]) -> Vec<(AnyTensor, &'static str)> {
     let mut out: Vec<(AnyTensor, &'static str)> = vec![
@@ -768,6 +895,20 @@ fn kernels_allocate_only_their_outputs() {
         assert!(
             bytes <= out + (128 << 10),
             "binary CSR + CSR: {bytes} bytes"
+        );
+        drop(r);
+        // COO + COO (canonical, row-major): the result, room for every entry of
+        // both operands (two `int32` coordinates and a value each)
+        let (ca, cb): (AnyTensor, AnyTensor) = (
+            coo::<i32>(&shape, &canonical(&e), CoordLayout::RowMajor, true).into(),
+            coo::<i32>(&shape, &canonical(&e[..n / 2]), CoordLayout::RowMajor, true).into(),
+        );
+        let room = ca.nnz() + cb.nnz();
+        let (r, bytes) =
+            allocated_by(|| elementwise::binary::<f64>(&ca, &cb, BinaryOp::Add).unwrap());
+        assert!(
+            bytes <= room * (2 * 4 + 8) + (128 << 10),
+            "binary COO + COO: {bytes} bytes"
         );
         drop(r);
     });

@@ -710,13 +710,368 @@ impl<'a, V: Numeric, I: Index> SortedCoo<'a, V, I> {
     }
 }
 
+/// Row-major linear positions of the entries of a sorted COO operand: the
+/// coordinates of entry `k` are `coords[k * n..k * n + n]`, and its position
+/// `sum coords[d] * strides[d]` orders the entries as their coordinates do
+/// (every coordinate is below its extent, and the extents' product fits a
+/// `u64`). `N` is the number of dimensions when known to the compiler (the
+/// 1- to 3-D cases), or 0 (`strides.len()`, known at run time).
+#[derive(Clone, Copy)]
+struct Keys<'s, I, const N: usize> {
+    coords: &'s [I],
+    strides: &'s [u64],
+}
+
+impl<'s, I: Index, const N: usize> Keys<'s, I, N> {
+    /// Coordinates per entry.
+    #[inline(always)]
+    fn n(&self) -> usize {
+        if N > 0 { N } else { self.strides.len() }
+    }
+
+    /// The coordinates of entry `k` (empty past the end: never read there).
+    #[inline(always)]
+    fn entry(&self, k: usize) -> &'s [I] {
+        let n = self.n();
+        self.coords.get(k * n..k * n + n).unwrap_or_default()
+    }
+
+    /// The linear position of entry `k`.
+    #[inline(always)]
+    fn at(&self, k: usize) -> u64 {
+        self.entry(k)
+            .iter()
+            .zip(self.strides)
+            .fold(0u64, |s, (&c, &w)| {
+                s.wrapping_add((c.as_usize() as u64).wrapping_mul(w))
+            })
+    }
+}
+
+/// One operand of the fast COO merge: its keys and values, entries `0..len`.
+#[derive(Clone, Copy)]
+struct CooSide<'s, V, I, const N: usize> {
+    keys: Keys<'s, I, N>,
+    vals: &'s [V],
+}
+
+impl<'s, V: Copy, I: Index, const N: usize> CooSide<'s, V, I, N> {
+    fn new(coords: &'s [I], vals: &'s [V], strides: &'s [u64]) -> Self {
+        let n = strides.len().max(1);
+        let len = vals.len().min(coords.len() / n);
+        Self {
+            keys: Keys {
+                coords: &coords[..len * n],
+                strides,
+            },
+            vals: &vals[..len],
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.vals.len()
+    }
+
+    /// Entries `lo..hi`.
+    fn range(&self, lo: usize, hi: usize) -> Self {
+        let n = self.keys.n();
+        Self {
+            keys: Keys {
+                coords: self.keys.coords.get(lo * n..hi * n).unwrap_or_default(),
+                strides: self.keys.strides,
+            },
+            vals: self.vals.get(lo..hi).unwrap_or_default(),
+        }
+    }
+
+    /// The first entry at or after `from` whose key is not below `key`.
+    fn lower_bound(&self, from: usize, key: u64) -> usize {
+        super::spmv::partition(from.min(self.len()), self.len(), |m| self.keys.at(m) < key)
+    }
+}
+
+/// Write entry `e` with value `r` at slot `*w` of `oc` / `ov`, and advance
+/// `*w` when `keep` and the value is not zero; an integer result that does
+/// not fit sets `overflow` (when `keep`).
+#[inline(always)]
+fn put_entry<V: Numeric, I: Index>(
+    (oc, ov): (&mut [I], &mut [V]),
+    w: &mut usize,
+    e: &[I],
+    r: V::Acc,
+    keep: bool,
+    overflow: &mut bool,
+) {
+    let n = e.len();
+    match V::from_acc(r) {
+        Some(v) => {
+            if let (Some(oe), Some(o)) = (oc.get_mut(*w * n..*w * n + n), ov.get_mut(*w)) {
+                for (o, &c) in oe.iter_mut().zip(e) {
+                    *o = c;
+                }
+                *o = v;
+                *w += (keep & !v.is_zero()) as usize;
+            }
+        }
+        None => *overflow |= keep,
+    }
+}
+
+/// The union merge of two sorted COO operands into `oc` / `ov` (room for both
+/// operands' entries), as [`union_sorted`] does for CSR rows: each step writes
+/// its result and advances the output when it is not zero, with masks and
+/// selects in place of branches. Returns the count.
+fn coo_union<V: Numeric, I: Index, const N: usize>(
+    a: CooSide<'_, V, I, N>,
+    b: CooSide<'_, V, I, N>,
+    f: &impl Fn(V::Acc, V::Acc) -> V::Acc,
+    (oc, ov): (&mut [I], &mut [V]),
+    overflow: &mut bool,
+) -> usize {
+    let (na, nb) = (a.len(), b.len());
+    let zero = V::acc_zero();
+    let (mut i, mut j, mut w) = (0usize, 0usize, 0usize);
+    while i < na && j < nb {
+        let (ka, kb) = (a.keys.at(i), b.keys.at(j));
+        let (ta, tb) = (ka <= kb, kb <= ka);
+        let (x, y) = (
+            V::acc_keep(ta, a.vals[i].to_acc()),
+            V::acc_keep(tb, b.vals[j].to_acc()),
+        );
+        let e = std::hint::select_unpredictable(ta, a.keys.entry(i), b.keys.entry(j));
+        put_entry((oc, ov), &mut w, e, f(x, y), true, overflow);
+        i += ta as usize;
+        j += tb as usize;
+    }
+    for k in i..na {
+        let r = f(a.vals[k].to_acc(), zero);
+        put_entry((oc, ov), &mut w, a.keys.entry(k), r, true, overflow);
+    }
+    for k in j..nb {
+        let r = f(zero, b.vals[k].to_acc());
+        put_entry((oc, ov), &mut w, b.keys.entry(k), r, true, overflow);
+    }
+    w
+}
+
+/// The intersection merge of two sorted COO operands (see [`coo_union`]):
+/// every step writes `f(a, b)` and advances the output when the keys match
+/// and the result is not zero, so `oc` / `ov` need one slot more than the
+/// results.
+fn coo_intersection<V: Numeric, I: Index, const N: usize>(
+    a: CooSide<'_, V, I, N>,
+    b: CooSide<'_, V, I, N>,
+    f: &impl Fn(V::Acc, V::Acc) -> V::Acc,
+    (oc, ov): (&mut [I], &mut [V]),
+    overflow: &mut bool,
+) -> usize {
+    let (na, nb) = (a.len(), b.len());
+    let (mut i, mut j, mut w) = (0usize, 0usize, 0usize);
+    while i < na && j < nb {
+        let (ka, kb) = (a.keys.at(i), b.keys.at(j));
+        let r = f(a.vals[i].to_acc(), b.vals[j].to_acc());
+        put_entry((oc, ov), &mut w, a.keys.entry(i), r, ka == kb, overflow);
+        i += (ka <= kb) as usize;
+        j += (kb <= ka) as usize;
+    }
+    w
+}
+
+/// The number of positions both sorted operands hold.
+fn coo_common<V: Copy, I: Index, const N: usize>(
+    a: CooSide<'_, V, I, N>,
+    b: CooSide<'_, V, I, N>,
+) -> usize {
+    let (na, nb) = (a.len(), b.len());
+    let (mut i, mut j, mut c) = (0usize, 0usize, 0usize);
+    while i < na && j < nb {
+        let (ka, kb) = (a.keys.at(i), b.keys.at(j));
+        c += (ka == kb) as usize;
+        i += (ka <= kb) as usize;
+        j += (kb <= ka) as usize;
+    }
+    c
+}
+
+/// The row-major strides of `shape` as `u64`, when the extents' product fits.
+fn linear_strides(shape: &[usize]) -> Option<Vec<u64>> {
+    let mut strides = vec![0u64; shape.len()];
+    let mut s = 1u64;
+    for (w, &d) in strides.iter_mut().zip(shape).rev() {
+        *w = s;
+        s = s.checked_mul(u64::try_from(d).ok()?)?;
+    }
+    Some(strides)
+}
+
+/// `a op b` for two canonical row-major COO tensors (coordinates `ac` / `bc`,
+/// values `av` / `bv`, `strides` from [`linear_strides`]): the merge of
+/// [`binary_coo`] on the buffers as they lie, with the entries' linear
+/// positions as keys. Returns the result's coordinates and values.
+///
+/// One pass on one thread, into outputs sized for the worst case (both
+/// operands' entries for a union, the smaller one's for an intersection),
+/// zeroed allocations whose untouched pages cost nothing. On several threads
+/// the larger operand's entries are cut into chunks of about equal size
+/// (eight per thread, at least [`PAR_WORK`](super::spmv::PAR_WORK) entries
+/// of both operands each), the other operand at the first entry not below
+/// each cut's key; each chunk merges into its own region of the outputs (for
+/// a union, sized by a first counting pass over the keys, so that regions
+/// are exact unless results cancel; for an intersection, by the worst case),
+/// and the regions are moved together where they left gaps. The result is
+/// the same on any number of threads.
+fn coo_merge<V: Numeric, I: Index, const N: usize>(
+    (ac, av): (&[I], &[V]),
+    (bc, bv): (&[I], &[V]),
+    strides: &[u64],
+    op: BinaryOp,
+) -> Result<(Vec<I>, Vec<V>)> {
+    match op {
+        BinaryOp::Add => {
+            coo_merge_with::<V, I, N>((ac, av), (bc, bv), strides, op, &|x, y| V::acc_add(x, y))
+        }
+        BinaryOp::Subtract => {
+            coo_merge_with::<V, I, N>((ac, av), (bc, bv), strides, op, &|x, y| V::acc_sub(x, y))
+        }
+        BinaryOp::Multiply => {
+            coo_merge_with::<V, I, N>((ac, av), (bc, bv), strides, op, &|x, y| V::acc_mul(x, y))
+        }
+    }
+}
+
+fn coo_merge_with<V: Numeric, I: Index, const N: usize>(
+    (ac, av): (&[I], &[V]),
+    (bc, bv): (&[I], &[V]),
+    strides: &[u64],
+    op: BinaryOp,
+    f: &(impl Fn(V::Acc, V::Acc) -> V::Acc + Sync),
+) -> Result<(Vec<I>, Vec<V>)> {
+    use rayon::prelude::*;
+    let n = strides.len().max(1);
+    let a = CooSide::<V, I, N>::new(ac, av, strides);
+    let b = CooSide::<V, I, N>::new(bc, bv, strides);
+    let (na, nb) = (a.len(), b.len());
+    let union = op.visit() == Visit::Union;
+    let threads = rayon::current_num_threads();
+    // chunks (a_lo, a_hi, b_lo, b_hi): the larger operand cut evenly, the
+    // other at the first entry not below each cut's key (never before the
+    // previous cut, so that the chunks cover both operands once even when a
+    // tensor built without validation is not sorted)
+    let mut chunks: Vec<(usize, usize, usize, usize)> = alloc::with_capacity(1, "COO chunks")?;
+    let total = na + nb;
+    if threads <= 1 || total <= 2 * super::spmv::PAR_WORK {
+        chunks.push((0, na, 0, nb));
+    } else {
+        let target = (total / (8 * threads)).max(super::spmv::PAR_WORK);
+        let count = total.div_ceil(target);
+        let a_leads = na >= nb;
+        let (lead, other) = if a_leads { (a, b) } else { (b, a) };
+        let (mut l0, mut o0) = (0usize, 0usize);
+        for t in 1..=count {
+            let (l1, o1) = if t == count {
+                (lead.len(), other.len())
+            } else {
+                let l1 = (lead.len() * t / count).max(l0);
+                (l1, other.lower_bound(o0, lead.keys.at(l1)))
+            };
+            let c = if a_leads {
+                (l0, l1, o0, o1)
+            } else {
+                (o0, o1, l0, l1)
+            };
+            alloc::push(&mut chunks, c, "COO chunks")?;
+            (l0, o0) = (l1, o1);
+        }
+    }
+    let parts =
+        |&(a0, a1, b0, b1): &(usize, usize, usize, usize)| (a.range(a0, a1), b.range(b0, b1));
+    // room of each chunk's region
+    let rooms: Vec<usize> = if union && chunks.len() > 1 {
+        chunks
+            .par_iter()
+            .map(|c| {
+                let (x, y) = parts(c);
+                x.len() + y.len() - coo_common(x, y)
+            })
+            .collect()
+    } else {
+        chunks
+            .iter()
+            .map(|c| {
+                let (x, y) = parts(c);
+                if union {
+                    x.len() + y.len()
+                } else {
+                    x.len().min(y.len()) + 1
+                }
+            })
+            .collect()
+    };
+    let room: usize = rooms.iter().sum();
+    let room_coords = room
+        .checked_mul(n)
+        .ok_or_else(|| Error::allocation("element-wise coordinates", room, n * size_of::<I>()))?;
+    let mut coords = alloc::zeroed::<I>(room_coords, "element-wise coordinates")?;
+    let mut values = alloc::zeroed::<V>(room, "element-wise values")?;
+    // split the outputs into the chunks' regions
+    let mut regions = alloc::with_capacity(chunks.len(), "COO chunks")?;
+    {
+        let (mut rc, mut rv) = (&mut coords[..], &mut values[..]);
+        for (c, &r) in chunks.iter().zip(&rooms) {
+            let (pc, tc) = std::mem::take(&mut rc).split_at_mut(r * n);
+            let (pv, tv) = std::mem::take(&mut rv).split_at_mut(r);
+            regions.push((parts(c), pc, pv));
+            (rc, rv) = (tc, tv);
+        }
+    }
+    let filled: Vec<(usize, bool)> = regions
+        .into_par_iter()
+        .map(|((x, y), oc, ov)| {
+            let mut overflow = false;
+            let w = if union {
+                coo_union(x, y, f, (oc, ov), &mut overflow)
+            } else {
+                coo_intersection(x, y, f, (oc, ov), &mut overflow)
+            };
+            (w, overflow)
+        })
+        .collect();
+    if filled.iter().any(|&(_, o)| o) {
+        check_flags::<V>(OVERFLOW, "element-wise")?;
+    }
+    // the regions moved together
+    let (mut total, mut start) = (0usize, 0usize);
+    for (&r, &(count, _)) in rooms.iter().zip(&filled) {
+        if start != total {
+            coords.copy_within(start * n..(start + count) * n, total * n);
+            values.copy_within(start..start + count, total);
+        }
+        total += count;
+        start += r;
+    }
+    coords.truncate(total * n);
+    values.truncate(total);
+    if values.capacity() - total > total / 8 + 4096 {
+        coords.shrink_to_fit();
+        values.shrink_to_fit();
+    }
+    Ok((coords, values))
+}
+
 /// `a op b` for two COO tensors of one shape: a merge of their entries in
 /// lexicographic order (a tensor that is not canonical is sorted and its
 /// duplicates summed first); the result is a canonical row-major COO with `a`'s
 /// index type. Results equal to zero are dropped.
 ///
+/// Two canonical row-major operands (the layout that conversions, kernels and
+/// `from_entries` produce) are merged on their buffers as they lie, without
+/// data-dependent branches, by their entries' row-major linear positions
+/// (when the extents' product fits a `u64`): one pass on one thread, chunks
+/// of entries in parallel on several, with the same result (see
+/// `coo_merge`). Other operands go through a general merge.
+///
 /// ```
-/// use arrow_sparse::kernels::elementwise::{binary_coo, BinaryOp};
+/// use arrow_sparse::kernels::elementwise::{binary_coo, sum_duplicates, BinaryOp};
 /// use arrow_sparse::CooTensor;
 /// let a = CooTensor::<i32, i32>::from_entries(vec![2, 2], &[(vec![1, 1], 2), (vec![0, 0], 1)])?; // not canonical
 /// let b = CooTensor::<i32, i32>::from_entries(vec![2, 2], &[(vec![1, 1], 5), (vec![0, 1], 7)])?;
@@ -724,6 +1079,10 @@ impl<'a, V: Numeric, I: Index> SortedCoo<'a, V, I> {
 /// assert!(s.is_canonical());
 /// assert_eq!((s.coords().as_ref(), s.values().as_ref()), (&[0, 0, 0, 1, 1, 1][..], &[1, 7, 7][..]));
 /// assert_eq!(binary_coo(&a, &b, BinaryOp::Multiply)?.values().as_ref(), &[10]);
+/// // canonical operands are merged as they lie, to the same result
+/// let (ca, cb) = (sum_duplicates(&a)?, sum_duplicates(&b)?);
+/// assert!(ca.is_canonical() && cb.is_canonical());
+/// assert_eq!(binary_coo(&ca, &cb, BinaryOp::Add)?, s);
 /// # Ok::<(), arrow_sparse::Error>(())
 /// ```
 pub fn binary_coo<V: Numeric, I: Index>(
@@ -733,6 +1092,30 @@ pub fn binary_coo<V: Numeric, I: Index>(
 ) -> Result<CooTensor<V, I>> {
     check_shapes(a.shape(), b.shape())?;
     let n = a.ndim();
+    let row_major = |c: &CooTensor<V, I>| c.is_canonical() && c.layout() == CoordLayout::RowMajor;
+    if n > 0
+        && row_major(a)
+        && row_major(b)
+        && let Some(strides) = linear_strides(a.shape())
+    {
+        let x = (&a.coords()[..], &a.values()[..]);
+        let y = (&b.coords()[..], &b.values()[..]);
+        let (coords, values) = match n {
+            1 => coo_merge::<V, I, 1>(x, y, &strides, op)?,
+            2 => coo_merge::<V, I, 2>(x, y, &strides, op)?,
+            3 => coo_merge::<V, I, 3>(x, y, &strides, op)?,
+            _ => coo_merge::<V, I, 0>(x, y, &strides, op)?,
+        };
+        return CooTensor::try_new_with(
+            a.shape().to_vec(),
+            CoordLayout::RowMajor,
+            EntryOrder::Canonical,
+            coords.into(),
+            values.into(),
+            &TensorOptions::trusted(),
+        )?
+        .with_dim_names(a.dim_names().to_vec());
+    }
     let (sa, sb) = (SortedCoo::new(a)?, SortedCoo::new(b)?);
     let run = |f: &mut dyn FnMut(bool, usize, V) -> bool| -> Result<bool> {
         merge::merge_sorted_entries::<V>(
