@@ -324,6 +324,18 @@ fn read(t: &AnyTensor) -> Vec<f64> {
     out
 }
 
+/// The dense reference of `a op b`, element by element.
+fn expected(ra: &[f64], rb: &[f64], op: BinaryOp) -> Vec<f64> {
+    ra.iter()
+        .zip(rb)
+        .map(|(x, y)| match op {
+            BinaryOp::Add => x + y,
+            BinaryOp::Subtract => x - y,
+            BinaryOp::Multiply => x * y,
+        })
+        .collect()
+}
+
 fn same(a: &[f64], b: &[f64], what: &str) {
     assert_eq!(a.len(), b.len(), "{what}: length");
     for (i, (x, y)) in a.iter().zip(b).enumerate() {
@@ -517,15 +529,7 @@ fn chunked_binary_csx_matches_the_reference_on_any_thread_count() {
                     .into_iter()
                     .map(|n| pool(n).install(|| elementwise::binary::<f64>(a, b, op).unwrap()))
                     .collect();
-                let want: Vec<f64> = ra
-                    .iter()
-                    .zip(&rb)
-                    .map(|(x, y)| match op {
-                        BinaryOp::Add => x + y,
-                        BinaryOp::Subtract => x - y,
-                        _ => x * y,
-                    })
-                    .collect();
+                let want = expected(&ra, &rb, op);
                 let what = format!("{na} {op:?} {nb}");
                 same(&read(&runs[0]), &want, &what);
                 // zero results are dropped: the stored entries are the non-zeros
@@ -590,15 +594,7 @@ fn chunked_binary_coo_matches_the_reference_on_any_thread_count() {
             ),
         ];
         for op in [BinaryOp::Add, BinaryOp::Subtract, BinaryOp::Multiply] {
-            let want: Vec<f64> = ra
-                .iter()
-                .zip(&rb)
-                .map(|(x, y)| match op {
-                    BinaryOp::Add => x + y,
-                    BinaryOp::Subtract => x - y,
-                    _ => x * y,
-                })
-                .collect();
+            let want = expected(&ra, &rb, op);
             let nonzero = want.iter().filter(|x| **x != 0.0).count();
             let slow: Vec<AnyTensor> = general
                 .iter()
@@ -724,15 +720,7 @@ fn binary_and_sums_match_the_dense_reference() {
                         a.format(),
                         "{na} {op:?} {nb}: the left operand's format"
                     );
-                    let want: Vec<f64> = ra
-                        .iter()
-                        .zip(&rb)
-                        .map(|(x, y)| match op {
-                            BinaryOp::Add => x + y,
-                            BinaryOp::Subtract => x - y,
-                            _ => x * y,
-                        })
-                        .collect();
+                    let want = expected(&ra, &rb, op);
                     same(&read(&r), &want, &format!("{shape:?} {na} {op:?} {nb}"));
                 }
             }
