@@ -1064,7 +1064,7 @@ fn coo_merge_with<V: Numeric, I: Index, const N: usize>(
 /// index type. Results equal to zero are dropped.
 ///
 /// Two canonical row-major operands (the layout that conversions, kernels and
-/// `from_entries` produce) are merged on their buffers as they lie, without
+/// [`sum_duplicates`] produce) are merged on their buffers as they lie, without
 /// data-dependent branches, by their entries' row-major linear positions
 /// (when the extents' product fits a `u64`): one pass on one thread, chunks
 /// of entries in parallel on several, with the same result (see
