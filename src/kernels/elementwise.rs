@@ -893,15 +893,16 @@ fn coo_common<V: Copy, I: Index, const N: usize>(
     c
 }
 
-/// The row-major strides of `shape` as `u64`, when the extents' product fits.
+/// The row-major strides of `shape` as `u64`, when the extents' product fits
+/// (then no stride saturates).
 fn linear_strides(shape: &[usize]) -> Option<Vec<u64>> {
-    let mut strides = vec![0u64; shape.len()];
-    let mut s = 1u64;
-    for (w, &d) in strides.iter_mut().zip(shape).rev() {
-        *w = s;
-        s = s.checked_mul(u64::try_from(d).ok()?)?;
-    }
-    Some(strides)
+    shape
+        .iter()
+        .try_fold(1u64, |p, &d| p.checked_mul(u64::try_from(d).ok()?))?;
+    crate::tensor::dense::row_major_strides(shape)
+        .into_iter()
+        .map(|s| u64::try_from(s).ok())
+        .collect()
 }
 
 /// `a op b` for two canonical row-major COO tensors (coordinates `ac` / `bc`,
